@@ -1,0 +1,81 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig, type ConfigOverrides } from '../supervisor/config.js';
+import { startService } from '../supervisor/service.js';
+import { loadOrCreateToken } from '../supervisor/token-store.js';
+
+const USAGE = `usage: taskyard serve [--config FILE] [--host H] [--port P] [--workspace DIR] [--token T | --no-token]
+
+Starts the service. Without a token in the config, --token or TASKYARD_TOKEN, a token is generated
+on first start and kept in <workspace>/.taskyard/token (mode 0600). --no-token runs an open service
+where only Jobs with requires_auth=false are public.`;
+
+/** `taskyard serve`: returns the process exit code once the service has stopped. */
+export async function serveCommand(argv: string[]): Promise<number> {
+  let values: ReturnType<typeof parse>['values'];
+  function parse(args: string[]) {
+    return parseArgs({
+      args,
+      options: {
+        config: { type: 'string' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        workspace: { type: 'string' },
+        token: { type: 'string' },
+        'no-token': { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    });
+  }
+  try {
+    values = parse(argv).values;
+  } catch (err) {
+    console.error(`taskyard serve: ${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (values.token !== undefined && values['no-token']) {
+    console.error(`taskyard serve: --token and --no-token exclude each other\n\n${USAGE}`);
+    return 2;
+  }
+  const overrides: ConfigOverrides = {};
+  if (values.host !== undefined) overrides.host = values.host;
+  if (values.workspace !== undefined) overrides.workspace = values.workspace;
+  if (values.port !== undefined) {
+    if (!/^\d+$/.test(values.port) || Number(values.port) > 65535) {
+      console.error(`taskyard serve: --port must be an integer from 0 to 65535, got ${JSON.stringify(values.port)}`);
+      return 2;
+    }
+    overrides.port = Number(values.port);
+  }
+  const envToken = process.env['TASKYARD_TOKEN'];
+  if (values.token !== undefined) overrides.token = values.token;
+  else if (envToken) overrides.token = envToken;
+
+  try {
+    const config = loadConfig(values.config, overrides);
+    const token = values['no-token'] ? null : (config.service.token ?? (await loadOrCreateToken(config.service.workspace)));
+    const service = await startService({ config, token });
+    const consoleUrl = token ? `${service.url}/#token=${encodeURIComponent(token)}` : `${service.url}/`;
+    console.log(`taskyard listening on ${service.url} (${service.adapter} front end)`);
+    console.log(`workspace: ${service.workspace}`);
+    console.log(token ? `console: ${consoleUrl}` : `console: ${consoleUrl} (no token: only requires_auth=false Jobs are public)`);
+    await new Promise<void>((resolve) => {
+      const stop = () => resolve();
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+    await service.close();
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`taskyard serve: ${err.message}`);
+      return 2;
+    }
+    console.error(`taskyard serve: ${(err as Error).message}`);
+    return 1;
+  }
+}

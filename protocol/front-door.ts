@@ -1,0 +1,87 @@
+import { HttpError, invalidToken, unknownJob } from '../supervisor/errors.js';
+import type { Forwarder } from '../supervisor/forwarder.js';
+import type { JobRegistry } from '../supervisor/registry.js';
+import { isProtectedPath, makeBearerCheck } from './auth.js';
+import type { Handler, IncomingRequest, ResponseSink } from './http.js';
+import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';
+import { handleMcp } from './mcp.js';
+import { sendError, sendJson } from './reply.js';
+import { matchesPrefix, type Route } from './route.js';
+
+export interface FrontDoorOptions {
+  registry: JobRegistry;
+  forwarder: Forwarder;
+  token: string | null;
+  jsonLimit: number;
+  shutdown: AbortSignal;
+  loopbackOnly: boolean;
+  allowedOrigins: readonly string[];
+  /** Further routes (`/files`, `/proxy`, the console), tried in order after the Job routes. */
+  routes: readonly Route[];
+}
+
+const CORS_PREFLIGHT = {
+  allow: 'GET, POST, DELETE, OPTIONS',
+  'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
+  'access-control-allow-headers': 'authorization, content-type, accept, mcp-protocol-version, mcp-session-id, x-file-name, x-file-directory',
+};
+
+function methodNotAllowed(allowed: string): HttpError {
+  return new HttpError(405, `Method not allowed; use ${allowed}`);
+}
+
+/**
+ * The one request handler: decodes the path, applies the bearer rule by path, then routes.
+ * Auth and routing read the same decoded path, so an encoded spelling cannot slip past one of them.
+ */
+export function createFrontDoor(opts: FrontDoorOptions): Handler {
+  const authorized = opts.token === null ? () => true : makeBearerCheck(opts.token);
+  const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown };
+  const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins };
+
+  async function route(req: IncomingRequest, res: ResponseSink): Promise<void> {
+    const { path, method } = req;
+    const custom = opts.routes.find((r) => r.prefix !== '/' && matchesPrefix(path, r.prefix));
+    if (method === 'OPTIONS' && !(custom && custom.prefix.startsWith('/proxy'))) {
+      // Spec, Authentication 2: OPTIONS skips the check; answer preflights without running anything.
+      res.send(204, CORS_PREFLIGHT);
+      return;
+    }
+    if (isProtectedPath(path) && !authorized(req.headers)) throw invalidToken();
+
+    if (path === '/health' || path === '/health/') {
+      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET');
+      return sendJson(res, 200, { answer: { running: true }, success: true, metadata: {} });
+    }
+    if (path === '/jobs' || path === '/jobs/') {
+      if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET');
+      return handleCatalog(req, res, jobOpts);
+    }
+    const job = /^\/jobs\/([^/]+)(\/events)?\/?$/.exec(path);
+    if (job) {
+      if (method !== 'POST') throw methodNotAllowed('POST');
+      const name = job[1]!;
+      return job[2] ? handleEvents(req, res, name, jobOpts) : handleCall(req, res, name, jobOpts);
+    }
+    if (path.startsWith('/jobs/')) throw unknownJob();
+    if (path === '/mcp' || path === '/mcp/') return handleMcp(req, res, mcpOpts);
+    const handler = custom ?? opts.routes.find((r) => r.prefix === '/');
+    if (handler) return handler.handle(req, res);
+    throw new HttpError(404, 'Not found');
+  }
+
+  return async (req, res) => {
+    let decoded: IncomingRequest;
+    try {
+      decoded = { ...req, path: decodeURIComponent(req.path), body: () => req.body() };
+    } catch {
+      return sendError(res, new HttpError(400, 'Malformed percent-encoding in path'));
+    }
+    if (decoded.path.includes('\0')) return sendError(res, new HttpError(400, 'NUL byte in path'));
+    try {
+      await route(decoded, res);
+    } catch (err) {
+      sendError(res, err);
+    }
+  };
+}

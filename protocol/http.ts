@@ -1,0 +1,64 @@
+/**
+ * The small request/response seam between the front-end adapters (uWebSockets.js, node:http)
+ * and the routes. Everything an adapter reads from the socket is copied into these values before
+ * the handler runs, so handlers may `await` freely.
+ */
+export interface IncomingRequest {
+  /** Upper-case method, e.g. `GET`. */
+  readonly method: string;
+  /** Raw (still percent-encoded) path without the query, e.g. `/jobs/version`. */
+  readonly path: string;
+  /** Raw query string without the leading `?`. */
+  readonly query: string;
+  /** Header values by lower-case name (repeated headers joined with `, `). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Aborted when the client disconnects before the response is complete. */
+  readonly signal: AbortSignal;
+  /**
+   * The body as chunks. Reading pulls from the socket with backpressure; consume at most once.
+   * A request without a body yields nothing.
+   */
+  body(): AsyncIterable<Uint8Array>;
+}
+
+export type HeaderMap = Record<string, string>;
+
+/** A streamed response body. */
+export interface BodyWriter {
+  /** Writes a chunk; resolves once the socket can take more (false when the client is gone). */
+  write(chunk: string | Uint8Array): Promise<boolean>;
+  end(): void;
+}
+
+export interface ResponseSink {
+  /** Sends a complete response; ignored when the client is already gone. */
+  send(status: number, headers: HeaderMap, body?: string | Uint8Array): void;
+  /** Starts a streamed response. */
+  stream(status: number, headers: HeaderMap): BodyWriter;
+}
+
+export type Handler = (req: IncomingRequest, res: ResponseSink) => Promise<void>;
+
+export interface ListeningServer {
+  readonly port: number;
+  readonly adapter: 'uws' | 'node';
+  close(): Promise<void>;
+}
+
+export interface HttpAdapter {
+  readonly name: 'uws' | 'node';
+  listen(host: string, port: number, handler: Handler): Promise<ListeningServer>;
+}
+
+export const STATUS_TEXT: Readonly<Record<number, string>> = Object.freeze({
+  200: 'OK', 201: 'Created', 202: 'Accepted', 204: 'No Content', 206: 'Partial Content',
+  301: 'Moved Permanently', 302: 'Found', 304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect',
+  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  406: 'Not Acceptable', 409: 'Conflict', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway',
+  503: 'Service Unavailable', 504: 'Gateway Timeout',
+});
+
+export function statusLine(status: number): string {
+  return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
+}

@@ -1,0 +1,107 @@
+import { RequestEnvelope, type JobResponse } from '../schemas/job-response.js';
+import type { JobEvent } from '../schemas/events.js';
+import { check } from '../schemas/validator.js';
+import { describeError, HttpError, unknownJob } from '../supervisor/errors.js';
+import type { Forwarder } from '../supervisor/forwarder.js';
+import type { JobContext } from '../supervisor/job.js';
+import type { JobRegistry } from '../supervisor/registry.js';
+import type { IncomingRequest, ResponseSink } from './http.js';
+import { readJson } from './json-body.js';
+import { sendJson } from './reply.js';
+import { SseWriter } from './sse.js';
+
+export interface JobRoutesOptions {
+  registry: JobRegistry;
+  forwarder: Forwarder;
+  jsonLimit: number;
+  shutdown: AbortSignal;
+}
+
+const NO_TERMINAL = 'Stream produced no terminal result';
+
+function isJobResponse(value: unknown): value is JobResponse {
+  return typeof value === 'object' && value !== null && typeof (value as JobResponse).success === 'boolean';
+}
+
+/** Parses and checks the request envelope (422 on anything but `arguments` and `target`). */
+async function readEnvelope(req: IncomingRequest, limit: number): Promise<RequestEnvelope> {
+  const body = await readJson(req, limit);
+  const parsed = check(RequestEnvelope, body ?? {}, { defaults: true });
+  if (!parsed.ok) throw new HttpError(422, parsed.issues.map((i) => ({ ...i, loc: ['body', ...i.loc] })));
+  return parsed.value;
+}
+
+function targetOf(forwarder: Forwarder, envelope: RequestEnvelope): string | undefined {
+  if (envelope.target === undefined) return undefined;
+  const resolved = forwarder.resolve(envelope.target);
+  if (!resolved) throw new HttpError(422, `target ${JSON.stringify(envelope.target)} is not one of the configured targets`);
+  return resolved;
+}
+
+/** `GET /jobs`: the catalog, local or of a configured target (`?target=`). */
+export async function handleCatalog(req: IncomingRequest, res: ResponseSink, opts: JobRoutesOptions): Promise<void> {
+  const target = new URLSearchParams(req.query).get('target');
+  if (target !== null) {
+    const resolved = opts.forwarder.resolve(target);
+    if (!resolved) throw new HttpError(422, `target ${JSON.stringify(target)} is not one of the configured targets`);
+    sendJson(res, 200, { answer: await opts.forwarder.catalog(resolved, req.signal), success: true, metadata: {} });
+    return;
+  }
+  sendJson(res, 200, { answer: opts.registry.catalog, success: true, metadata: {} });
+}
+
+/** `POST /jobs/{name}`: one JobResponse. */
+export async function handleCall(req: IncomingRequest, res: ResponseSink, name: string, opts: JobRoutesOptions): Promise<void> {
+  const envelope = await readEnvelope(req, opts.jsonLimit);
+  const target = targetOf(opts.forwarder, envelope);
+  if (target) {
+    sendJson(res, 200, await opts.forwarder.call(target, name, envelope.arguments, req.signal));
+    return;
+  }
+  const entry = opts.registry.get(name);
+  if (!entry) throw unknownJob();
+  const args = opts.registry.prepare(entry, envelope.arguments);
+  const ctx: JobContext = {
+    signal: AbortSignal.any([req.signal, opts.shutdown]),
+    streaming: false,
+    emit: () => Promise.resolve(),
+  };
+  sendJson(res, 200, await opts.registry.execute(entry, args, ctx));
+}
+
+/** `POST /jobs/{name}/events`: SSE frames of the Job's events, ending with `result`. */
+export async function handleEvents(req: IncomingRequest, res: ResponseSink, name: string, opts: JobRoutesOptions): Promise<void> {
+  const envelope = await readEnvelope(req, opts.jsonLimit);
+  const target = targetOf(opts.forwarder, envelope);
+  if (target) {
+    // Validation and 4xx belong to the target; once its stream starts, pass events through.
+    const sse = new SseWriter(res);
+    try {
+      for await (const event of opts.forwarder.stream(target, name, envelope.arguments, req.signal)) {
+        if (event.kind === 'result') return await sse.finish(event);
+        if (!(await sse.send(event))) return;
+      }
+      await sse.finish({ kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });
+    } catch (err) {
+      await sse.finish({ kind: 'result', answer: describeError(err), success: false, metadata: {} });
+    }
+    return;
+  }
+  const entry = opts.registry.get(name);
+  if (!entry || !entry.flags.enable_stream) throw unknownJob();
+  const args = opts.registry.prepare(entry, envelope.arguments);
+  const sse = new SseWriter(res);
+  const ctx: JobContext = {
+    signal: AbortSignal.any([req.signal, opts.shutdown]),
+    streaming: true,
+    emit: async (event: JobEvent) => {
+      await sse.send(event);
+    },
+  };
+  const response = await opts.registry.execute(entry, args, ctx);
+  await sse.finish(
+    isJobResponse(response)
+      ? { kind: 'result', answer: response.answer, success: response.success, metadata: response.metadata ?? {} }
+      : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} },
+  );
+}

@@ -1,0 +1,53 @@
+import { HttpError } from '../supervisor/errors.js';
+import type { IncomingRequest } from './http.js';
+
+/** Deepest nesting accepted in a JSON body: deeper values break structuredClone and stringify. */
+export const MAX_JSON_DEPTH = 64;
+
+/** Reads the whole body, refusing (413) as soon as it exceeds `limit` bytes. */
+export async function readBody(req: IncomingRequest, limit: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > limit)) {
+    if (!/^\d+$/.test(declared)) throw new HttpError(400, 'Invalid Content-Length header');
+    throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req.body()) {
+    size += chunk.byteLength;
+    if (size > limit) throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
+    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/** Nesting depth of a parsed JSON value, stopping early once past `max`. */
+function depthExceeds(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length) {
+    const [v, d] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (d > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
+  }
+  return false;
+}
+
+/** Parses a JSON body: 422 with a validation-style detail for malformed or too deep input. */
+export function parseJson(bytes: Buffer): unknown {
+  if (bytes.byteLength === 0) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(bytes.toString('utf8'));
+  } catch (err) {
+    throw new HttpError(422, [{ loc: ['body'], msg: `Invalid JSON: ${(err as Error).message}`, type: 'json_invalid' }]);
+  }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) {
+    throw new HttpError(422, [{ loc: ['body'], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' }]);
+  }
+  return value;
+}
+
+export async function readJson(req: IncomingRequest, limit: number): Promise<unknown> {
+  return parseJson(await readBody(req, limit));
+}

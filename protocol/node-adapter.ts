@@ -1,0 +1,96 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BodyWriter, Handler, HeaderMap, HttpAdapter, IncomingRequest, ListeningServer, ResponseSink } from './http.js';
+
+/** Fallback front end on node:http with the same seam as the uWS adapter. */
+class NodeResponse implements ResponseSink {
+  constructor(private readonly res: ServerResponse) {}
+
+  get #gone(): boolean {
+    return this.res.writableEnded || this.res.destroyed;
+  }
+
+  send(status: number, headers: HeaderMap, body: string | Uint8Array = ''): void {
+    if (this.#gone || this.res.headersSent) return;
+    const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+    this.res.writeHead(status, { ...headers, 'content-length': String(bytes.byteLength) });
+    this.res.end(bytes);
+  }
+
+  stream(status: number, headers: HeaderMap): BodyWriter {
+    if (!this.#gone) {
+      this.res.writeHead(status, headers);
+      this.res.flushHeaders();
+    }
+    return {
+      write: async (chunk) => {
+        if (this.#gone) return false;
+        if (!this.res.write(chunk)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              this.res.off('drain', done);
+              this.res.off('close', done);
+              resolve();
+            };
+            this.res.on('drain', done);
+            this.res.on('close', done);
+          });
+        }
+        return !this.#gone;
+      },
+      end: () => {
+        if (!this.#gone) this.res.end();
+      },
+    };
+  }
+}
+
+function toRequest(req: IncomingMessage, res: ServerResponse): IncomingRequest {
+  const controller = new AbortController();
+  // 'close' on the response fires after a normal finish too; only an unfinished one is an abort.
+  res.on('close', () => {
+    if (!res.writableFinished) controller.abort();
+  });
+  const headers: HeaderMap = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  return {
+    method: (req.method ?? 'GET').toUpperCase(),
+    path: q === -1 ? url : url.slice(0, q),
+    query: q === -1 ? '' : url.slice(q + 1),
+    headers,
+    signal: controller.signal,
+    body: () => req as AsyncIterable<Uint8Array>,
+  };
+}
+
+export const nodeAdapter: HttpAdapter = {
+  name: 'node',
+  listen(host: string, port: number, handler: Handler): Promise<ListeningServer> {
+    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+      const sink = new NodeResponse(res);
+      handler(toRequest(req, res), sink).catch((err: unknown) => {
+        console.error('taskyard: unhandled error in request handler', err);
+        sink.send(500, { 'content-type': 'application/json' }, JSON.stringify({ detail: 'Internal server error' }));
+      });
+    });
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve({
+          port: (server.address() as AddressInfo).port,
+          adapter: 'node',
+          close: () =>
+            new Promise<void>((done) => {
+              server.close(() => done());
+              server.closeAllConnections();
+            }),
+        });
+      });
+    });
+  },
+};

@@ -1,0 +1,54 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+const MiB = 1024 * 1024;
+
+const JobOverride = Type.Object(
+  {
+    enable_serve: Type.Optional(Type.Boolean()),
+    requires_auth: Type.Optional(Type.Boolean()),
+    enable_stream: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+export const ServiceSection = Type.Object(
+  {
+    host: Type.String({ minLength: 1, default: '127.0.0.1' }),
+    port: Type.Integer({ minimum: 0, maximum: 65535, default: 8420 }),
+    workspace: Type.String({ minLength: 1, default: '~/.taskyard/workspace' }),
+    token: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { default: null }),
+    upload_limit_bytes: Type.Integer({ minimum: 1, default: 256 * MiB }),
+    json_body_limit_bytes: Type.Integer({ minimum: 1024, default: 16 * MiB }),
+    max_running_tasks: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null }),
+    /** Extra browser origins allowed to call `/mcp` besides loopback ones (DNS-rebinding guard). */
+    allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+  },
+  { additionalProperties: false, default: {} },
+);
+
+export const TargetEntry = Type.Object(
+  {
+    address: Type.String({ minLength: 1 }),
+    token: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { default: null }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigFile = Type.Object(
+  {
+    service: ServiceSection,
+    targets: Type.Array(TargetEntry, { default: [] }),
+    jobs: Type.Record(Type.String(), JobOverride, { default: {} }),
+    proxy: Type.Record(
+      Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' }),
+      Type.Object({ url: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+      { default: {} },
+    ),
+    environment: Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String(), { default: {} }),
+  },
+  { additionalProperties: false },
+);
+
+export type ConfigFile = Static<typeof ConfigFile>;
+export type ServiceSection = Static<typeof ServiceSection>;
+export type TargetEntry = Static<typeof TargetEntry>;

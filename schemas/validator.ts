@@ -1,0 +1,66 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { Static, TSchema } from '@sinclair/typebox';
+
+// ajv-formats ships CommonJS with a default export; under NodeNext it arrives wrapped.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/** One validation problem, in the shape FastAPI-style clients expect from a 422. */
+export interface ValidationIssue {
+  loc: string[];
+  msg: string;
+  type: string;
+}
+
+function makeAjv(useDefaults: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults, coerceTypes: false });
+  addFormats(ajv);
+  return ajv;
+}
+
+// Two instances share nothing but configuration: one checks, one checks and fills defaults.
+const checker = makeAjv(false);
+const filler = makeAjv(true);
+const compiled = new WeakMap<object, { check: ValidateFunction; fill: ValidateFunction }>();
+
+function compile(schema: TSchema): { check: ValidateFunction; fill: ValidateFunction } {
+  let entry = compiled.get(schema);
+  if (!entry) {
+    entry = { check: checker.compile(schema), fill: filler.compile(schema) };
+    compiled.set(schema, entry);
+  }
+  return entry;
+}
+
+function toIssues(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
+  return (errors ?? []).map((e) => {
+    const loc = e.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const params = e.params as Record<string, unknown>;
+    if (e.keyword === 'required' && typeof params['missingProperty'] === 'string') loc.push(params['missingProperty']);
+    if (e.keyword === 'additionalProperties' && typeof params['additionalProperty'] === 'string') {
+      loc.push(params['additionalProperty']);
+      return { loc, msg: 'Extra inputs are not permitted', type: 'extra_forbidden' };
+    }
+    return { loc, msg: e.message ?? 'is invalid', type: e.keyword };
+  });
+}
+
+export type Checked<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
+
+/**
+ * Validates `value` against `schema`. With `defaults`, the value is deep-cloned first and
+ * missing fields are filled from the schema, so callers' objects are never mutated.
+ */
+export function check<S extends TSchema>(schema: S, value: unknown, opts: { defaults?: boolean } = {}): Checked<Static<S>> {
+  const { check: plain, fill } = compile(schema);
+  if (opts.defaults) {
+    const copy = value === undefined ? undefined : structuredClone(value);
+    return fill(copy) ? { ok: true, value: copy as Static<S> } : { ok: false, issues: toIssues(fill.errors) };
+  }
+  return plain(value) ? { ok: true, value: value as Static<S> } : { ok: false, issues: toIssues(plain.errors) };
+}
+
+/** Renders issues as one readable line, e.g. for business failures and CLI messages. */
+export function describeIssues(issues: ValidationIssue[]): string {
+  return issues.map((i) => (i.loc.length ? `${i.loc.join('.')}: ${i.msg}` : i.msg)).join('; ');
+}

@@ -1,0 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** The package root: this file is `<root>/supervisor/*.ts`, compiled to `<root>/dist/supervisor/*.js`. */
+export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The installed package's version, read once from package.json. */
+export const PACKAGE_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;

@@ -1,0 +1,5 @@
+import type { CapabilityFactory } from './capability.js';
+import { machineCapability } from './machine/capability.js';
+
+/** Every capability of the built-in service, in catalog order. */
+export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [machineCapability];

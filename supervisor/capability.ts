@@ -1,0 +1,28 @@
+import type { TSchema } from '@sinclair/typebox';
+import type { Route } from '../protocol/route.js';
+import type { Config } from './config.js';
+import type { Job } from './job.js';
+import type { WorkerPool } from '../workers/pool.js';
+
+/** What every capability may use: built once per service process. */
+export interface Environment {
+  readonly config: Config;
+  /** Absolute, real path of the workspace root (created at start). */
+  readonly workspace: string;
+  /** Thread pool for previews and shell. */
+  readonly pool: WorkerPool;
+  /** Aborted when the service shuts down. */
+  readonly shutdown: AbortSignal;
+}
+
+/**
+ * One group of behaviour (machine, workspace, tasks, files, fleet ...): the Jobs and routes it
+ * contributes, and how to stop it. The service is the sum of its capabilities.
+ */
+export interface Capability {
+  readonly jobs: readonly Job<TSchema>[];
+  readonly routes?: readonly Route[];
+  close?(): Promise<void>;
+}
+
+export type CapabilityFactory = (env: Environment) => Capability | Promise<Capability>;

@@ -1,0 +1,80 @@
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { ConfigFile } from '../schemas/config.js';
+import { check } from '../schemas/validator.js';
+
+/** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
+export interface Config extends ConfigFile {
+  /** Where the configuration came from, for messages. */
+  readonly source: string;
+}
+
+/** A configuration problem that stops the service from starting; the message names the field. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Command-line and environment values that win over the file. */
+export interface ConfigOverrides {
+  host?: string;
+  port?: number;
+  workspace?: string;
+  token?: string | null;
+}
+
+function expandHome(path: string): string {
+  return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
+}
+
+/** Parses and validates a configuration document; `source` names it in error messages. */
+export function parseConfig(text: string, source: string): Config {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text, { maxAliasCount: 100 }) ?? {};
+  } catch (err) {
+    throw new ConfigError(`${source}: not valid YAML: ${(err as Error).message}`);
+  }
+  return validateConfig(raw, source);
+}
+
+export function validateConfig(raw: unknown, source: string): Config {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(`${source}: the configuration must be a mapping with sections service, targets, jobs, proxy, environment`);
+  }
+  const withService = { service: {}, ...(raw as Record<string, unknown>) };
+  const result = check(ConfigFile, withService, { defaults: true });
+  if (!result.ok) {
+    const lines = result.issues.map((i) => {
+      const field = i.loc.join('.') || '(top level)';
+      return i.type === 'extra_forbidden' ? `${field}: unknown field` : `${field}: ${i.msg}`;
+    });
+    throw new ConfigError(`${source}: invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return { ...result.value, source };
+}
+
+/** Loads the file (if any), applies overrides, and resolves the workspace to an absolute path. */
+export function loadConfig(file: string | undefined, overrides: ConfigOverrides = {}): Config {
+  let config: Config;
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`cannot read configuration file ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    }
+    config = parseConfig(text, file);
+  } else {
+    config = validateConfig({}, 'built-in defaults');
+  }
+  const service = { ...config.service };
+  if (overrides.host !== undefined) service.host = overrides.host;
+  if (overrides.port !== undefined) service.port = overrides.port;
+  if (overrides.workspace !== undefined) service.workspace = overrides.workspace;
+  if (overrides.token !== undefined) service.token = overrides.token;
+  service.workspace = resolve(expandHome(service.workspace));
+  const { source, ...sections } = config;
+  return validateConfig({ ...sections, service }, source);
+}

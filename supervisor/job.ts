@@ -1,0 +1,44 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { JobResponse } from '../schemas/job-response.js';
+import type { JobEvent } from '../schemas/events.js';
+
+/** Exposure flags of a Job; config `jobs.<name>` may override each one. */
+export interface JobFlags {
+  enable_serve: boolean;
+  requires_auth: boolean;
+  enable_stream: boolean;
+}
+
+export const DEFAULT_JOB_FLAGS: Readonly<JobFlags> = Object.freeze({
+  enable_serve: true,
+  requires_auth: true,
+  enable_stream: true,
+});
+
+/** What a running Job may use besides its arguments. */
+export interface JobContext {
+  /** Aborted when the caller goes away (SSE disconnect, HTTP abort) or the service stops. */
+  readonly signal: AbortSignal;
+  /** True when the caller reads events (`/events`); Jobs may skip work whose only output is events. */
+  readonly streaming: boolean;
+  /** Streams an event to an SSE caller (resolves when the socket took it: await it for backpressure); a no-op for JSON and MCP calls. */
+  emit(event: JobEvent): Promise<void>;
+}
+
+/**
+ * A Job declared once: the registry derives the catalog entry, the JSON and SSE routes, the MCP
+ * tool and the CLI command from it.
+ */
+export interface Job<S extends TSchema = TSchema> {
+  readonly name: string;
+  readonly description: string;
+  readonly input: S;
+  readonly flags?: Partial<JobFlags>;
+  /** Returns the JobResponse; throwing a BusinessError (or any Error) becomes `success: false`. */
+  run(args: Static<S>, ctx: JobContext): Promise<JobResponse>;
+}
+
+/** Identity helper that lets TypeScript infer `args` from the input schema. */
+export function defineJob<S extends TSchema>(job: Job<S>): Job<S> {
+  return job;
+}

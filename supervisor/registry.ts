@@ -1,0 +1,71 @@
+import type { TSchema } from '@sinclair/typebox';
+import { JobResponse, type JobCatalog, type JobDescriptor } from '../schemas/job-response.js';
+import { check } from '../schemas/validator.js';
+import { DEFAULT_JOB_FLAGS, type Job, type JobContext, type JobFlags } from './job.js';
+import { describeError, HttpError } from './errors.js';
+import { ConfigError } from './config.js';
+
+/** A Job together with its effective flags after config overrides. */
+export interface RegisteredJob {
+  readonly job: Job<TSchema>;
+  readonly flags: Readonly<JobFlags>;
+  readonly descriptor: JobDescriptor;
+}
+
+/**
+ * The one list of Jobs. Every transport asks it for the public catalog and for a Job by name,
+ * and calls `invoke`, so validation and error mapping happen in exactly one place.
+ * The catalog is fixed at construction: configuration changes need a restart (spec).
+ */
+export class JobRegistry {
+  readonly #public = new Map<string, RegisteredJob>();
+  readonly catalog: JobCatalog;
+
+  constructor(jobs: readonly Job<TSchema>[], overrides: Record<string, Partial<JobFlags>>, tokenConfigured: boolean) {
+    const byName = new Map(jobs.map((j) => [j.name, j]));
+    if (byName.size !== jobs.length) throw new Error('two Jobs share a name');
+    for (const name of Object.keys(overrides)) {
+      if (!byName.has(name)) throw new ConfigError(`jobs.${name}: no Job of that name (known: ${[...byName.keys()].sort().join(', ')})`);
+    }
+    for (const job of jobs) {
+      const flags = Object.freeze({ ...DEFAULT_JOB_FLAGS, ...job.flags, ...overrides[job.name] });
+      // Spec, Authentication 5: public when served, and either a token guards the service or
+      // the Job explicitly needs no auth.
+      if (!flags.enable_serve || !(tokenConfigured || !flags.requires_auth)) continue;
+      const descriptor: JobDescriptor = {
+        name: job.name,
+        description: job.description,
+        input_schema: job.input as unknown as Record<string, unknown>,
+        output_schema: JobResponse as unknown as Record<string, unknown>,
+      };
+      this.#public.set(job.name, Object.freeze({ job, flags, descriptor }));
+    }
+    const items = [...this.#public.values()].map((r) => r.descriptor);
+    this.catalog = Object.freeze({ items, total: items.length });
+  }
+
+  /** The public Job of that name, or undefined (callers answer 404 `Unknown job`). */
+  get(name: string): RegisteredJob | undefined {
+    return this.#public.get(name);
+  }
+
+  list(): RegisteredJob[] {
+    return [...this.#public.values()];
+  }
+
+  /** Validates and fills defaults; a violation is a 422 raised before anything runs. */
+  prepare(entry: RegisteredJob, args: unknown): unknown {
+    const parsed = check(entry.job.input, args ?? {}, { defaults: true });
+    if (!parsed.ok) throw new HttpError(422, parsed.issues.map((i) => ({ ...i, loc: ['body', 'arguments', ...i.loc] })));
+    return parsed.value;
+  }
+
+  /** Runs prepared arguments; anything thrown becomes a business failure. Never throws. */
+  async execute(entry: RegisteredJob, args: unknown, ctx: JobContext): Promise<JobResponse> {
+    try {
+      return await entry.job.run(args, ctx);
+    } catch (err) {
+      return { answer: describeError(err), success: false, metadata: {} };
+    }
+  }
+}

@@ -1,0 +1,93 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { validateConfig } from '../../supervisor/config.js';
+import { startService, type RunningService, type ServiceOptions } from '../../supervisor/service.js';
+import type { JobResponse } from '../../schemas/job-response.js';
+
+export const TEST_TOKEN = 'test-token-0123456789';
+
+export interface TestService extends RunningService {
+  readonly token: string | null;
+  /** `fetch` against the service with the bearer token (unless headers override it). */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** `POST /jobs/{name}` with `{arguments}`; returns the status and parsed body. */
+  call(name: string, args?: Record<string, unknown>, extra?: Record<string, unknown>): Promise<{ status: number; body: JobResponse }>;
+  /** `POST /jobs/{name}/events`; returns every parsed event in order. */
+  events(name: string, args?: Record<string, unknown>): Promise<{ status: number; events: Array<Record<string, unknown>>; raw: string }>;
+}
+
+export interface TestServiceOptions {
+  /** Raw configuration sections (validated like a config file); `service.workspace` is filled in. */
+  config?: Record<string, unknown>;
+  /** Bearer token; `null` for an open service. Default TEST_TOKEN. */
+  token?: string | null;
+  capabilities?: ServiceOptions['capabilities'];
+  /** Use this workspace instead of a fresh temporary one (kept after the test). */
+  workspace?: string;
+}
+
+/** Parses an SSE body into its data objects, checking the `event:` line equals `data.kind`. */
+export function parseSse(raw: string): Array<Record<string, unknown>> {
+  const events: Array<Record<string, unknown>> = [];
+  for (const block of raw.split('\n\n')) {
+    if (!block.trim()) continue;
+    const lines = block.split('\n');
+    const kind = lines.find((l) => l.startsWith('event: '))?.slice(7);
+    const data = lines.find((l) => l.startsWith('data: '))?.slice(6);
+    if (data === undefined) throw new Error(`SSE block without data: ${JSON.stringify(block)}`);
+    const parsed = JSON.parse(data) as Record<string, unknown>;
+    if (parsed['kind'] !== kind) throw new Error(`event line ${kind} differs from data.kind ${String(parsed['kind'])}`);
+    events.push(parsed);
+  }
+  return events;
+}
+
+/**
+ * Starts the real service in this process on a free loopback port with a temporary workspace,
+ * and tears it down (workspace included) when the test ends.
+ */
+export async function startTestService(t: Test, opts: TestServiceOptions = {}): Promise<TestService> {
+  const workspace = opts.workspace ?? (await mkdtemp(join(tmpdir(), 'taskyard-test-')));
+  const raw = opts.config ?? {};
+  const service = { ...((raw['service'] as Record<string, unknown>) ?? {}), workspace, port: 0, host: '127.0.0.1' };
+  const config = validateConfig({ ...raw, service }, 'test');
+  const token = opts.token === undefined ? TEST_TOKEN : opts.token;
+  const running = await startService({ config, token, ...(opts.capabilities ? { capabilities: opts.capabilities } : {}) });
+  t.teardown(async () => {
+    await running.close();
+    if (!opts.workspace) await rm(workspace, { recursive: true, force: true });
+  });
+  const authed = (init: RequestInit = {}): RequestInit => ({
+    ...init,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as Record<string, string> | undefined) },
+  });
+  const fetchPath = (path: string, init?: RequestInit) => fetch(`${running.url}${path}`, authed(init));
+  return {
+    ...running,
+    close: running.close,
+    token,
+    fetch: fetchPath,
+    async call(name, args = {}, extra = {}) {
+      const res = await fetchPath(`/jobs/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args, ...extra }) });
+      return { status: res.status, body: (await res.json()) as JobResponse };
+    },
+    async events(name, args = {}) {
+      const res = await fetchPath(`/jobs/${name}/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
+      const raw = await res.text();
+      return { status: res.status, raw, events: res.status === 200 ? parseSse(raw) : [] };
+    },
+  };
+}
+
+/** Polls `condition` until it returns a truthy value or `timeoutMs` passes (then throws). */
+export async function waitFor<T>(condition: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await condition();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,0 +1,19 @@
+import type { MessagePort } from 'node:worker_threads';
+
+/**
+ * The typed messages of the thread pool: one entry per kind of work, naming its input and output.
+ * A capability that adds work to the pool adds an entry here and a handler in `pool-worker.ts`.
+ */
+export interface PoolTasks {
+  /** Round-trips its input; used by tests and benchmarks to measure the pool itself. */
+  echo: { input: { value: unknown }; output: { value: unknown } };
+}
+
+export type PoolKind = keyof PoolTasks;
+
+/** What the main thread posts to a worker. `abort` is a port that receives one message on abort. */
+export interface PoolMessage<K extends PoolKind = PoolKind> {
+  kind: K;
+  input: PoolTasks[K]['input'];
+  abort: MessagePort;
+}

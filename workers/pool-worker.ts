@@ -1,0 +1,23 @@
+import type { PoolKind, PoolMessage, PoolTasks } from './pool-tasks.js';
+
+type Handlers = {
+  [K in PoolKind]: (input: PoolTasks[K]['input'], aborted: AbortSignal) => Promise<PoolTasks[K]['output']>;
+};
+
+const handlers: Handlers = {
+  echo: async (input) => ({ value: input.value }),
+};
+
+/** Piscina entry: dispatches one typed message to its handler. */
+export default async function run(message: PoolMessage): Promise<unknown> {
+  const controller = new AbortController();
+  const port = message.abort;
+  port.once('message', () => controller.abort());
+  port.unref();
+  try {
+    const handler = handlers[message.kind] as (input: unknown, aborted: AbortSignal) => Promise<unknown>;
+    return await handler(message.input, controller.signal);
+  } finally {
+    port.close();
+  }
+}
