@@ -93,7 +93,7 @@ export async function waitState(svc: TestService, taskId: string, state: string,
 
 const PLUGIN_TASKS = `
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { symlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineTask, TaskError } from 'taskyard/task';
 
@@ -135,7 +135,10 @@ export default [
     async run(input, ctx) {
       writeFileSync('out.txt', 'hello artifact\\n');
       await ctx.artifact('greeting', 'out.txt');
-      if (input.escape) await ctx.artifact('bad', '../../../outside.txt');
+      if (input.escape) {
+        symlinkSync('/etc/hostname', 'link.txt');
+        await ctx.artifact('bad', 'link.txt');
+      }
       return { ratio: Number.NaN, nested: { values: [1, Number.POSITIVE_INFINITY] } };
     },
   }),
