@@ -23,6 +23,14 @@ export interface TaskRecord {
 const SCAN_CONCURRENCY = 64;
 const STATE_RANK = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 } as const;
 
+/** Spec order of list_task_statuses: created_at, then task_id, both descending. */
+function newestFirst(a: TaskStatus, b: TaskStatus): number {
+  const ca = a.created_at ?? '';
+  const cb = b.created_at ?? '';
+  if (ca !== cb) return ca < cb ? 1 : -1;
+  return a.task_id < b.task_id ? 1 : a.task_id > b.task_id ? -1 : 0;
+}
+
 async function exists(file: string): Promise<boolean> {
   return access(file).then(
     () => true,
@@ -32,8 +40,8 @@ async function exists(file: string): Promise<boolean> {
 
 /**
  * The in-memory table of every task record, built by one scan at start and then kept fresh by
- * whoever observes a change (the live-task watchers, submit, delete). Queries answer from here.
- * `changed(id)` is one shared promise per Task, so any number of followers wait on one value.
+ * whoever observes a change (the live-task watchers, submit, delete). Queries answer from here;
+ * followers wait for `onNextChange` instead of reading files themselves.
  */
 export class TaskIndex {
   readonly workspace: string;
@@ -43,7 +51,8 @@ export class TaskIndex {
   /** A counter of writes, and the count at each Task's last write (to drop reads overtaken by writes). */
   #changes = 0;
   readonly #changed = new Map<string, number>();
-  readonly #waiters = new Map<string, { promise: Promise<void>; resolve: () => void }>();
+  readonly #listeners = new Map<string, Set<() => void>>();
+  #sorted: TaskStatus[] | undefined;
 
   constructor(workspace: string) {
     this.workspace = workspace;
@@ -102,6 +111,7 @@ export class TaskIndex {
 
   put(record: TaskRecord): TaskRecord {
     this.#changed.set(record.id, ++this.#changes);
+    this.#sorted = undefined;
     this.#records.set(record.id, record);
     this.notify(record.id);
     return record;
@@ -109,6 +119,7 @@ export class TaskIndex {
 
   remove(id: string): void {
     this.#changed.set(id, ++this.#changes);
+    this.#sorted = undefined;
     if (this.#records.delete(id)) this.notify(id);
   }
 
@@ -127,21 +138,23 @@ export class TaskIndex {
 
   /** Wakes everyone waiting on this Task (status, log or progress changed). */
   notify(id: string): void {
-    const waiter = this.#waiters.get(id);
-    if (!waiter) return;
-    this.#waiters.delete(id);
-    waiter.resolve();
+    const listeners = this.#listeners.get(id);
+    if (!listeners) return;
+    this.#listeners.delete(id);
+    for (const listener of listeners) listener();
   }
 
-  /** Resolves at the next change of this Task; one shared promise for all waiters. */
-  changed(id: string): Promise<void> {
-    let waiter = this.#waiters.get(id);
-    if (!waiter) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((r) => (resolve = r));
-      waiter = { promise, resolve };
-      this.#waiters.set(id, waiter);
-    }
-    return waiter.promise;
+  /** Calls `listener` once at the next change of this Task; returns the way to stop waiting. */
+  onNextChange(id: string, listener: () => void): () => void {
+    let listeners = this.#listeners.get(id);
+    if (!listeners) this.#listeners.set(id, (listeners = new Set()));
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
+  /** Every status, newest first (created_at, then task_id, descending); cached until a change. */
+  sortedStatuses(): readonly TaskStatus[] {
+    this.#sorted ??= [...this.#records.values()].flatMap((r) => (r.status ? [r.status] : [])).sort(newestFirst);
+    return this.#sorted;
   }
 }
