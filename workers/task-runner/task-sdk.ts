@@ -110,6 +110,7 @@ export function normalizeTask(value: unknown): TaskDefinitionEntry {
   }
   const where = `Task '${name}'`;
   const taskType = value['taskType'] ?? value['task_type'];
+  if (taskType === 'tmp') throw new DefinitionError(`${where}: task type "tmp" is reserved for staged uploads`);
   if (typeof taskType !== 'string' || !TASK_TYPE.test(taskType)) {
     throw new DefinitionError(`${where}: task type ${JSON.stringify(taskType)} is invalid: use 1-64 letters, digits, '_' or '-', starting with a letter or digit`);
   }
