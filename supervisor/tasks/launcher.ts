@@ -120,9 +120,10 @@ export class Launcher {
 
   async #settle(run: ManagedRun): Promise<boolean> {
     const end = await run.exited;
+    // The service is stopping: the worker lives on, and so must its record and worker file.
+    if (this.#closed && end.kind === 'lost') return false;
     const wasRunning = run.phase === 'running';
     try {
-      if (this.#closed && end.kind === 'lost') return false;
       const { written } = await finalizeRun(this.#opts.index, run.req, end, run.cancelRequested);
       return written && run.cancelRequested;
     } finally {
