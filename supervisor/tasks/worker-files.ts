@@ -20,7 +20,8 @@ const fileOf = (workspace: string, runId: string) => join(workersDir(workspace),
 
 export async function writeWorkerFile(workspace: string, worker: WorkerFile): Promise<void> {
   await mkdir(workersDir(workspace), { recursive: true, mode: 0o700 });
-  await writeJsonAtomic(fileOf(workspace, worker.run_id), worker);
+  // Not fsynced: after a machine crash no worker is alive, so a lost worker file changes nothing.
+  await writeJsonAtomic(fileOf(workspace, worker.run_id), worker, { durable: false });
 }
 
 export async function removeWorkerFile(workspace: string, runId: string): Promise<void> {

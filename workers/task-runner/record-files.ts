@@ -52,13 +52,16 @@ export function writeJsonAtomicSync(file: string, value: unknown): void {
   renameSync(temp, file);
 }
 
-/** The same atomic replace for the supervisor, without blocking its event loop. */
-export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+/**
+ * The same atomic replace for the supervisor, without blocking its event loop. `durable: false`
+ * skips the fsync for files that mean nothing after a machine crash (which kills every worker).
+ */
+export async function writeJsonAtomic(file: string, value: unknown, opts: { durable?: boolean } = {}): Promise<void> {
   const temp = tempPathFor(file);
   const handle = await open(temp, 'w', 0o644);
   try {
     await handle.writeFile(toJsonText(value));
-    await handle.sync();
+    if (opts.durable !== false) await handle.sync();
   } finally {
     await handle.close();
   }
