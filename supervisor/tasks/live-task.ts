@@ -135,7 +135,9 @@ export class LiveTask {
         if (!line) continue;
         try {
           const event = JSON.parse(line) as ProgressEvent;
-          if (event.kind === 'progress' && typeof event.name === 'string') this.progress.push(event);
+          if (event.kind !== 'progress' || typeof event.name !== 'string') continue;
+          this.progress.push(event);
+          this.#index.events.emit('task:progress', { id: this.#record.id, event });
         } catch {
           // A damaged line is skipped; the status still carries the step.
         }
@@ -151,6 +153,7 @@ export class LiveTask {
     if (size === this.logSize) return false;
     this.logSize = size;
     this.#logReads.clear();
+    this.#index.events.emit('task:log', { id: this.#record.id, size });
     return true;
   }
 
