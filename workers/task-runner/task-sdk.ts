@@ -135,6 +135,9 @@ export function defineTask<I extends JsonSchema | TSchema, O extends JsonSchema 
   return normalizeTask(spec);
 }
 
+/** Precedes the describer's answer on stdout, so output printed by plugin code cannot be mistaken for it. */
+export const DESCRIBE_MARKER = '@@taskyard-definitions@@';
+
 /** Picks the definitions out of a Task module: default export or named `tasks`, an array. */
 export function definitionsOfModule(mod: Record<string, unknown>): unknown[] {
   const list = mod['default'] ?? mod['tasks'];
