@@ -34,6 +34,7 @@ interface ManagedRun {
   end(value: WorkerEnd): void;
 }
 
+/** What the launcher needs from the service. */
 export interface LauncherOptions {
   workspace: string;
   index: TaskIndex;

@@ -11,6 +11,7 @@ import type { TaskIndex, TaskRecord } from './task-index.js';
 /** Slowest safety re-read of a live Task's files; followers may ask for a tighter bound. */
 const DEFAULT_STALENESS_MS = 1000;
 const MIN_STALENESS_MS = 50;
+/** Largest log chunk one event carries to a follower. */
 export const FOLLOW_WINDOW_BYTES = 65536;
 
 type Part = 'status' | 'log' | 'events';

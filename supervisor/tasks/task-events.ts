@@ -11,6 +11,7 @@ export interface TaskEventMap {
   'task:progress': { id: string; event: ProgressEvent };
 }
 
+/** Names of the internal task events. */
 export type TaskEventType = keyof TaskEventMap;
 type Listener<K extends TaskEventType> = (payload: TaskEventMap[K]) => void;
 

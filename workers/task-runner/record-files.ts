@@ -17,10 +17,12 @@ export const TASK_FILES = Object.freeze({
 /** Exit code recorded for a cancelled Task (128 + SIGINT, as shells report it). */
 export const CANCELLED_EXIT_CODE = 130;
 
+/** succeeded, failed and cancelled are terminal; queued and running are not. */
 export function isTerminal(state: TaskState): boolean {
   return state === 'succeeded' || state === 'failed' || state === 'cancelled';
 }
 
+/** The timestamp format of every record: ISO 8601 UTC with milliseconds. */
 export function nowIso(): string {
   return new Date().toISOString();
 }

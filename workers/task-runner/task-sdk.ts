@@ -6,6 +6,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { ArtifactRecord } from '../../schemas/tasks.js';
 
 export type { ArtifactRecord };
+/** A JSON Schema object (TypeBox schemas are JSON Schemas too). */
 export type JsonSchema = Record<string, unknown>;
 
 /** Base input fields the runtime adds to every Task (spec: "Base input parameters"). */
@@ -14,6 +15,7 @@ export interface BaseTaskInput {
   source_tasks: string;
 }
 
+/** Writes timestamped lines to the Task log (`task.log`). */
 export interface TaskLogger {
   debug(message: string): void;
   info(message: string): void;
@@ -71,7 +73,9 @@ export class TaskError extends Error {
   }
 }
 
+/** Registration names: no `#` (the Task ID separator) and nothing path-like. */
 export const REGISTRATION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** Task types name a workspace directory: no dots first, no separators. */
 export const TASK_TYPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MIN_DESCRIPTION = 10;
 const RESERVED_INPUTS = ['task_name', 'source_tasks'];
