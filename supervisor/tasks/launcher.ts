@@ -1,15 +1,12 @@
-import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { finalizeRun, type FinalizeTarget, type WorkerEnd } from './finalize.js';
 import { killProcessGroup } from './kill-group.js';
 import { isAlive, readProcStat } from './proc-info.js';
 import type { TaskIndex } from './task-index.js';
+import { SpawnerClient } from './spawner-client.js';
 import { removeWorkerFile, writeWorkerFile } from './worker-files.js';
 
-const RUNNER = fileURLToPath(new URL('../../workers/task-runner/main.js', import.meta.url));
 /** How often an adopted worker (not our child, so no exit event) is checked in /proc. */
 const ADOPTED_POLL_MS = 250;
 /** Never handed to Task code: the service's own credentials. */
@@ -26,6 +23,9 @@ interface ManagedRun {
   readonly req: RunRequest;
   phase: 'queued' | 'running';
   pid: number | null;
+  /** Resolves with the pid once the worker started, or null when it never will. */
+  started: Promise<number | null>;
+  onStarted(pid: number | null): void;
   cancelRequested: boolean;
   /** Resolves once the worker is gone and the record is settled; true when we recorded `cancelled`. */
   settled: Promise<boolean>;
@@ -45,7 +45,8 @@ export interface LauncherOptions {
 }
 
 /**
- * Starts task runners (each detached: its own process group, stdout and stderr on `task.log`),
+ * Starts task runners through the spawner process (each detached: its own process group, stdout
+ * and stderr on `task.log`),
  * queues submissions beyond `max_running_tasks` in order, watches every worker until it ends and
  * settles its record, and cancels with SIGTERM then SIGKILL.
  */
@@ -53,11 +54,15 @@ export class Launcher {
   readonly #opts: LauncherOptions;
   readonly #runs = new Map<string, ManagedRun>();
   readonly #queue: ManagedRun[] = [];
+  readonly #spawner: SpawnerClient;
   #running = 0;
   #closed = false;
 
   constructor(opts: LauncherOptions) {
     this.#opts = opts;
+    const env: NodeJS.ProcessEnv = { ...process.env, ...opts.environment };
+    for (const name of PRIVATE_ENV) delete env[name];
+    this.#spawner = new SpawnerClient(env);
   }
 
   /** Whether a worker of this Task is managed here (queued, running or being settled). */
@@ -82,13 +87,17 @@ export class Launcher {
   adopt(req: RunRequest, pid: number, startTicks: number): Promise<boolean> {
     const run = this.#track(req, 'running', pid);
     this.#running++;
-    // Not our child: no exit event, so its /proc entry is checked on a timer.
+    this.#watchOrphan(run, pid, startTicks);
+    return run.settled;
+  }
+
+  /** A worker that is not our child (no exit event) is checked in /proc on a timer. */
+  #watchOrphan(run: ManagedRun, pid: number, startTicks: number | null): void {
     const timer = setInterval(() => {
       if (isAlive(pid, startTicks) && !this.#closed) return;
       clearInterval(timer);
       run.end({ kind: 'lost', pid });
     }, ADOPTED_POLL_MS);
-    return run.settled;
   }
 
   /** Cancels a managed run; true only when this call caused the `cancelled` record. */
@@ -99,8 +108,10 @@ export class Launcher {
     if (run.phase === 'queued') {
       this.#queue.splice(this.#queue.indexOf(run), 1);
       run.end({ kind: 'lost', pid: null });
-    } else if (run.pid !== null) {
-      await killProcessGroup(run.pid, run.exited);
+    } else {
+      // A spawn request may still be on its way to the spawner: wait for its pid.
+      const pid = run.pid ?? (await run.started);
+      if (pid !== null) await killProcessGroup(pid, run.exited);
     }
     return run.settled;
   }
@@ -108,12 +119,17 @@ export class Launcher {
   /** Stops watching; workers keep running and a later service adopts them. */
   close(): void {
     this.#closed = true;
+    this.#spawner.close();
   }
 
   #track(req: RunRequest, phase: ManagedRun['phase'], pid: number | null): ManagedRun {
     let end!: (value: WorkerEnd) => void;
+    let onStarted!: (pid: number | null) => void;
     const exited = new Promise<WorkerEnd>((resolve) => (end = resolve));
-    const run: ManagedRun = { req, phase, pid, cancelRequested: false, exited, end, settled: Promise.resolve(false) };
+    const started = new Promise<number | null>((resolve) => (onStarted = resolve));
+    if (pid !== null) onStarted(pid);
+    void exited.then(() => onStarted(null));
+    const run: ManagedRun = { req, phase, pid, started, onStarted, cancelRequested: false, exited, end, settled: Promise.resolve(false) };
     run.settled = this.#settle(run);
     this.#runs.set(req.id, run);
     return run;
@@ -147,33 +163,32 @@ export class Launcher {
 
   #spawn(run: ManagedRun): void {
     const { req } = run;
-    const resolve = run.end;
-    const env: NodeJS.ProcessEnv = { ...process.env, ...this.#opts.environment };
-    for (const name of PRIVATE_ENV) delete env[name];
-    Object.assign(env, {
-      TASKYARD_WORKSPACE: this.#opts.workspace,
-      TASKYARD_TASK_DIR: req.dir,
-      TASKYARD_TASK_ID: req.id,
-      TASKYARD_RUN_ID: req.runId,
-      TASKYARD_TASK_TYPE: req.parts.type,
-      TASKYARD_TASK_REGISTRATION: req.registration,
-      TASKYARD_TASK_MODULE: req.module,
-    });
-    let logFd: number | undefined;
-    try {
-      logFd = openSync(join(req.dir, TASK_FILES.log), 'a');
-      const child = spawn(process.execPath, [RUNNER], { cwd: req.dir, detached: true, stdio: ['ignore', logFd, logFd], env });
-      child.once('error', (err) => resolve({ kind: 'spawn-failed', message: err.message }));
-      child.once('exit', (code, signal) => resolve({ kind: 'exited', code, signal }));
-      child.unref();
-      if (child.pid === undefined) return;
-      run.pid = child.pid;
-      const startTicks = readProcStat(child.pid)?.startTicks ?? 0;
-      void writeWorkerFile(this.#opts.workspace, { task_id: req.id, run_id: req.runId, pid: child.pid, start_ticks: startTicks }).catch(() => undefined);
-    } catch (err) {
-      resolve({ kind: 'spawn-failed', message: (err as Error).message });
-    } finally {
-      if (logFd !== undefined) closeSync(logFd);
-    }
+    let startTicks: number | null = null;
+    this.#spawner.spawn(
+      {
+        runId: req.runId,
+        cwd: req.dir,
+        logFile: join(req.dir, TASK_FILES.log),
+        env: {
+          TASKYARD_WORKSPACE: this.#opts.workspace,
+          TASKYARD_TASK_DIR: req.dir,
+          TASKYARD_TASK_ID: req.id,
+          TASKYARD_RUN_ID: req.runId,
+          TASKYARD_TASK_TYPE: req.parts.type,
+          TASKYARD_TASK_REGISTRATION: req.registration,
+          TASKYARD_TASK_MODULE: req.module,
+        },
+      },
+      {
+        spawned: (pid) => {
+          run.pid = pid;
+          startTicks = readProcStat(pid)?.startTicks ?? null;
+          run.onStarted(pid);
+          void writeWorkerFile(this.#opts.workspace, { task_id: req.id, run_id: req.runId, pid, start_ticks: startTicks ?? 0 }).catch(() => undefined);
+        },
+        ended: (end) => run.end(end),
+        orphaned: (pid) => this.#watchOrphan(run, pid, startTicks),
+      },
+    );
   }
 }

@@ -70,3 +70,20 @@ export function findDescendants(pid: number, all = listProcesses()): ProcStat[] 
 export function groupMembers(pgid: number): ProcStat[] {
   return listProcesses().filter((p) => p.pgrp === pgid);
 }
+
+/**
+ * The task runner process of a run, found by the TASKYARD_RUN_ID in its environment: how the
+ * service learns whether a spawner that died mid-request started that run after all.
+ */
+export function findRunnerOf(runId: string): number | null {
+  const needle = `\0TASKYARD_RUN_ID=${runId}\0`;
+  for (const p of listProcesses()) {
+    try {
+      if (!readFileSync(`/proc/${p.pid}/cmdline`, 'latin1').includes('task-runner/main.js')) continue;
+      if (`\0${readFileSync(`/proc/${p.pid}/environ`, 'latin1')}`.includes(needle)) return p.pid;
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return null;
+}

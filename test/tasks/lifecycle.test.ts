@@ -1,5 +1,6 @@
 import t from 'tap';
-import { groupMembers } from '../../supervisor/tasks/proc-info.js';
+import { readFileSync } from 'node:fs';
+import { groupMembers, readProcStat } from '../../supervisor/tasks/proc-info.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/service.js';
 import { isRunning, startTaskService, statusOf, submitOk, waitState, waitTask } from './task-helpers.js';
@@ -71,4 +72,21 @@ t.test('two concurrent cancels: exactly one answers true', async (t) => {
   await waitState(svc, handle.task_id, 'running');
   const answers = await Promise.all([svc.call('cancel', { task_id: handle.task_id }), svc.call('cancel', { task_id: handle.task_id })]);
   t.same(answers.map((a) => a.body.answer).sort(), [false, true]);
+});
+
+t.test('a spawner that dies loses no Task: its runs are watched through /proc, new ones get a new spawner', async (t) => {
+  const svc = await startTaskService(t);
+  const orphan = await submitOk(t, svc, { task: 'sleep', seconds: 60, steps: 60 });
+  const running = await waitState(svc, orphan.task_id, 'running');
+  const spawner = readProcStat(running.pid!)!.ppid;
+  t.match(readFileSync(`/proc/${spawner}/cmdline`, 'latin1'), /spawner\.js/, 'runners are children of the spawner');
+  process.kill(spawner, 'SIGKILL');
+  await waitFor(() => !isRunning(spawner), 5000, 'the spawner to die');
+  t.ok(isRunning(running.pid!), 'the runner outlives its spawner');
+  const next = await submitOk(t, svc, { task: 'demo', x: 1, y: 2 });
+  const nextStatus = (await waitTask(svc, next)).status;
+  t.equal(nextStatus.state, 'succeeded', `a new spawner starts the next Task ${nextStatus.error}`);
+  t.equal((await svc.call('cancel', { task_id: orphan.task_id })).body.answer, true, 'the orphaned run is still cancellable');
+  const status = await statusOf(svc, orphan.task_id);
+  t.same([status.state, status.exit_code], ['cancelled', 130]);
 });
