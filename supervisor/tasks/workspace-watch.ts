@@ -1,5 +1,6 @@
 import { lstatSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
+import { isTerminal } from '../../workers/task-runner/record-files.js';
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
 import { parseTaskId } from './task-ids.js';
 import type { TaskIndex } from './task-index.js';
@@ -50,9 +51,13 @@ export class WorkspaceWatch {
    * record a moment later, which the type directory's watch does not see: watch it until then.
    */
   async #loadTask(id: string): Promise<void> {
-    const record = await this.#index.load(id);
     const parts = parseTaskId(id)!;
     const dir = join(this.#index.workspace, parts.type, id);
+    // Most events are the service's own submits: an active record (its watcher reads it) whose
+    // directory is there needs no second read.
+    const known = this.#index.get(id)?.status;
+    if (known && !isTerminal(known.state) && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+    const record = await this.#index.load(id);
     if (record || this.#closed || this.#pending.has(id) || !lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
     const watcher = this.#open(dir, () => {
       void this.#index.load(id).then((loaded) => {
