@@ -1,4 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
+import type { PreviewOutcome, PreviewRequest } from './preview/preview.js';
 
 /**
  * The typed messages of the thread pool: one entry per kind of work, naming its input and output.
@@ -7,6 +8,8 @@ import type { MessagePort } from 'node:worker_threads';
 export interface PoolTasks {
   /** Round-trips its input; used by tests and benchmarks to measure the pool itself. */
   echo: { input: { value: unknown }; output: { value: unknown } };
+  /** Workspace file preview (supervisor/workspace). */
+  preview: { input: PreviewRequest; output: PreviewOutcome };
 }
 
 export type PoolKind = keyof PoolTasks;
