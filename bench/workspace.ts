@@ -16,15 +16,21 @@ const TOKEN = 'bench-token';
 const ROWS = 2_000_000;
 const UPLOAD_BYTES = 256 * MiB;
 
-/** Median wall time of `runs` calls, in milliseconds. */
-async function median(runs: number, fn: () => Promise<unknown>): Promise<number> {
-  const times: number[] = [];
+/**
+ * Median wall time (ms) of each case over `runs` rounds. Cases run interleaved, one of each per
+ * round, so a slow phase of this shared machine does not land on one case only.
+ */
+async function medians<K extends string>(runs: number, cases: Record<K, () => Promise<unknown>>): Promise<Record<K, number>> {
+  const times = Object.fromEntries(Object.keys(cases).map((k) => [k, [] as number[]])) as Record<K, number[]>;
   for (let i = 0; i < runs; i++) {
-    const start = performance.now();
-    await fn();
-    times.push(performance.now() - start);
+    for (const [name, fn] of Object.entries(cases) as Array<[K, () => Promise<unknown>]>) {
+      const start = performance.now();
+      await fn();
+      times[name].push(performance.now() - start);
+    }
   }
-  return times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
+  const median = (v: number[]) => v.sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+  return Object.fromEntries(Object.entries(times).map(([k, v]) => [k, median(v as number[])])) as Record<K, number>;
 }
 
 async function preview(svc: RunningService, args: Record<string, unknown>): Promise<void> {
@@ -80,13 +86,16 @@ export async function run(): Promise<void> {
     await writeBigText(join(svc.workspace, 'big.txt'), 1024 * MiB);
     console.log(`fixtures generated in ${((performance.now() - start) / 1000).toFixed(1)} s`);
 
-    await preview(svc, { path: 'rows.parquet' }); // warm the pool thread (parquet-wasm compile)
-    const csv0 = await median(5, () => preview(svc, { path: 'rows.csv', offset: 0 }));
-    const csv1m = await median(3, () => preview(svc, { path: 'rows.csv', offset: 1_000_000 }));
-    const pq0 = await median(5, () => preview(svc, { path: 'rows.parquet', offset: 0 }));
-    const pqMid = await median(5, () => preview(svc, { path: 'rows.parquet', offset: 1_000_000 }));
-    const pqEnd = await median(5, () => preview(svc, { path: 'rows.parquet', offset: ROWS - 200 }));
-    const text = await median(5, () => preview(svc, { path: 'big.txt' }));
+    const cases = {
+      csv0: () => preview(svc, { path: 'rows.csv', offset: 0 }),
+      csv1m: () => preview(svc, { path: 'rows.csv', offset: 1_000_000 }),
+      pq0: () => preview(svc, { path: 'rows.parquet', offset: 0 }),
+      pqMid: () => preview(svc, { path: 'rows.parquet', offset: 1_000_000 }),
+      pqEnd: () => preview(svc, { path: 'rows.parquet', offset: ROWS - 200 }),
+      text: () => preview(svc, { path: 'big.txt' }),
+    };
+    await medians(1, cases); // warm-up: pool threads, parquet-wasm compile, JIT
+    const { csv0, csv1m, pq0, pqMid, pqEnd, text } = await medians(5, cases);
     const ms = (v: number) => `${v.toFixed(1)} ms`;
     const ratio = (v: number, base: number) => `${(v / base).toFixed(2)}×`;
     printTable('preview_file (median wall time over HTTP; 200-row windows)', [
@@ -101,16 +110,20 @@ export async function run(): Promise<void> {
 
     const data = Buffer.alloc(UPLOAD_BYTES);
     for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i);
-    const floor = await median(3, async () => uploadFloor(dir, data));
+    // Floor and upload alternate, like the preview cases; the upload's time is taken by the client.
+    const floors: number[] = [];
     const uploads: number[] = [];
     for (let i = 0; i < 3; i++) {
+      const start = performance.now();
+      uploadFloor(dir, data);
+      floors.push(performance.now() - start);
       const { ms, path } = await timedUpload(svc);
       uploads.push(ms);
       await removeStaged(svc, path);
     }
-    const up = uploads.sort((a, b) => a - b)[1]!;
+    const [floor, up] = [floors, uploads].map((v) => v.sort((a, b) => a - b)[1]!) as [number, number];
     const mbps = (t: number) => `${(UPLOAD_BYTES / MiB / (t / 1000)).toFixed(0)} MiB/s`;
-    printTable('upload of 256 MiB (median of 3)', [
+    printTable('upload of 256 MiB (median of 3; the client is a separate process)', [
       ['case', 'throughput', 'vs floor'],
       ['floor: sha256 + disk write, 1 MiB pieces', mbps(floor), '100%'],
       ['POST /files (HTTP, hash, write, stage)', mbps(up), `${((floor / up) * 100).toFixed(0)}%`],
