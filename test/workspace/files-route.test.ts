@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -36,6 +36,15 @@ t.test('POST /files stages by checksum, idempotently', async (t) => {
   const empty = await upload(svc, '', { 'x-file-name': 'empty' });
   t.same(((await empty.json()) as { answer: unknown }).answer, { path: `tmp/${sha('')}/empty`, sha256: sha(''), size: 0 });
   t.same(await readdir(join(svc.workspace, '.taskyard/uploads')), [], 'no part files left');
+});
+
+t.test('POST /files: a large body arrives intact (many chunks, several writes in flight)', async (t) => {
+  const svc = await startTestService(t, { config: { service: { upload_limit_bytes: 32 * 1024 * 1024 } } });
+  const data = randomBytes(20 * 1024 * 1024);
+  const res = await upload(svc, data, { 'x-file-name': 'random.bin' });
+  const answer = ((await res.json()) as { answer: { path: string; sha256: string; size: number } }).answer;
+  t.same([answer.sha256, answer.size], [sha(data), data.length]);
+  t.ok((await readFile(join(svc.workspace, answer.path))).equals(data), 'the staged bytes equal the sent bytes');
 });
 
 t.test('POST /files: 409 for links and different content at the destination', async (t) => {
