@@ -73,7 +73,7 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
   return async (req, res) => {
     let decoded: IncomingRequest;
     try {
-      decoded = { ...req, path: decodeURIComponent(req.path), body: () => req.body() };
+      decoded = { ...req, path: decodeURIComponent(req.path), rawPath: req.path, body: () => req.body() };
     } catch {
       return sendError(res, new HttpError(400, 'Malformed percent-encoding in path'));
     }

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { BodyQueue } from './body-queue.js';
-import { statusLine, type BodyWriter, type Handler, type HeaderMap, type HttpAdapter, type IncomingRequest, type ListeningServer, type ResponseSink } from './http.js';
+import { statusLine, type BodyWriter, type Handler, type HeaderMap, type HttpAdapter, type IncomingRequest, type ListeningServer, type ResponseHeaders, type ResponseSink } from './http.js';
 
 // Every uWebSockets.js import lives in this file. We load the native binary ourselves: the
 // package's own entry silently falls back to a broken JavaScript implementation.
@@ -40,19 +40,20 @@ class UwsResponse implements ResponseSink {
     this.#drained?.();
   }
 
-  #head(status: number, headers: HeaderMap): boolean {
+  #head(status: number, headers: ResponseHeaders): boolean {
     this.res.writeStatus(statusLine(status));
     let close = false;
     for (const [name, value] of Object.entries(headers)) {
       // uWS writes content-length itself on end(); a second one would corrupt the response.
       if (name === 'content-length') continue;
       if (name === 'connection' && value === 'close') close = true;
-      else this.res.writeHeader(name, value);
+      else if (typeof value === 'string') this.res.writeHeader(name, value);
+      else for (const v of value) this.res.writeHeader(name, v);
     }
     return close;
   }
 
-  send(status: number, headers: HeaderMap, body: string | Uint8Array = ''): void {
+  send(status: number, headers: ResponseHeaders, body: string | Uint8Array = ''): void {
     if (this.aborted) return;
     this.aborted = true; // a response is finished once; later calls are ignored
     this.res.cork(() => {
@@ -61,7 +62,7 @@ class UwsResponse implements ResponseSink {
     });
   }
 
-  stream(status: number, headers: HeaderMap): BodyWriter {
+  stream(status: number, headers: ResponseHeaders): BodyWriter {
     if (!this.aborted) this.res.cork(() => this.#head(status, headers));
     return {
       write: async (chunk) => {
@@ -85,6 +86,11 @@ class UwsResponse implements ResponseSink {
         if (this.aborted) return;
         this.aborted = true;
         this.res.cork(() => this.res.end());
+      },
+      abort: () => {
+        if (this.aborted) return;
+        this.aborted = true;
+        this.res.close();
       },
     };
   }
