@@ -18,10 +18,8 @@ export interface JobRoutesOptions {
 }
 
 const NO_TERMINAL = 'Stream produced no terminal result';
-
-function isJobResponse(value: unknown): value is JobResponse {
-  return typeof value === 'object' && value !== null && typeof (value as JobResponse).success === 'boolean';
-}
+/** What a JSON or MCP caller gets when a Job returned no JobResponse. */
+export const NO_RESULT: JobResponse = Object.freeze({ answer: 'RuntimeError: the Job produced no result', success: false, metadata: {} });
 
 /** Parses and checks the request envelope (422 on anything but `arguments` and `target`). */
 async function readEnvelope(req: IncomingRequest, limit: number): Promise<RequestEnvelope> {
@@ -66,7 +64,7 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
     streaming: false,
     emit: () => Promise.resolve(),
   };
-  sendJson(res, 200, await opts.registry.execute(entry, args, ctx));
+  sendJson(res, 200, (await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT);
 }
 
 /** `POST /jobs/{name}/events`: SSE frames of the Job's events, ending with `result`. */
@@ -101,9 +99,5 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
     },
   };
   const response = await opts.registry.execute(entry, args, ctx);
-  await sse.finish(
-    isJobResponse(response)
-      ? { kind: 'result', answer: response.answer, success: response.success, metadata: response.metadata ?? {} }
-      : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} },
-  );
+  await sse.finish(response ? { kind: 'result', ...response } : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });
 }

@@ -8,6 +8,7 @@ import { HttpError } from '../supervisor/errors.js';
 import type { JobRegistry } from '../supervisor/registry.js';
 import type { HeaderMap, IncomingRequest, ResponseSink } from './http.js';
 import { parseJson, readBody } from './json-body.js';
+import { NO_RESULT } from './job-routes.js';
 import { sendJson } from './reply.js';
 
 export interface McpOptions {
@@ -66,11 +67,11 @@ function buildServer(opts: McpOptions): Server {
       }
       throw err;
     }
-    const response = await opts.registry.execute(entry, args, {
+    const response = (await opts.registry.execute(entry, args, {
       signal: AbortSignal.any([extra.signal, opts.shutdown]),
       streaming: false,
       emit: () => Promise.resolve(),
-    });
+    })) ?? NO_RESULT;
     return {
       content: [{ type: 'text' as const, text: JSON.stringify(response) }],
       structuredContent: response,
