@@ -1,11 +1,15 @@
 import { lstat, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FileExistsError, ValueError } from '../errors.js';
-import { resolveEntryPath } from '../workspace/safe-path.js';
+import { FileExistsError, PermissionError, ValueError } from '../errors.js';
 import type { UnpackedSnapshot } from './unpack-snapshot.js';
 
 /** What applying a snapshot needs to know about live Tasks, answered by the task system. */
 export interface TaskGuard {
+  /**
+   * Reserves these Task IDs against submits and deletes until the returned release is called;
+   * throws a FileExistsError when one is already reserved by someone else.
+   */
+  hold(taskIds: readonly string[]): () => void;
   /** True while the Task is queued or running (a managed worker, or a record that says so). */
   isActive(taskId: string): Promise<boolean>;
   /** Why a staged Task directory cannot be applied (no terminal, matching status.json), or null. */
@@ -32,13 +36,18 @@ export interface ApplyResult {
 /** One completed step, undone in reverse order when a later one fails. */
 type Step = { kind: 'moved-aside'; original: string; backup: string } | { kind: 'placed'; path: string };
 
-/** The workspace directory of a Task, refusing one that is a link (it could lead anywhere). */
+/** Absent, or a plain directory: a link could lead anywhere, so it is never written through. */
+async function plainDirOrAbsent(path: string, shown: string): Promise<boolean> {
+  const info = await lstat(path).catch(() => null);
+  if (info && !info.isDirectory()) throw new PermissionError(`${shown} in the workspace is not a plain directory`);
+  return info !== null;
+}
+
+/** The workspace directory of a Task (`<workspace>/<type>/<task_id>`, both parts validated IDs). */
 async function taskDir(workspace: string, taskType: string, taskId: string): Promise<{ target: string; exists: boolean }> {
-  const entry = await resolveEntryPath(workspace, `${taskType}/${taskId}`);
-  if (!entry) throw new ValueError(`not a Task directory: ${taskType}/${taskId}`);
-  const info = await lstat(entry.real).catch(() => null);
-  if (info && !info.isDirectory()) throw new ValueError(`${taskType}/${taskId} exists and is not a directory`);
-  return { target: entry.real, exists: info !== null };
+  await plainDirOrAbsent(join(workspace, taskType), taskType);
+  const target = join(workspace, taskType, taskId);
+  return { target, exists: await plainDirOrAbsent(target, `${taskType}/${taskId}`) };
 }
 
 async function undo(steps: Step[]): Promise<void> {
@@ -60,15 +69,36 @@ export async function applySnapshot(req: ApplyRequest): Promise<ApplyResult> {
     const problem = await req.guard.problemOf(dir, taskId, taskType);
     if (problem) throw new ValueError(`archive Task ${taskId}: ${problem}`);
   }
-  const plan: Array<{ taskId: string; taskType: string; staged: string | null; target: string; exists: boolean }> = [];
-  for (const [taskId, { taskType, dir }] of incoming) plan.push({ taskId, taskType, staged: dir, ...(await taskDir(req.workspace, taskType, taskId)) });
-  for (const { taskId, taskType } of req.deletions) plan.push({ taskId, taskType, staged: null, ...(await taskDir(req.workspace, taskType, taskId)) });
-  for (const { taskId, exists } of plan) {
-    if (exists && (await req.guard.isActive(taskId))) throw new FileExistsError(`Task ${taskId} is active; it is never replaced or deleted by sync_tasks`);
+  const release = req.guard.hold([...incoming.map(([id]) => id), ...req.deletions.map((d) => d.taskId)]);
+  try {
+    const plan: PlanItem[] = [];
+    for (const [taskId, { taskType, dir }] of incoming) plan.push({ taskId, taskType, staged: dir, ...(await taskDir(req.workspace, taskType, taskId)) });
+    for (const { taskId, taskType } of req.deletions) plan.push({ taskId, taskType, staged: null, ...(await taskDir(req.workspace, taskType, taskId)) });
+    for (const { taskId, exists } of plan) {
+      if (exists && (await req.guard.isActive(taskId))) throw new FileExistsError(`Task ${taskId} is active; sync_tasks never replaces or deletes an active Task`);
+    }
+    await replace(plan, join(req.scratch, 'backup'));
+    const applied = plan.filter((p) => p.staged).map((p) => p.taskId);
+    const deleted = plan.filter((p) => !p.staged && p.exists).map((p) => p.taskId);
+    await req.guard.refresh([...applied, ...deleted]);
+    return { applied, deleted };
+  } finally {
+    release();
   }
+}
 
+interface PlanItem {
+  taskId: string;
+  taskType: string;
+  /** The unpacked directory to move in, or null for a deletion. */
+  staged: string | null;
+  target: string;
+  exists: boolean;
+}
+
+/** Moves existing directories aside and the staged ones in; all or nothing. */
+async function replace(plan: readonly PlanItem[], backups: string): Promise<void> {
   const steps: Step[] = [];
-  const backups = join(req.scratch, 'backup');
   try {
     for (const [i, item] of plan.entries()) {
       if (item.exists) {
@@ -88,8 +118,4 @@ export async function applySnapshot(req: ApplyRequest): Promise<ApplyResult> {
     throw err;
   }
   await rm(backups, { recursive: true, force: true });
-  const applied = plan.filter((p) => p.staged).map((p) => p.taskId);
-  const deleted = plan.filter((p) => !p.staged && p.exists).map((p) => p.taskId);
-  await req.guard.refresh([...applied, ...deleted]);
-  return { applied, deleted };
 }
