@@ -95,7 +95,9 @@ export class PluginManager {
     if (!manifest.tasks) throw new ValueError(`package ${name} is not a taskyard plugin: its package.json has no "taskyard": {"tasks": "<module>"}`);
     const staged = new DefinitionCatalog(root);
     await staged.reload();
-    if (staged.errors.length) throw new ValueError(`plugin ${name} cannot be installed: ${staged.errors.join('; ')}`);
+    // Paths in the describer's messages point into a private work area: show them relative to it.
+    const errors = staged.errors.map((e) => e.replaceAll(`${prefix}/`, ''));
+    if (errors.length) throw new ValueError(`plugin ${name} cannot be installed: ${errors.join('; ')}`);
     const tasks = tasksOf(staged, name);
     if (!tasks.length) throw new ValueError(`plugin ${name} declares no Tasks (its module ${manifest.tasks} exports an empty list)`);
     for (const task of tasks) {
