@@ -53,9 +53,12 @@ export class JobRegistry {
     return [...this.#public.values()];
   }
 
-  /** Validates and fills defaults; a violation is a 422 raised before anything runs. */
+  /**
+   * Validates and fills defaults into `args` (which the caller owns: a freshly parsed body); a
+   * violation is a 422 raised before anything runs.
+   */
   prepare(entry: RegisteredJob, args: unknown): unknown {
-    const parsed = check(entry.job.input, args ?? {}, { defaults: true });
+    const parsed = check(entry.job.input, args ?? {}, { defaults: true, inPlace: true });
     if (!parsed.ok) throw new HttpError(422, parsed.issues.map((i) => ({ ...i, loc: ['body', 'arguments', ...i.loc] })));
     return parsed.value;
   }
