@@ -8,13 +8,15 @@ import { parseSse, startTestService, waitFor } from '../helpers/service.js';
 
 const MiB = 1024 * 1024;
 
+// One service for the whole file: each test uses its own pid files in the shared workspace.
+const svc = await startTestService(t);
+
 /** Reads a pid (and optional extra fields) a command wrote into the workspace. */
 async function readPidFile(workspace: string, name: string): Promise<number[]> {
   return (await readFile(join(workspace, name), 'utf8')).trim().split(/\s+/).map(Number);
 }
 
 t.test('shell over HTTP JSON, SSE and MCP', async (t) => {
-  const svc = await startTestService(t);
   const json = await svc.call('shell', { command: 'echo hello; echo oops >&2; pwd' });
   t.equal(json.status, 200);
   t.same(json.body, {
@@ -37,7 +39,6 @@ t.test('shell over HTTP JSON, SSE and MCP', async (t) => {
 });
 
 t.test('nonzero exit and death by signal fail with the ShellOutput as answer', async (t) => {
-  const svc = await startTestService(t);
   const exit = await svc.call('shell', { command: 'echo partial; echo bad >&2; exit 3' });
   t.same(exit.body, {
     success: false,
@@ -50,7 +51,6 @@ t.test('nonzero exit and death by signal fail with the ShellOutput as answer', a
 });
 
 t.test('timeout kills the whole tree, including a setsid grandchild that ignores SIGTERM', async (t) => {
-  const svc = await startTestService(t);
   // The grandchild leaves the process group and session (setsid), ignores SIGTERM (inherited by
   // exec), and records its pid and session id; the shell itself ignores SIGTERM too.
   const command = [
@@ -74,7 +74,6 @@ t.test('timeout kills the whole tree, including a setsid grandchild that ignores
 });
 
 t.test('after a normal exit the answer does not wait for a background process holding the pipe', async (t) => {
-  const svc = await startTestService(t);
   const { body } = await svc.call('shell', { command: '(sleep 60 & echo $! > background.pid); echo done' });
   t.match(body, { success: true, answer: { stdout: 'done\n', exit_code: 0 } });
   const [pid] = await readPidFile(svc.workspace, 'background.pid');
@@ -84,7 +83,6 @@ t.test('after a normal exit the answer does not wait for a background process ho
 });
 
 t.test('each stream keeps exactly 1 MiB of a 5 MiB output', async (t) => {
-  const svc = await startTestService(t);
   const command = "head -c 5242880 /dev/zero | tr '\\0' a; head -c 5242880 /dev/zero | tr '\\0' b >&2";
   const { body } = await svc.call('shell', { command, timeout: 60 });
   const answer = body.answer as ShellOutput;
@@ -98,7 +96,6 @@ t.test('each stream keeps exactly 1 MiB of a 5 MiB output', async (t) => {
 });
 
 t.test('the cut never splits a multibyte character', async (t) => {
-  const svc = await startTestService(t);
   // 'a' + 2-byte 'é's puts the 1 MiB boundary inside an 'é'; 'ab' + 4-byte emoji inside an emoji.
   const command = "printf a; yes 'é' | tr -d '\\n' | head -c 3000000; printf ab >&2; yes '😀' | tr -d '\\n' | head -c 3000000 >&2";
   const { body } = await svc.call('shell', { command, timeout: 60 });
@@ -112,7 +109,6 @@ t.test('the cut never splits a multibyte character', async (t) => {
 });
 
 t.test('argument rules: timeout bounds, required command, only the listed fields', async (t) => {
-  const svc = await startTestService(t);
   for (const args of [{ command: 'true', timeout: 0 }, { command: 'true', timeout: 301 }, { command: 'true', extra: 1 }, {}, { command: '' }, { command: 'true', timeout: '5' }]) {
     const { status } = await svc.call('shell', args);
     t.equal(status, 422, JSON.stringify(args));
@@ -123,7 +119,6 @@ t.test('argument rules: timeout bounds, required command, only the listed fields
 });
 
 t.test('closing the SSE stream kills the running command', async (t) => {
-  const svc = await startTestService(t);
   const controller = new AbortController();
   // Not awaited: the stream's headers may only arrive with its first frame.
   const response = svc
@@ -148,7 +143,6 @@ t.test('closing the SSE stream kills the running command', async (t) => {
 
 t.test('parseSse sanity for shell events', async (t) => {
   // The result frame of a shell call is one line of JSON even when the output has newlines.
-  const svc = await startTestService(t);
   const sse = await svc.events('shell', { command: 'printf "x\\ny\\n"' });
   t.equal(sse.raw.split('\n').filter((l) => l.startsWith('data: ')).length, 1);
   t.same(parseSse(sse.raw).at(-1)?.['answer'], { stdout: 'x\ny\n', stderr: '', exit_code: 0, stdout_truncated: false, stderr_truncated: false });
