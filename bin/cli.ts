@@ -1,10 +1,13 @@
 /**
- * `taskyard serve ...` starts the service; any other first word is a Job name. Each path loads
+ * `taskyard serve ...` starts the service, `taskyard plugin install ...` and `taskyard sync push ...`
+ * move plugins and Task results to a service; any other first word is a Job name. Each path loads
  * only its own modules, so a Job call does not pay for importing the whole service.
  */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (command === 'serve') return (await import('./serve-command.js')).serveCommand(rest);
+  if (command === 'plugin') return (await import('./plugin-command.js')).pluginCommand(rest);
+  if (command === 'sync') return (await import('./sync-command.js')).syncCommand(rest);
   return (await import('./job-command.js')).jobCommand(argv);
 }
 

@@ -1,7 +1,8 @@
 import { CallError } from './cli-errors.js';
 import type { Connection } from './connection.js';
 import type { SchemaNode } from './schema-node.js';
-import { readSse, type SseData } from './sse-reader.js';
+import type { StreamEvent } from '../schemas/events.js';
+import { readSseEvents } from '../protocol/sse-reader.js';
 
 /** A Job as `GET /jobs` describes it. */
 export interface JobInfo {
@@ -17,12 +18,13 @@ export interface JobAnswer {
   metadata: Record<string, unknown>;
 }
 
-function headers(conn: Connection, extra: Record<string, string> = {}): Record<string, string> {
+/** Request headers with the connection's bearer token (when it has one). */
+export function headers(conn: Connection, extra: Record<string, string> = {}): Record<string, string> {
   return { ...extra, ...(conn.token ? { authorization: `Bearer ${conn.token}` } : {}) };
 }
 
 /** One request; a network failure becomes a CallError naming the address and the cause. */
-async function request(conn: Connection, path: string, init: RequestInit): Promise<Response> {
+export async function request(conn: Connection, path: string, init: RequestInit): Promise<Response> {
   try {
     return await fetch(`${conn.url}${path}`, init);
   } catch (err) {
@@ -55,7 +57,8 @@ async function expectOk(response: Response): Promise<void> {
   throw new CallError(`HTTP ${response.status}: ${describeDetail(detail)}`);
 }
 
-async function readAnswer(response: Response): Promise<JobAnswer> {
+/** The JobResponse of a 200 answer; a CallError with the status and detail otherwise. */
+export async function readAnswer(response: Response): Promise<JobAnswer> {
   await expectOk(response);
   const body = (await response.json().catch(() => undefined)) as JobAnswer | undefined;
   if (typeof body?.success !== 'boolean') throw new CallError('the service answered without a JobResponse');
@@ -75,13 +78,13 @@ export async function callJob(conn: Connection, job: string, args: Record<string
 }
 
 /** `POST /jobs/{name}/events`: the events as they arrive, up to and including `result`. */
-export async function* streamJob(conn: Connection, job: string, args: Record<string, unknown>): AsyncGenerator<SseData> {
+export async function* streamJob(conn: Connection, job: string, args: Record<string, unknown>): AsyncGenerator<StreamEvent> {
   const init = { method: 'POST', headers: headers(conn, { 'content-type': 'application/json', accept: 'text/event-stream' }), body: JSON.stringify({ arguments: args }) };
   const response = await request(conn, `/jobs/${encodeURIComponent(job)}/events`, init);
   await expectOk(response);
   if (!response.body) return;
   try {
-    yield* readSse(response.body as unknown as AsyncIterable<Uint8Array>);
+    yield* readSseEvents(response.body as unknown as AsyncIterable<Uint8Array>);
   } catch (err) {
     throw new CallError(`the event stream broke: ${(err as Error).message}`);
   }
