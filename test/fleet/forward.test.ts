@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { readSseEvents } from '../../protocol/sse-reader.js';
 import { DEFAULT_CAPABILITIES } from '../../supervisor/capabilities.js';
@@ -149,6 +152,25 @@ t.test('a client disconnect closes the upstream stream and stops the remote Job'
   t.pass('the remote JSON call was aborted');
 });
 
+t.test('leaving a forwarded shell call kills the remote command', async (t) => {
+  const { a, b } = await startFleet(t);
+  const pidFile = join(b.workspace, 'sleeper.pid');
+  for (const route of ['/jobs/shell/events', '/jobs/shell']) {
+    await rm(pidFile, { force: true });
+    const leave = new AbortController();
+    const pending = a
+      .fetch(route, { method: 'POST', body: JSON.stringify({ target: b.url, arguments: { command: `echo $$ > sleeper.pid; exec sleep 60`, timeout: 120 } }), signal: leave.signal })
+      .then((res) => res.text())
+      .catch((e: Error) => e);
+    const pid = Number(await waitFor(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim(), 10_000, 'the remote command to start'));
+    t.ok(existsSync(`/proc/${pid}`), `${route}: the remote sleep runs`);
+    leave.abort();
+    t.type(await pending, Error);
+    await waitFor(() => !existsSync(`/proc/${pid}`), 10_000, `the remote sleep (pid ${pid}) to be killed`);
+    t.pass(`${route}: the remote command was killed`);
+  }
+});
+
 t.test('a target that is down, and a wrong remote token, give 502', async (t) => {
   const b = await startTestService(t, { token: 'token-of-b' });
   const down = `http://127.0.0.1:${await closedPort()}`;
@@ -171,6 +193,26 @@ t.test('a target that is down, and a wrong remote token, give 502', async (t) =>
     t.match(body.detail, /rejected the token configured for it/);
     t.notMatch(body.detail, /not-the-token-of-b/, 'the stored token never appears in answers');
   }
+});
+
+t.test('list_machines checks every target of a fleet concurrently', async (t) => {
+  const b = await startTestService(t, { token: 'token-of-b' });
+  const c = await startTestService(t, { token: 'token-of-c' });
+  const down = `http://127.0.0.1:${await closedPort()}`;
+  const a = await startTestService(t, {
+    config: { targets: [{ address: b.url, token: b.token }, { address: down, token: 'x' }, { address: c.url, token: 'wrong' }, { address: `${c.url}/`.replace('127.0.0.1', 'localhost'), token: c.token }] },
+  });
+  const port = (url: string) => new URL(url).port;
+  const expected = [
+    { address: `http://127.0.0.1:${port(b.url)}`, healthy: true },
+    { address: `http://127.0.0.1:${port(down)}`, healthy: false },
+    { address: `http://127.0.0.1:${port(c.url)}`, healthy: false },
+    { address: `http://localhost:${port(c.url)}`, healthy: true },
+  ];
+  t.same((await a.call('list_machines')).body, { answer: expected, success: true, metadata: {} }, 'down and wrong-token targets are unhealthy, the rest healthy');
+  t.same((await a.events('list_machines')).events.at(-1), { kind: 'result', answer: expected, success: true, metadata: {} });
+  // The same question asked of B through A: B has no targets.
+  t.same((await a.call('list_machines', {}, { target: b.url })).body.answer, []);
 });
 
 t.test('broken answers from a target give 502 or a failed result', async (t) => {
