@@ -43,9 +43,33 @@ function hasBody(req: IncomingRequest): boolean {
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+/** Bodies up to this size (by Content-Length) are read whole and sent in one write. */
+const SMALL_BODY = 64 * 1024;
+
+/** Reads a small upstream body whole; null when the upstream broke off. */
+async function readSmall(upstream: IncomingMessage): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const chunk of upstream as AsyncIterable<Buffer>) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  } catch {
+    return null;
+  }
+}
+
 /** Streams the upstream answer to the client; a client that leaves closes the upstream exchange. */
 async function relay(upstream: IncomingMessage, res: ResponseSink, headOnly: boolean): Promise<void> {
-  const out = res.stream(upstream.statusCode ?? 502, endToEndHeaders(upstream.headers));
+  const status = upstream.statusCode ?? 502;
+  const headers = endToEndHeaders(upstream.headers);
+  const length = Number(upstream.headers['content-length'] ?? NaN);
+  if (!headOnly && length <= SMALL_BODY) {
+    // One write with a Content-Length, instead of a chunked stream, for the common small answer.
+    const body = await readSmall(upstream);
+    // Nothing was sent yet, so a broken small answer can still be reported properly.
+    if (!body) throw new HttpError(502, 'Proxy upstream broke off its answer');
+    return res.send(status, headers, body);
+  }
+  const out = res.stream(status, headers);
   try {
     if (!headOnly) {
       for await (const chunk of upstream as AsyncIterable<Uint8Array>) {

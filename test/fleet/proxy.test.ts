@@ -49,8 +49,10 @@ async function startUpstream(t: Test) {
       return void res.on('close', () => clearInterval(timer));
     }
     if (route === '/break') {
-      res.writeHead(200, { 'content-length': '1000' });
-      return void res.write('0123456789', () => res.destroy());
+      // Small answers are read whole before anything is sent; large ones are streamed.
+      const large = url.searchParams.has('large');
+      res.writeHead(200, { 'content-length': String(large ? 8 * MiB : 1000) });
+      return void res.write(large ? block(0) : '0123456789', () => res.destroy());
     }
     if (route === '/teapot') return void res.writeHead(418, { 'content-type': 'text/plain' }).end('short and stout');
     let body = '';
@@ -197,9 +199,12 @@ t.test('statuses, unknown names, dot segments, a broken and a down upstream', as
   t.equal(down.status, 502);
   t.match(await down.json(), { detail: /Proxy upstream "down" is unreachable: .*ECONNREFUSED/ });
 
-  const broken = await fetch(`${svc.url}/proxy/up/break`);
+  const brokenSmall = await fetch(`${svc.url}/proxy/up/break`);
+  t.equal(brokenSmall.status, 502, 'a small answer the upstream broke off is a 502');
+  t.match(await brokenSmall.json(), { detail: 'Proxy upstream broke off its answer' });
+  const broken = await fetch(`${svc.url}/proxy/up/break?large`);
   t.equal(broken.status, 200);
-  await t.rejects(broken.text(), 'a body the upstream broke off reaches the client broken, not short and complete');
+  await t.rejects(broken.arrayBuffer(), 'a streamed body the upstream broke off reaches the client broken, not short and complete');
 });
 
 t.test('a client that leaves closes the upstream exchange', async (t) => {
