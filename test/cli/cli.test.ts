@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -159,4 +161,23 @@ t.test('--target connects directly with the target token', async (t) => {
   const localTokenOnly = await cli(['version', '--target', remote.url]);
   t.equal(localTokenOnly.code, 1, 'the local token is never sent to a target');
   t.match(localTokenOnly.stderr, 'Invalid bearer token');
+});
+
+t.test('--stream: a stream that ends without a result is a failure', async (t) => {
+  // A service that publishes one Job and drops its stream after a progress event.
+  const catalog = { items: [{ name: 'cut_short', description: 'x', input_schema: { type: 'object', properties: {} } }], total: 1 };
+  const server = createServer((req, res) => {
+    if (req.url === '/jobs') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ answer: catalog, success: true, metadata: {} }));
+      return;
+    }
+    const progress = { kind: 'progress', name: 'step', started_at: null, finished_at: null, percentage: 50 };
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`event: progress\ndata: ${JSON.stringify(progress)}\n\n`);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const run = await cli(['cut_short', '--stream', '--url', `http://127.0.0.1:${(server.address() as AddressInfo).port}`]);
+  t.equal(run.code, 1);
+  t.match(JSON.parse(run.stdout.trim()), { kind: 'progress', percentage: 50 }, 'the events that came are printed');
+  t.match(run.stderr, 'the stream ended without a result event');
 });
