@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTerminal } from '../../workers/task-runner/record-files.js';
@@ -13,12 +12,17 @@ const REPLAY_LIMIT_BYTES = 1024 * 1024;
 
 /** Resolves at the Task's next change, after `pollMs` (the staleness bound), or on abort. */
 async function nextChange(rt: TaskRuntime, id: string, pollMs: number, signal: AbortSignal): Promise<void> {
-  const timeout = new AbortController();
-  try {
-    await Promise.race([rt.index.changed(id), delay(pollMs, undefined, { signal: AbortSignal.any([signal, timeout.signal]) }).catch(() => undefined)]);
-  } finally {
-    timeout.abort();
-  }
+  if (!signal.aborted) await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      stopWaiting();
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, pollMs);
+    const stopWaiting = rt.index.onNextChange(id, done);
+    signal.addEventListener('abort', done, { once: true });
+  });
   if (signal.aborted) throw new BusinessError('CancelledError', 'the caller went away');
 }
 

@@ -21,6 +21,15 @@ export interface TaskRecord {
 }
 
 const SCAN_CONCURRENCY = 64;
+const STATE_RANK = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 } as const;
+
+/** Spec order of list_task_statuses: created_at, then task_id, both descending. */
+function newestFirst(a: TaskStatus, b: TaskStatus): number {
+  const ca = a.created_at ?? '';
+  const cb = b.created_at ?? '';
+  if (ca !== cb) return ca < cb ? 1 : -1;
+  return a.task_id < b.task_id ? 1 : a.task_id > b.task_id ? -1 : 0;
+}
 
 async function exists(file: string): Promise<boolean> {
   return access(file).then(
@@ -31,13 +40,19 @@ async function exists(file: string): Promise<boolean> {
 
 /**
  * The in-memory table of every task record, built by one scan at start and then kept fresh by
- * whoever observes a change (the live-task watchers, submit, delete). Queries answer from here.
- * `changed(id)` is one shared promise per Task, so any number of followers wait on one value.
+ * whoever observes a change (the live-task watchers, submit, delete). Queries answer from here;
+ * followers wait for `onNextChange` instead of reading files themselves.
  */
 export class TaskIndex {
   readonly workspace: string;
+  /** Task IDs a submit or delete is rewriting right now: disk reads of them are not trusted meanwhile. */
+  readonly claims = new Set<string>();
   readonly #records = new Map<string, TaskRecord>();
-  readonly #waiters = new Map<string, { promise: Promise<void>; resolve: () => void }>();
+  /** A counter of writes, and the count at each Task's last write (to drop reads overtaken by writes). */
+  #changes = 0;
+  readonly #changed = new Map<string, number>();
+  readonly #listeners = new Map<string, Set<() => void>>();
+  #sorted: TaskStatus[] | undefined;
 
   constructor(workspace: string) {
     this.workspace = workspace;
@@ -63,11 +78,16 @@ export class TaskIndex {
   async load(id: string): Promise<TaskRecord | undefined> {
     const parts = parseTaskId(id);
     if (!parts) return undefined;
+    if (this.claims.has(id)) return this.#records.get(id);
+    const generation = this.#changes;
     const dir = taskDirOf(this.workspace, id, parts);
     const safe = (await isSafeDir(join(this.workspace, parts.type))) && (await isSafeDir(dir));
     const status = safe ? await readStatus(dir, id, parts.type) : null;
-    if (status) return this.put({ id, parts, dir, status, hasMetadata: await exists(join(dir, TASK_FILES.metadata)), createdAt: status.created_at, sources: recordedSources(status.config['source_tasks']) });
-    const metadata = safe ? await readMetadata(dir, id) : null;
+    const metadata = status || !safe ? null : await readMetadata(dir, id);
+    const hasMetadata = status ? await exists(join(dir, TASK_FILES.metadata)) : metadata !== null;
+    // Someone wrote this Task while we read it: what they recorded is newer than our read.
+    if ((this.#changed.get(id) ?? -1) > generation) return this.#records.get(id);
+    if (status) return this.put({ id, parts, dir, status, hasMetadata, createdAt: status.created_at, sources: recordedSources(status.config['source_tasks']) });
     if (metadata) return this.put({ id, parts, dir, status: null, hasMetadata: true, createdAt: metadata.created_at, sources: recordedSources(metadata.input_params['source_tasks']) });
     this.remove(id);
     return undefined;
@@ -76,6 +96,8 @@ export class TaskIndex {
   /** Records a status observed or written by the service (newer than what the index holds). */
   setStatus(id: string, parts: TaskIdParts, status: TaskStatus, hasMetadata?: boolean): TaskRecord {
     const previous = this.#records.get(id);
+    // A read that started before a newer write may land after it: a run's state never goes back.
+    if (previous?.status?.run_id === status.run_id && STATE_RANK[status.state] < STATE_RANK[previous.status.state]) return previous;
     return this.put({
       id,
       parts,
@@ -88,12 +110,16 @@ export class TaskIndex {
   }
 
   put(record: TaskRecord): TaskRecord {
+    this.#changed.set(record.id, ++this.#changes);
+    this.#sorted = undefined;
     this.#records.set(record.id, record);
     this.notify(record.id);
     return record;
   }
 
   remove(id: string): void {
+    this.#changed.set(id, ++this.#changes);
+    this.#sorted = undefined;
     if (this.#records.delete(id)) this.notify(id);
   }
 
@@ -112,21 +138,23 @@ export class TaskIndex {
 
   /** Wakes everyone waiting on this Task (status, log or progress changed). */
   notify(id: string): void {
-    const waiter = this.#waiters.get(id);
-    if (!waiter) return;
-    this.#waiters.delete(id);
-    waiter.resolve();
+    const listeners = this.#listeners.get(id);
+    if (!listeners) return;
+    this.#listeners.delete(id);
+    for (const listener of listeners) listener();
   }
 
-  /** Resolves at the next change of this Task; one shared promise for all waiters. */
-  changed(id: string): Promise<void> {
-    let waiter = this.#waiters.get(id);
-    if (!waiter) {
-      let resolve!: () => void;
-      const promise = new Promise<void>((r) => (resolve = r));
-      waiter = { promise, resolve };
-      this.#waiters.set(id, waiter);
-    }
-    return waiter.promise;
+  /** Calls `listener` once at the next change of this Task; returns the way to stop waiting. */
+  onNextChange(id: string, listener: () => void): () => void {
+    let listeners = this.#listeners.get(id);
+    if (!listeners) this.#listeners.set(id, (listeners = new Set()));
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  }
+
+  /** Every status, newest first (created_at, then task_id, descending); cached until a change. */
+  sortedStatuses(): readonly TaskStatus[] {
+    this.#sorted ??= [...this.#records.values()].flatMap((r) => (r.status ? [r.status] : [])).sort(newestFirst);
+    return this.#sorted;
   }
 }

@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
-import type { TaskStatus } from '../../../schemas/tasks.js';
 import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
 import { KeyError } from '../../errors.js';
 import { defineJob } from '../../job.js';
@@ -9,29 +8,20 @@ import type { TaskRuntime } from '../task-runtime.js';
 
 const NoArguments = Type.Object({}, { additionalProperties: false });
 
-/** Newest first: created_at, then task_id, both descending (spec: list_task_statuses). */
-function newestFirst(a: TaskStatus, b: TaskStatus): number {
-  const ca = a.created_at ?? '';
-  const cb = b.created_at ?? '';
-  if (ca !== cb) return ca < cb ? 1 : -1;
-  return a.task_id < b.task_id ? 1 : a.task_id > b.task_id ? -1 : 0;
-}
-
 /** list_task_ids, list_task_statuses, status, read_task_log: all answered from the index. */
 export function queryJobs(rt: TaskRuntime) {
-  const statuses = () => [...rt.index.all()].flatMap((r) => (r.status ? [r.status] : []));
   return [
     defineJob({
       name: 'list_task_ids',
       description: 'Lists the IDs of Tasks that have a status record (metadata-only directories are not listed), sorted.',
       input: NoArguments,
-      run: async () => ok(statuses().map((s) => s.task_id).sort()),
+      run: async () => ok(rt.index.sortedStatuses().map((s) => s.task_id).sort()),
     }),
     defineJob({
       name: 'list_task_statuses',
       description: 'Lists every TaskStatus, newest first (created_at, then task_id, descending). No filtering or pagination.',
       input: NoArguments,
-      run: async () => ok(statuses().sort(newestFirst)),
+      run: async () => ok(rt.index.sortedStatuses()),
     }),
     defineJob({
       name: 'status',
