@@ -12,11 +12,11 @@ import type { TaskGuard } from './apply-snapshot.js';
 export function taskGuardOf(rt: TaskRuntime): TaskGuard {
   return {
     hold(taskIds) {
-      const busy = taskIds.find((id) => rt.claims.has(id));
+      const busy = taskIds.find((id) => rt.index.claims.has(id));
       if (busy) throw new FileExistsError(`Task ${busy} is being submitted or deleted right now`);
-      for (const id of taskIds) rt.claims.add(id);
+      for (const id of taskIds) rt.index.claims.add(id);
       return () => {
-        for (const id of taskIds) rt.claims.delete(id);
+        for (const id of taskIds) rt.index.claims.delete(id);
       };
     },
     async isActive(taskId) {
