@@ -70,6 +70,7 @@ export async function applySnapshot(req: ApplyRequest): Promise<ApplyResult> {
     if (problem) throw new ValueError(`archive Task ${taskId}: ${problem}`);
   }
   const release = req.guard.hold([...incoming.map(([id]) => id), ...req.deletions.map((d) => d.taskId)]);
+  let result: ApplyResult;
   try {
     const plan: PlanItem[] = [];
     for (const [taskId, { taskType, dir }] of incoming) plan.push({ taskId, taskType, staged: dir, ...(await taskDir(req.workspace, taskType, taskId)) });
@@ -78,13 +79,13 @@ export async function applySnapshot(req: ApplyRequest): Promise<ApplyResult> {
       if (exists && (await req.guard.isActive(taskId))) throw new FileExistsError(`Task ${taskId} is active; sync_tasks never replaces or deletes an active Task`);
     }
     await replace(plan, join(req.scratch, 'backup'));
-    const applied = plan.filter((p) => p.staged).map((p) => p.taskId);
-    const deleted = plan.filter((p) => !p.staged && p.exists).map((p) => p.taskId);
-    await req.guard.refresh([...applied, ...deleted]);
-    return { applied, deleted };
+    result = { applied: plan.filter((p) => p.staged).map((p) => p.taskId), deleted: plan.filter((p) => !p.staged && p.exists).map((p) => p.taskId) };
   } finally {
     release();
   }
+  // After the release: the task index does not trust disk reads of claimed Tasks.
+  await req.guard.refresh([...result.applied, ...result.deleted]);
+  return result;
 }
 
 interface PlanItem {
