@@ -142,14 +142,19 @@ export class PluginManager {
 
   /**
    * Removes work areas a crashed change left behind. A crash between the two renames of a swap
-   * leaves no live prefix but a `previous` one: that is put back first.
+   * leaves no live prefix but a `previous` one: that is put back first, and described again.
    */
   async sweep(): Promise<void> {
     const workRoot = join(this.#rt.workspace, STATE_DIR, WORK_DIR);
+    let restored = false;
     for (const name of await readdir(workRoot).catch(() => [] as string[])) {
       const previous = join(workRoot, name, 'previous');
-      if (!(await exists(this.#live)) && (await exists(previous))) await rename(previous, this.#live);
+      if (!(await exists(this.#live)) && (await exists(previous))) {
+        await rename(previous, this.#live);
+        restored = true;
+      }
     }
     await rm(workRoot, { recursive: true, force: true });
+    if (restored) await this.#rt.reloadDefinitions();
   }
 }

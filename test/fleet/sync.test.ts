@@ -101,8 +101,8 @@ t.test('hostile and broken archives change nothing', async (t) => {
 
 t.test('active Tasks are never replaced or deleted', async (t) => {
   const svc = await startTestService(t);
-  const busy = (await svc.call('submit', { task: 'sleep', seconds: 60, task_name: 'busy' })).body.answer as { task_id: string; run_id: string };
-  t.teardown(() => svc.call('cancel', { task_id: busy.task_id }));
+  const handle = (await svc.call('submit', { task: 'sleep', seconds: 60, task_name: 'busy' })).body.answer as { task_id: string; run_id: string };
+  const busy = { task_id: handle.task_id, run_id: handle.run_id };
   await waitFor(async () => ((await svc.call('status', { task_id: busy.task_id })).body.answer as { state: string }).state === 'running', 10_000, 'sleep to run');
   const other = 'base#demo#bystander';
   const archive = craftTarGz([
@@ -115,6 +115,8 @@ t.test('active Tasks are never replaced or deleted', async (t) => {
   const deletion = await svc.call('sync_tasks', { deletions: [busy.task_id] });
   t.match(deletion.body, { success: false, answer: /^FileExistsError: Task base#sleep#busy is active/ });
   t.match((await svc.call('status', { task_id: busy.task_id })).body.answer, { state: 'running', run_id: busy.run_id });
+  t.equal((await svc.call('cancel', { task_id: busy.task_id })).body.answer, true);
+  t.match((await svc.call('wait_task', busy)).body.answer, { state: 'cancelled' }, 'no worker outlives the test');
 });
 
 t.test('arguments are checked', async (t) => {
