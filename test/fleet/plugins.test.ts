@@ -40,8 +40,9 @@ t.test('a plugin is installed, run, upgraded and uninstalled without a restart',
   t.same(listed.structuredContent, { answer: [{ name: PLUGIN, version: '1.0.0', tasks: ['greet'] }], success: true, metadata: {} }, 'list_plugins over MCP');
 
   const v2 = await packPlugin(t, { name: PLUGIN, version: '2.0.0', tasksJs: greetTasks('v2', LINGER_TASK) });
-  const upgraded = await install(svc, v2);
-  t.same(upgraded.body.answer, { name: PLUGIN, version: '2.0.0', tasks: ['greet', 'linger'], restart_required: false }, 'installing another version upgrades');
+  const stagedV2 = await upload(svc, v2);
+  const upgraded = await mcp.callTool({ name: 'install_plugin', arguments: { path: stagedV2.path, sha256: stagedV2.sha256 } });
+  t.same(upgraded.structuredContent, { answer: { name: PLUGIN, version: '2.0.0', tasks: ['greet', 'linger'], restart_required: false }, success: true, metadata: {} }, 'installing another version (over MCP) upgrades');
   t.match((await runTask(svc, 'greet', { who: 'bob' })).answer, { result: { message: 'hello bob from v2' } }, 'the new code runs');
   t.same((await svc.call('list_plugins')).body.answer, [{ name: PLUGIN, version: '2.0.0', tasks: ['greet', 'linger'] }]);
 
@@ -58,6 +59,9 @@ t.test('a plugin is installed, run, upgraded and uninstalled without a restart',
   t.same((await svc.call('list_plugins')).body.answer, []);
   t.match((await runTask(svc, 'greet', { who: 'ada' })).answer, /^ValueError: Unknown task "greet"/, 'its Tasks are gone');
   t.match((await svc.call('uninstall_plugin', { name: PLUGIN })).body.answer, /^KeyError: plugin taskyard-plugin-greet is not installed/);
+  const again = await mcp.callTool({ name: 'uninstall_plugin', arguments: { name: PLUGIN } });
+  t.equal(again.isError, true, 'uninstall over MCP: a business failure');
+  t.same((await svc.events('list_plugins')).events.at(-1), { kind: 'result', answer: [], success: true, metadata: {} }, 'list_plugins over SSE');
 });
 
 t.test('broken plugins fail with the reason and leave the installed set as it was', async (t) => {
@@ -108,5 +112,6 @@ t.test('the staged file must match its sha256 and be a staged upload', async (t)
   t.equal((await svc.call('install_plugin', { path: staged.path, sha256: 'xyz' })).status, 422);
   t.equal((await svc.call('install_plugin', { path: staged.path, sha256: staged.sha256, extra: 1 })).status, 422);
   t.same((await svc.call('list_plugins')).body.answer, []);
-  t.equal((await svc.call('install_plugin', { path: staged.path, sha256: staged.sha256.toUpperCase() })).body.success, true, 'after all that, the right call works');
+  const right = await svc.events('install_plugin', { path: staged.path, sha256: staged.sha256.toUpperCase() });
+  t.match(right.events.at(-1), { kind: 'result', success: true, answer: { name: PLUGIN, version: '1.0.0' } }, 'after all that, the right call works (over SSE)');
 });
