@@ -25,7 +25,8 @@ async function locate(workspace: string, path: string): Promise<{ relative: stri
   try {
     relative = stagedFilePath(path);
   } catch (err) {
-    if (err instanceof HttpError) throw new ValueError(`path: ${String(err.detail)}`);
+    // The check is shared with DELETE /files, whose 422 text speaks of removal: say it our way.
+    if (err instanceof HttpError) throw new ValueError(`path ${JSON.stringify(path)} is not a staged upload (tmp/[dir/]<sha256>/<name>, as answered by POST /files)`);
     throw err;
   }
   const resolved = await resolveClientPath(workspace, relative);
@@ -69,5 +70,6 @@ export async function takeStagedFile(workspace: string, path: string, destinatio
 
 /** Removes a consumed staged file (and its then empty checksum directory); repeated removal is harmless. */
 export async function removeStagedFile(workspace: string, relative: string): Promise<void> {
+  // The upload limit only matters for uploads; removal is the same as DELETE /files.
   await new UploadStaging(workspace, 1).remove(relative);
 }

@@ -1,4 +1,4 @@
-import { access, writeFile } from 'node:fs/promises';
+import { access, symlink, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
@@ -105,9 +105,15 @@ t.test('the staged file must match its sha256 and be a staged upload', async (t)
   const wrong = await svc.call('install_plugin', { path: staged.path, sha256: '0'.repeat(64) });
   t.match(wrong.body, { success: false, answer: /^ValueError: sha256 mismatch/ });
   await writeFile(join(svc.workspace, 'loose.tgz'), 'x');
-  t.match((await svc.call('install_plugin', { path: 'loose.tgz', sha256: staged.sha256 })).body.answer, /^ValueError: path: only staged files/);
-  t.match((await svc.call('install_plugin', { path: '../outside.tgz', sha256: staged.sha256 })).body.answer, /^ValueError: path: /);
+  t.match((await svc.call('install_plugin', { path: 'loose.tgz', sha256: staged.sha256 })).body.answer, /^ValueError: path "[^"]+" is not a staged upload/);
+  t.match((await svc.call('install_plugin', { path: '../outside.tgz', sha256: staged.sha256 })).body.answer, /^ValueError: path "..\/outside.tgz" is not a staged upload/);
   t.match((await svc.call('install_plugin', { path: `tmp/${'a'.repeat(64)}/gone.tgz`, sha256: staged.sha256 })).body.answer, /^FileNotFoundError: staged file not found/);
+  const linkDir = join(svc.workspace, 'tmp', staged.sha256);
+  await symlink('/etc/passwd', join(linkDir, 'outside.tgz'));
+  await symlink(join(svc.workspace, 'loose.tgz'), join(linkDir, 'inside.tgz'));
+  t.match((await svc.call('install_plugin', { path: `tmp/${staged.sha256}/outside.tgz`, sha256: staged.sha256 })).body.answer, /^PermissionError: path escapes the workspace/, 'a staged link leading outside');
+  t.match((await svc.call('install_plugin', { path: `tmp/${staged.sha256}/inside.tgz`, sha256: staged.sha256 })).body.answer, /^ValueError: not a staged file: /, 'a staged link to a workspace file outside tmp');
+  await Promise.all(['outside.tgz', 'inside.tgz'].map((n) => unlink(join(linkDir, n))));
   t.equal((await svc.call('install_plugin', { path: staged.path })).status, 422, 'sha256 is required');
   t.equal((await svc.call('install_plugin', { path: staged.path, sha256: 'xyz' })).status, 422);
   t.equal((await svc.call('install_plugin', { path: staged.path, sha256: staged.sha256, extra: 1 })).status, 422);

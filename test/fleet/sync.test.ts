@@ -123,7 +123,7 @@ t.test('arguments are checked', async (t) => {
   const svc = await startTestService(t);
   t.match((await svc.call('sync_tasks', {})).body.answer, /^ValueError: nothing to do/);
   t.match((await svc.call('sync_tasks', { deletions: ['nope'] })).body.answer, /^ValueError: deletions: "nope" is not a valid Task ID/);
-  t.match((await svc.call('sync_tasks', { path: 'elsewhere.tgz' })).body.answer, /^ValueError: path: only staged files/);
+  t.match((await svc.call('sync_tasks', { path: 'elsewhere.tgz' })).body.answer, /^ValueError: path "[^"]+" is not a staged upload/);
   t.equal((await svc.call('sync_tasks', { deletions: Array.from({ length: 201 }, (_, i) => `base#demo#t${i}`) })).status, 422, 'at most 200 deletions');
   t.equal((await svc.call('sync_tasks', { deletions: ['base#demo#a', 'base#demo#a'] })).status, 422, 'no duplicates');
   t.equal((await svc.call('sync_tasks', { path: 'x', other: 1 })).status, 422, 'only the listed fields');
