@@ -88,7 +88,7 @@ async function throughput(svc: ServiceProcess, total: number, clients: number): 
   return { perSecond: (total / (performance.now() - start)) * 1000, succeeded };
 }
 
-async function latencyAndThroughput(): Promise<void> {
+export async function latencyAndThroughput(): Promise<void> {
   const spawnTimes = await bareSpawn(20);
   const svc = await startServiceProcess();
   try {
@@ -108,7 +108,7 @@ async function latencyAndThroughput(): Promise<void> {
   }
 }
 
-async function manyRecords(): Promise<void> {
+export async function manyRecords(): Promise<void> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-records-'));
   const ids = writeDemoRecords(workspace, 10_000);
   const bare = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'bare-uws.js'));
@@ -150,7 +150,7 @@ async function rssOf(pid: number): Promise<number> {
 
 const FOLLOW_STEPS = 20;
 
-async function followers(adapter: 'uws' | 'node'): Promise<Array<Array<string | number>>> {
+export async function followers(adapter: 'uws' | 'node'): Promise<Array<Array<string | number>>> {
   const svc = await startServiceProcess({ adapter });
   try {
     const handles = await Promise.all(Array.from({ length: 10 }, () => call<Handle>(svc, 'submit', { task: 'sleep', seconds: FOLLOW_STEPS / 2, steps: FOLLOW_STEPS })));

@@ -23,8 +23,7 @@ export function taskRuntimeOf(env: Environment): TaskRuntime {
 /** Task Jobs: definitions, submit, waits and streams, queries, lineage, cancel and delete. */
 export const tasksCapability: CapabilityFactory = async (env): Promise<Capability> => {
   const rt = new TaskRuntime(env.workspace, env.config);
-  await rt.catalog.reload();
-  await rt.index.scan();
+  await rt.start();
   await adoptOrphans(rt);
   runtimes.set(env, rt);
   return {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TaskDefinition } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../workers/task-runner/builtins.js';
+import { DESCRIBE_MARKER } from '../../workers/task-runner/task-sdk.js';
 import { STATE_DIR } from '../token-store.js';
 import { ValueError } from '../errors.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
@@ -12,7 +13,8 @@ import { fullInputSchema, fullOutputSchema } from './base-fields.js';
 const run = promisify(execFile);
 const DESCRIBER = fileURLToPath(new URL('../../workers/task-runner/describe.js', import.meta.url));
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const DESCRIBE_TIMEOUT_MS = 60_000;
+/** A plugin whose module hangs on import must not hold the service start for long. */
+const DESCRIBE_TIMEOUT_MS = 20_000;
 
 /** A definition and where the runner finds its code ('' = built-in). */
 export interface CatalogEntry {
@@ -47,7 +49,9 @@ async function describePlugins(pluginsDir: string): Promise<Described> {
   await linkSdk(pluginsDir);
   try {
     const { stdout } = await run(process.execPath, [DESCRIBER, pluginsDir], { timeout: DESCRIBE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL' });
-    return JSON.parse(stdout) as Described;
+    const at = stdout.lastIndexOf(DESCRIBE_MARKER);
+    if (at === -1) throw new Error('the describer printed no answer');
+    return JSON.parse(stdout.slice(at + DESCRIBE_MARKER.length)) as Described;
   } catch (err) {
     const stderr = (err as { stderr?: string }).stderr?.trim().split('\n').at(-1);
     return { definitions: [], errors: [`describing plugins failed: ${stderr || (err as Error).message}`] };

@@ -27,6 +27,7 @@ export function describeEnd(end: WorkerEnd, cancelled: boolean): Pick<TaskStatus
   }
 }
 
+/** The run a settlement is about: a record that now holds another run is left alone. */
 export interface FinalizeTarget {
   id: string;
   parts: TaskIdParts;

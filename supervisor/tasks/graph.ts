@@ -16,11 +16,13 @@ export interface GraphNode {
   provisional: boolean;
 }
 
+/** A parent → child edge (source = the upstream Task). */
 export interface GraphEdge {
   source: string;
   target: string;
 }
 
+/** Answer of get_task_graph. */
 export interface TaskGraph {
   root_id: string;
   selected_id: string;
@@ -28,6 +30,7 @@ export interface TaskGraph {
   edges: GraphEdge[];
 }
 
+/** Relations of get_task_context, each an array of Task IDs. */
 export interface Relations {
   direct_upstream: string[];
   ancestors: string[];

@@ -34,6 +34,7 @@ interface ManagedRun {
   end(value: WorkerEnd): void;
 }
 
+/** What the launcher needs from the service. */
 export interface LauncherOptions {
   workspace: string;
   index: TaskIndex;
@@ -120,9 +121,10 @@ export class Launcher {
 
   async #settle(run: ManagedRun): Promise<boolean> {
     const end = await run.exited;
+    // The service is stopping: the worker lives on, and so must its record and worker file.
+    if (this.#closed && end.kind === 'lost') return false;
     const wasRunning = run.phase === 'running';
     try {
-      if (this.#closed && end.kind === 'lost') return false;
       const { written } = await finalizeRun(this.#opts.index, run.req, end, run.cancelRequested);
       return written && run.cancelRequested;
     } finally {

@@ -11,6 +11,7 @@ import type { TaskIndex, TaskRecord } from './task-index.js';
 /** Slowest safety re-read of a live Task's files; followers may ask for a tighter bound. */
 const DEFAULT_STALENESS_MS = 1000;
 const MIN_STALENESS_MS = 50;
+/** Largest log chunk one event carries to a follower. */
 export const FOLLOW_WINDOW_BYTES = 65536;
 
 type Part = 'status' | 'log' | 'events';
@@ -135,7 +136,9 @@ export class LiveTask {
         if (!line) continue;
         try {
           const event = JSON.parse(line) as ProgressEvent;
-          if (event.kind === 'progress' && typeof event.name === 'string') this.progress.push(event);
+          if (event.kind !== 'progress' || typeof event.name !== 'string') continue;
+          this.progress.push(event);
+          this.#index.events.emit('task:progress', { id: this.#record.id, event });
         } catch {
           // A damaged line is skipped; the status still carries the step.
         }
@@ -151,6 +154,7 @@ export class LiveTask {
     if (size === this.logSize) return false;
     this.logSize = size;
     this.#logReads.clear();
+    this.#index.events.emit('task:log', { id: this.#record.id, size });
     return true;
   }
 

@@ -6,6 +6,7 @@ import { ValueError } from '../errors.js';
 /** Spec: task_name is 1-32 letters, digits or hyphens. */
 export const TASK_NAME = /^[A-Za-z0-9-]{1,32}$/;
 
+/** The three parts of a Task ID. */
 export interface TaskIdParts {
   type: string;
   registration: string;
@@ -21,6 +22,7 @@ export function parseTaskId(id: string): TaskIdParts | null {
   return { type, registration, name };
 }
 
+/** Joins the parts into `<task_type>#<registration_name>#<task_name>`. */
 export function formatTaskId(parts: TaskIdParts): string {
   return `${parts.type}#${parts.registration}#${parts.name}`;
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { TaskStatus } from '../../schemas/tasks.js';
 import { isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
+import { TaskEvents } from './task-events.js';
 import { isSafeDir, readMetadata, readStatus } from './records.js';
 import { parseTaskId, recordedSources, taskDirOf, type TaskIdParts } from './task-ids.js';
 
@@ -47,6 +48,8 @@ export class TaskIndex {
   readonly workspace: string;
   /** Task IDs a submit or delete is rewriting right now: disk reads of them are not trusted meanwhile. */
   readonly claims = new Set<string>();
+  /** Typed feed of every change, for subscribers interested in all Tasks. */
+  readonly events = new TaskEvents();
   readonly #records = new Map<string, TaskRecord>();
   /** A counter of writes, and the count at each Task's last write (to drop reads overtaken by writes). */
   #changes = 0;
@@ -113,6 +116,7 @@ export class TaskIndex {
     this.#changed.set(record.id, ++this.#changes);
     this.#sorted = undefined;
     this.#records.set(record.id, record);
+    this.events.emit('task:status', { id: record.id, status: record.status });
     this.notify(record.id);
     return record;
   }
@@ -120,7 +124,9 @@ export class TaskIndex {
   remove(id: string): void {
     this.#changed.set(id, ++this.#changes);
     this.#sorted = undefined;
-    if (this.#records.delete(id)) this.notify(id);
+    if (!this.#records.delete(id)) return;
+    this.events.emit('task:status', { id, status: null });
+    this.notify(id);
   }
 
   get(id: string): TaskRecord | undefined {

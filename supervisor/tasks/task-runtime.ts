@@ -7,6 +7,7 @@ import { LiveTask } from './live-task.js';
 import { parseTaskId } from './task-ids.js';
 import { TaskIndex, type TaskRecord } from './task-index.js';
 import { removeWorkerFile } from './worker-files.js';
+import { WorkspaceWatch } from './workspace-watch.js';
 
 /**
  * Everything the task Jobs share: the definition catalog, the in-memory index of records, the
@@ -19,12 +20,20 @@ export class TaskRuntime {
   readonly catalog: DefinitionCatalog;
   readonly launcher: Launcher;
   readonly #live = new Map<string, LiveTask>();
+  #workspaceWatch: WorkspaceWatch | undefined;
 
   constructor(workspace: string, config: Config) {
     this.workspace = workspace;
     this.index = new TaskIndex(workspace);
     this.catalog = new DefinitionCatalog(workspace);
     this.launcher = new Launcher({ workspace, index: this.index, maxRunning: config.service.max_running_tasks, environment: config.environment });
+  }
+
+  /** Builds the index with one scan, then keeps it fresh by watching the workspace. */
+  async start(): Promise<void> {
+    await this.catalog.reload();
+    await this.index.scan();
+    this.#workspaceWatch = new WorkspaceWatch(this.index);
   }
 
   /** Re-describes plugin definitions (call after installing or removing a plugin). */
@@ -39,6 +48,7 @@ export class TaskRuntime {
 
   /** Starts a run whose queued record is written; the record is watched until it settles. */
   launch(req: RunRequest): Promise<boolean> {
+    this.#workspaceWatch?.watchType(req.parts.type);
     const settled = this.launcher.submit(req);
     const record = this.index.get(req.id);
     if (record) this.watch(record);
@@ -90,6 +100,7 @@ export class TaskRuntime {
   /** Stops watching; workers keep running (a restarted service adopts them). */
   close(): void {
     this.launcher.close();
+    this.#workspaceWatch?.close();
     for (const live of this.#live.values()) live.close();
     this.#live.clear();
   }

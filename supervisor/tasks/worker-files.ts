@@ -18,11 +18,14 @@ export interface WorkerFile {
 const workersDir = (workspace: string) => join(workspace, STATE_DIR, 'workers');
 const fileOf = (workspace: string, runId: string) => join(workersDir(workspace), `${runId}.json`);
 
+/** Records which process runs a run (written right after the spawn). */
 export async function writeWorkerFile(workspace: string, worker: WorkerFile): Promise<void> {
   await mkdir(workersDir(workspace), { recursive: true, mode: 0o700 });
-  await writeJsonAtomic(fileOf(workspace, worker.run_id), worker);
+  // Not fsynced: after a machine crash no worker is alive, so a lost worker file changes nothing.
+  await writeJsonAtomic(fileOf(workspace, worker.run_id), worker, { durable: false });
 }
 
+/** Forgets a settled run's worker (missing files are fine). */
 export async function removeWorkerFile(workspace: string, runId: string): Promise<void> {
   await rm(fileOf(workspace, runId), { force: true });
 }

@@ -1,7 +1,8 @@
-import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
+import { waitFor } from '../helpers/service.js';
 import { makeWorkspace, startTaskService, submitOk, waitState, waitTask } from './task-helpers.js';
 
 interface Node {
@@ -107,4 +108,23 @@ t.test('delete_tasks: terminal and metadata-only only; tolerant reading of bad r
   t.same((viaMcp.structuredContent as { answer: string[] }).answer, [legacy]);
   t.same((await svc.call('list_task_ids')).body.answer, [active.task_id]);
   t.equal((await svc.call('cancel', { task_id: active.task_id })).body.answer, true);
+});
+
+t.test('the index follows Task directories added or removed behind its back', async (t) => {
+  const svc = await startTaskService(t);
+  const done = await submitOk(t, svc, { task: 'demo', x: 1, y: 1, task_name: 'outside-1' });
+  await waitTask(svc, done);
+  await rm(join(svc.workspace, 'base', done.task_id), { recursive: true });
+  await waitFor(async () => ((await svc.call('list_task_ids')).body.answer as string[]).length === 0, 5000, 'the removed Task to disappear');
+  t.pass('a directory removed outside the Jobs disappears');
+  const synced = 'synced#demo#from-elsewhere';
+  await writeRecord(svc.workspace, synced, 'status.json', { task_id: synced, run_id: 'r1', task_type: 'synced', state: 'succeeded', created_at: '2026-01-01T00:00:00.000Z' });
+  await waitFor(async () => ((await svc.call('list_task_ids')).body.answer as string[]).includes(synced), 5000, 'the new type and Task to appear');
+  t.pass('a Task directory of a new type written outside the Jobs appears');
+  const late = 'base#demo#late-record';
+  await mkdir(join(svc.workspace, 'base', late));
+  await svc.call('list_task_ids');
+  await writeRecord(svc.workspace, late, 'metadata.json', { task_id: late, reg_name: 'demo', created_at: '2026-01-01T00:00:00.000Z', task_type: 'base', input_params: {}, output_params: {} });
+  await waitFor(async () => (await svc.call('get_task_graph', { task_id: late })).body.success, 5000, 'the late record to appear');
+  t.pass('a directory whose record is written after it was created appears');
 });

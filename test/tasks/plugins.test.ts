@@ -13,6 +13,7 @@ t.test('defineTask rejects bad names, types, descriptions and reserved fields wi
   t.equal(defineTask(valid).task_type, 'things');
   t.throws(() => defineTask({ ...valid, name: 'bad#name' }), DefinitionError);
   t.throws(() => defineTask({ ...valid, taskType: '../up' }), /task type "..\/up" is invalid/);
+  t.throws(() => defineTask({ ...valid, taskType: 'tmp' }), /reserved/);
   t.throws(() => defineTask({ ...valid, description: '' }), /detailed description is required/);
   t.throws(() => defineTask({ ...valid, description: '   todo   ' }), /detailed description is required/);
   t.throws(() => defineTask({ ...valid, input: { type: 'object', properties: { task_name: { type: 'string' } } } }), /must not declare task_name/);

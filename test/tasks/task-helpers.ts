@@ -97,6 +97,8 @@ import { symlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineTask, TaskError } from 'taskyard/task';
 
+console.log('plugin module loaded'); // output of plugin code must not confuse the describer
+
 export default [
   defineTask({
     name: 'echo-log',

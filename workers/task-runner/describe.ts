@@ -1,13 +1,13 @@
 /**
  * Describes the Task definitions of installed plugins, in a child process so plugin code never
- * runs inside the service. Usage: `node describe.js <plugins-dir>`; prints one JSON document
- * `{definitions, errors}` on stdout. A plugin is a package under `<plugins-dir>/node_modules`
+ * runs inside the service. Usage: `node describe.js <plugins-dir>`; prints `DESCRIBE_MARKER` and
+ * one JSON document `{definitions, errors}` last on stdout (plugin code may print before it). A plugin is a package under `<plugins-dir>/node_modules`
  * whose package.json has `"taskyard": {"tasks": "./tasks.js"}`.
  */
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { definitionsOfModule, normalizeTask } from './task-sdk.js';
+import { DESCRIBE_MARKER, definitionsOfModule, normalizeTask } from './task-sdk.js';
 
 interface Described {
   name: string;
@@ -83,4 +83,4 @@ if (!dir) {
   process.stderr.write('usage: describe.js <plugins-dir>\n');
   process.exit(2);
 }
-process.stdout.write(JSON.stringify(await describe(dir)));
+process.stdout.write(`\n${DESCRIBE_MARKER}${JSON.stringify(await describe(dir))}`);

@@ -17,10 +17,12 @@ export const TASK_FILES = Object.freeze({
 /** Exit code recorded for a cancelled Task (128 + SIGINT, as shells report it). */
 export const CANCELLED_EXIT_CODE = 130;
 
+/** succeeded, failed and cancelled are terminal; queued and running are not. */
 export function isTerminal(state: TaskState): boolean {
   return state === 'succeeded' || state === 'failed' || state === 'cancelled';
 }
 
+/** The timestamp format of every record: ISO 8601 UTC with milliseconds. */
 export function nowIso(): string {
   return new Date().toISOString();
 }
@@ -52,13 +54,16 @@ export function writeJsonAtomicSync(file: string, value: unknown): void {
   renameSync(temp, file);
 }
 
-/** The same atomic replace for the supervisor, without blocking its event loop. */
-export async function writeJsonAtomic(file: string, value: unknown): Promise<void> {
+/**
+ * The same atomic replace for the supervisor, without blocking its event loop. `durable: false`
+ * skips the fsync for files that mean nothing after a machine crash (which kills every worker).
+ */
+export async function writeJsonAtomic(file: string, value: unknown, opts: { durable?: boolean } = {}): Promise<void> {
   const temp = tempPathFor(file);
   const handle = await open(temp, 'w', 0o644);
   try {
     await handle.writeFile(toJsonText(value));
-    await handle.sync();
+    if (opts.durable !== false) await handle.sync();
   } finally {
     await handle.close();
   }

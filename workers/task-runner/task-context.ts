@@ -6,6 +6,7 @@ import type { StatusPublisher } from './status-publisher.js';
 import { TaskError, type TaskContext, type TaskLogger } from './task-sdk.js';
 import { nowIso } from './record-files.js';
 
+/** Who the run is and where its files are, as the runner learned it from its environment. */
 export interface ContextIdentity {
   workspace: string;
   dir: string;

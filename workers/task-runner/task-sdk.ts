@@ -6,6 +6,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { ArtifactRecord } from '../../schemas/tasks.js';
 
 export type { ArtifactRecord };
+/** A JSON Schema object (TypeBox schemas are JSON Schemas too). */
 export type JsonSchema = Record<string, unknown>;
 
 /** Base input fields the runtime adds to every Task (spec: "Base input parameters"). */
@@ -14,6 +15,7 @@ export interface BaseTaskInput {
   source_tasks: string;
 }
 
+/** Writes timestamped lines to the Task log (`task.log`). */
 export interface TaskLogger {
   debug(message: string): void;
   info(message: string): void;
@@ -71,7 +73,9 @@ export class TaskError extends Error {
   }
 }
 
+/** Registration names: no `#` (the Task ID separator) and nothing path-like. */
 export const REGISTRATION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+/** Task types name a workspace directory: no dots first, no separators. */
 export const TASK_TYPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MIN_DESCRIPTION = 10;
 const RESERVED_INPUTS = ['task_name', 'source_tasks'];
@@ -110,6 +114,7 @@ export function normalizeTask(value: unknown): TaskDefinitionEntry {
   }
   const where = `Task '${name}'`;
   const taskType = value['taskType'] ?? value['task_type'];
+  if (taskType === 'tmp') throw new DefinitionError(`${where}: task type "tmp" is reserved for staged uploads`);
   if (typeof taskType !== 'string' || !TASK_TYPE.test(taskType)) {
     throw new DefinitionError(`${where}: task type ${JSON.stringify(taskType)} is invalid: use 1-64 letters, digits, '_' or '-', starting with a letter or digit`);
   }
@@ -133,6 +138,9 @@ export function normalizeTask(value: unknown): TaskDefinitionEntry {
 export function defineTask<I extends JsonSchema | TSchema, O extends JsonSchema | TSchema>(spec: TaskSpec<I, O>): TaskDefinitionEntry {
   return normalizeTask(spec);
 }
+
+/** Precedes the describer's answer on stdout, so output printed by plugin code cannot be mistaken for it. */
+export const DESCRIBE_MARKER = '@@taskyard-definitions@@';
 
 /** Picks the definitions out of a Task module: default export or named `tasks`, an array. */
 export function definitionsOfModule(mod: Record<string, unknown>): unknown[] {
