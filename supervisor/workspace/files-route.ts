@@ -16,7 +16,15 @@ export function createFilesRoute(staging: UploadStaging): Route {
     prefix: '/files',
     async handle(req: IncomingRequest, res: ResponseSink): Promise<void> {
       if (req.path !== '/files' && req.path !== '/files/') throw new HttpError(404, 'Not found');
-      if (req.method === 'POST') return sendJson(res, 200, ok(await staging.upload(req)));
+      if (req.method === 'POST') {
+        try {
+          return sendJson(res, 200, ok(await staging.upload(req)));
+        } catch (err) {
+          // A client that went away mid-upload gets no answer; its part file is already gone.
+          if (req.signal.aborted) return;
+          throw err;
+        }
+      }
       if (req.method === 'DELETE') {
         const path = stagedFilePath(new URLSearchParams(req.query).get('path'));
         await staging.remove(path);

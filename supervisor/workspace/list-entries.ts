@@ -1,4 +1,4 @@
-import type { Dirent } from 'node:fs';
+import type { Dir, Dirent } from 'node:fs';
 import { opendir } from 'node:fs/promises';
 import { WORKSPACE_LIMITS, type WorkspaceEntry, type WorkspaceListing } from '../../schemas/workspace.js';
 import { BusinessError, FileNotFoundError } from '../errors.js';
@@ -30,7 +30,7 @@ export async function listEntries(root: string, input: string): Promise<Workspac
   const dir = await resolveClientPath(root, input);
   if (!dir.exists) throw new FileNotFoundError(`no such directory: ${input}`);
   const at: EntryLocation = { root, parentReal: dir.real, parentRelative: dir.relative };
-  let handle;
+  let handle: Dir;
   try {
     handle = await opendir(dir.real, { bufferSize: 256 });
   } catch (err) {

@@ -7,7 +7,7 @@ import type { IncomingRequest } from '../../protocol/http.js';
 import type { FileCopy } from '../../schemas/workspace.js';
 import { HttpError } from '../errors.js';
 import { STATE_DIR } from '../token-store.js';
-import { isInside, resolveEntryPath, UnsafePathError } from './safe-path.js';
+import { isInside, resolveEntryPath, UnsafePathError, type WorkspacePath } from './safe-path.js';
 import { STAGING_ROOT, uploadDirectory, uploadFileName } from './staged-path.js';
 import { receiveUpload } from './upload-receiver.js';
 
@@ -107,7 +107,7 @@ export class UploadStaging {
 
   /** Removes a staged file (and its now empty checksum directory); a missing one is fine. */
   async remove(relative: string): Promise<void> {
-    let target;
+    let target: WorkspacePath | null;
     try {
       target = await resolveEntryPath(this.root, relative);
     } catch (err) {
