@@ -99,7 +99,7 @@ export function createProxyRoute(opts: ProxyRouteOptions): Route {
       if (!base) throw new HttpError(404, `Unknown proxy ${JSON.stringify(name)}`);
       if (!PROXY_METHODS.includes(req.method)) throw new HttpError(405, `Method not allowed; use ${PROXY_METHODS.join(', ')}`);
       const headers = endToEndHeaders(req.headers, (header, value) => header === 'authorization' && isServiceToken({ authorization: String(value) }));
-      headers['x-forwarded-host'] = req.headers['host'] ?? '';
+      if (req.headers['host']) headers['x-forwarded-host'] = req.headers['host'];
       headers['x-forwarded-prefix'] = `/proxy/${encodeURIComponent(name)}`;
       const signal = AbortSignal.any([req.signal, opts.shutdown]);
       let upstream: IncomingMessage;
