@@ -27,12 +27,17 @@ function hasBody(headers: HeaderMap): boolean {
   return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+const NUDGE_MIN_MS = 50;
+const NUDGE_MAX_MS = 2000;
+
 class UwsResponse implements ResponseSink {
   aborted = false;
   /** True once the client went away (as opposed to the response being finished). */
   disconnected = false;
   #controller: AbortController | null = null;
   #drained: (() => void) | null = null;
+  /** How long to wait for onWritable before writing on regardless (grows while nothing drains). */
+  #nudgeMs = NUDGE_MIN_MS;
 
   constructor(private readonly res: HttpResponse) {}
 
@@ -74,25 +79,41 @@ class UwsResponse implements ResponseSink {
     });
   }
 
+  /**
+   * Waits after a write that reported backpressure. With this uWS build the onWritable that
+   * should follow sometimes never comes (measured: a few times in 8 MB of 16 KB writes), which
+   * would stall the stream forever; the next write flushes the buffer, so after a short wait we
+   * write on. The wait doubles while no onWritable arrives, bounding what a reader that stopped
+   * reading can make us buffer.
+   */
+  #writable(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#drained = null;
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.#nudgeMs = Math.min(this.#nudgeMs * 2, NUDGE_MAX_MS);
+        done();
+      }, this.#nudgeMs);
+      this.#drained = done;
+      this.res.onWritable(() => {
+        this.#nudgeMs = NUDGE_MIN_MS;
+        done();
+        return true;
+      });
+    });
+  }
+
   stream(status: number, headers: ResponseHeaders): BodyWriter {
     if (!this.aborted) this.res.cork(() => this.#head(status, headers));
     return {
       write: async (chunk) => {
         if (this.aborted) return false;
-        // Not corked: a corked write that reports backpressure is sometimes never followed by
-        // onWritable (measured with this uWS build), which would stall the stream forever.
-        const ok = this.res.write(chunk);
-        if (!ok && !this.aborted) {
-          // Backpressure: uWS has buffered the chunk; wait until the socket drains.
-          await new Promise<void>((resolve) => {
-            this.#drained = resolve;
-            this.res.onWritable(() => {
-              this.#drained = null;
-              resolve();
-              return true;
-            });
-          });
-        }
+        let ok = true;
+        this.res.cork(() => (ok = this.res.write(chunk)));
+        if (!ok && !this.aborted) await this.#writable();
         return !this.aborted;
       },
       end: () => {
