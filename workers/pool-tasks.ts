@@ -1,4 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
+import type { ShellOutput } from '../schemas/machine.js';
+import type { ShellRequest } from './shell.js';
 import type { PreviewOutcome, PreviewRequest } from './preview/preview.js';
 
 /**
@@ -8,6 +10,8 @@ import type { PreviewOutcome, PreviewRequest } from './preview/preview.js';
 export interface PoolTasks {
   /** Round-trips its input; used by tests and benchmarks to measure the pool itself. */
   echo: { input: { value: unknown }; output: { value: unknown } };
+  /** Runs one `shell` command in its own process group (the abort kills the group). */
+  shell: { input: ShellRequest; output: ShellOutput };
   /** Workspace file preview (supervisor/workspace). */
   preview: { input: PreviewRequest; output: PreviewOutcome };
 }

@@ -1,0 +1,175 @@
+/**
+ * Tasks: submit→running and submit→succeeded (demo) next to a bare `node` spawn of an empty
+ * script; Tasks/s over 200 submits; `status` and `list_task_statuses` with 10,000 records on disk
+ * next to the bare uWS hello-world; 1,000 SSE `stream_task` followers of 10 running Tasks (log
+ * line → follower delay, service RSS).
+ * Targets: running within 1.5x the spawn; >= 50 Tasks/s, all succeed; list p50 < 20 ms; status
+ * >= 50 % of bare uWS; follower p99 < 50 ms; RSS < 300 MB.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../supervisor/build-info.js';
+import { startChildServer } from './lib/child-server.js';
+import { percentile, rawRequest, runLoad } from './lib/load.js';
+import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
+import { followAll } from './lib/sse-followers.js';
+import { isMain, printTable } from './lib/table.js';
+import { writeDemoRecords } from './lib/task-records.js';
+
+const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+const stats = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+};
+
+async function call<T>(svc: ServiceProcess, name: string, args: Record<string, unknown>): Promise<{ answer: T; success: boolean }> {
+  const res = await fetch(`${svc.url}/jobs/${name}`, { method: 'POST', headers: auth, body: JSON.stringify({ arguments: args }) });
+  return (await res.json()) as { answer: T; success: boolean };
+}
+
+interface Handle {
+  task_id: string;
+  run_id: string;
+}
+
+/** Wall time of a bare `node empty.js` (spawn to exit), with the environment as is and without extra CA certs. */
+async function bareSpawn(count: number): Promise<{ asIs: number[]; noCa: number[] }> {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-spawn-'));
+  const script = join(dir, 'empty.js');
+  await writeFile(script, '');
+  const once = (env: NodeJS.ProcessEnv) =>
+    new Promise<number>((resolve) => {
+      const start = performance.now();
+      spawn(process.execPath, [script], { stdio: 'ignore', env }).once('exit', () => resolve(performance.now() - start));
+    });
+  const noCaEnv = { ...process.env };
+  delete noCaEnv['NODE_EXTRA_CA_CERTS'];
+  const asIs: number[] = [];
+  const noCa: number[] = [];
+  for (let i = 0; i < count; i++) {
+    asIs.push(await once(process.env));
+    noCa.push(await once(noCaEnv));
+  }
+  await rm(dir, { recursive: true, force: true });
+  return { asIs, noCa };
+}
+
+/** Sequential demo submits: submit→running from the child's started_at, submit→succeeded as wait_task returns. */
+async function submitLatency(svc: ServiceProcess, count: number): Promise<{ running: number[]; succeeded: number[] }> {
+  const running: number[] = [];
+  const succeeded: number[] = [];
+  for (let i = 0; i < count + 3; i++) {
+    const start = Date.now();
+    const handle = (await call<Handle>(svc, 'submit', { task: 'demo', x: i, y: 1 })).answer;
+    const done = await call<{ started_at: string; state: string }>(svc, 'wait_task', { task_id: handle.task_id, run_id: handle.run_id });
+    if (i < 3) continue; // warm-up
+    succeeded.push(Date.now() - start);
+    running.push(Date.parse(done.answer.started_at) - start);
+  }
+  return { running, succeeded };
+}
+
+/** 200 demo submits from 20 concurrent clients, each waiting for its Task: sustained Tasks/s. */
+async function throughput(svc: ServiceProcess, total: number, clients: number): Promise<{ perSecond: number; succeeded: number }> {
+  let next = 0;
+  let succeeded = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next < total) {
+        next++;
+        const handle = (await call<Handle>(svc, 'submit', { task: 'demo', x: next, y: 2 })).answer;
+        if ((await call(svc, 'wait_task', { task_id: handle.task_id, run_id: handle.run_id })).success) succeeded++;
+      }
+    }),
+  );
+  return { perSecond: (total / (performance.now() - start)) * 1000, succeeded };
+}
+
+export async function latencyAndThroughput(): Promise<void> {
+  const spawnTimes = await bareSpawn(20);
+  const svc = await startServiceProcess();
+  try {
+    const { running, succeeded } = await submitLatency(svc, 40);
+    const floor = stats(spawnTimes.asIs);
+    const rows: Array<Array<string | number>> = [
+      ['bare node spawn, empty script, to exit (floor)', floor.p50, floor.p99, '1.00'],
+      ['  same, without NODE_EXTRA_CA_CERTS', stats(spawnTimes.noCa).p50, stats(spawnTimes.noCa).p99, (stats(spawnTimes.noCa).p50 / floor.p50).toFixed(2)],
+      ['demo submit → running', stats(running).p50, stats(running).p99, (stats(running).p50 / floor.p50).toFixed(2)],
+      ['demo submit → succeeded (wait_task answered)', stats(succeeded).p50, stats(succeeded).p99, (stats(succeeded).p50 / floor.p50).toFixed(2)],
+    ];
+    printTable('Task start latency, sequential, ms (target: running within 1.5x the bare spawn)', ['measure', 'p50 ms', 'p99 ms', 'x spawn p50'], rows);
+    const t = await throughput(svc, 200, 20);
+    printTable('Sustained throughput (target >= 50 Tasks/s, all succeed)', ['run', 'Tasks/s', 'succeeded'], [['200 demo submits, 20 clients, submit + wait_task', t.perSecond, `${t.succeeded}/200`]]);
+  } finally {
+    await svc.stop();
+  }
+}
+
+export async function manyRecords(): Promise<void> {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-records-'));
+  const ids = writeDemoRecords(workspace, 10_000);
+  const bare = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'bare-uws.js'));
+  const floor = await runLoad({ port: bare.port, request: rawRequest('GET', '/health'), connections: 100, durationMs: 4000 });
+  await bare.stop();
+  const started = performance.now();
+  const svc = await startServiceProcess({ workspace });
+  const startup = performance.now() - started;
+  try {
+    const status = await runLoad({ port: svc.port, request: rawRequest('POST', '/jobs/status', auth, JSON.stringify({ arguments: { task_id: ids[5000] } })), connections: 100, durationMs: 4000 });
+    const version = await runLoad({ port: svc.port, request: rawRequest('POST', '/jobs/version', auth, '{"arguments":{}}'), connections: 100, durationMs: 4000 });
+    const listed = (await call<unknown[]>(svc, 'list_task_statuses', {})).answer;
+    if (listed.length !== 10_000) throw new Error(`listed ${listed.length} statuses`);
+    // Time to the last byte of the answer (the client's JSON.parse of ~5 MB is not the service's cost).
+    const list: number[] = [];
+    for (let i = 0; i < 23; i++) {
+      const t0 = performance.now();
+      const res = await fetch(`${svc.url}/jobs/list_task_statuses`, { method: 'POST', headers: auth, body: '{"arguments":{}}' });
+      await res.arrayBuffer();
+      if (i >= 3) list.push(performance.now() - t0);
+    }
+    printTable('10,000 records on disk (targets: list p50 < 20 ms; status >= 50 % of bare uWS)', ['measure', 'req/s', 'p50 ms', 'p99 ms', '% of bare uWS'], [
+      ['bare uWS hello-world, 100 connections (floor)', floor.rps, floor.p50, floor.p99, '100 %'],
+      ['version Job, 100 connections (the Job path floor)', version.rps, version.p50, version.p99, `${((100 * version.rps) / floor.rps).toFixed(0)} %`],
+      ['status, 100 connections', status.rps, status.p50, status.p99, `${((100 * status.rps) / floor.rps).toFixed(0)} %`],
+      ['list_task_statuses (10,000 items, ~5 MB), sequential, to last byte', 1000 / stats(list).p50, stats(list).p50, stats(list).p99, ''],
+      ['service start with the one scan (ms)', '', startup, '', ''],
+    ]);
+  } finally {
+    await svc.stop();
+    await rm(workspace, { recursive: true, force: true });
+  }
+}
+
+async function rssOf(pid: number): Promise<number> {
+  const text = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
+  return Number(/VmRSS:\s+(\d+)/.exec(text)?.[1] ?? 0) / 1024;
+}
+
+const FOLLOW_STEPS = 20;
+
+export async function followers(adapter: 'uws' | 'node'): Promise<Array<Array<string | number>>> {
+  const svc = await startServiceProcess({ adapter });
+  try {
+    const handles = await Promise.all(Array.from({ length: 10 }, () => call<Handle>(svc, 'submit', { task: 'sleep', seconds: FOLLOW_STEPS / 2, steps: FOLLOW_STEPS })));
+    let peak = await rssOf(svc.child.pid!);
+    const sampler = setInterval(() => void rssOf(svc.child.pid!).then((r) => (peak = Math.max(peak, r))), 250);
+    const result = await followAll(svc.port, BENCH_TOKEN, handles.map((h) => h.answer.task_id), 100);
+    clearInterval(sampler);
+    const s = stats(result.latencies);
+    return [[`${adapter} front end`, `${result.latencies.length}/${10 * FOLLOW_STEPS * 100}`, s.p50, s.p99, `${result.results} / ${result.errors}`, peak]];
+  } finally {
+    await svc.stop();
+  }
+}
+
+export async function run(): Promise<void> {
+  await latencyAndThroughput();
+  await manyRecords();
+  const rows = [...(await followers('uws')), ...(await followers('node'))];
+  printTable('1,000 SSE stream_task followers of 10 running Tasks, a log line every 0.5 s (targets: p99 < 50 ms, RSS < 300 MB)', ['service', 'lines delivered', 'write→follower p50 ms', 'p99 ms', 'results / errors', 'peak RSS MB'], rows);
+}
+
+if (isMain(import.meta.url)) await run();

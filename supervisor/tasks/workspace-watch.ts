@@ -1,0 +1,102 @@
+import { lstatSync, readdirSync, watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
+import { parseTaskId } from './task-ids.js';
+import type { TaskIndex } from './task-index.js';
+
+/** How long a new, still empty Task directory is watched for its first record. */
+const PENDING_WATCH_MS = 60_000;
+
+/**
+ * Keeps the index honest about Task directories that appear or vanish without the task Jobs
+ * (workspace deletions, snapshot syncs, another tool): one `fs.watch` on the workspace root and
+ * one per type directory, so the cost does not grow with the number of Tasks. Changes inside a
+ * Task directory are the live-task watchers' business.
+ */
+export class WorkspaceWatch {
+  readonly #index: TaskIndex;
+  readonly #root: FSWatcher | undefined;
+  readonly #types = new Map<string, FSWatcher>();
+  /** Task directories that appeared before their records were written, watched until they are. */
+  readonly #pending = new Map<string, FSWatcher>();
+  #closed = false;
+
+  constructor(index: TaskIndex) {
+    this.#index = index;
+    this.#root = this.#open(index.workspace, (name) => this.#onRootEntry(name));
+    for (const entry of readdirSync(index.workspace, { withFileTypes: true })) if (entry.isDirectory()) this.watchType(entry.name);
+  }
+
+  /** Starts watching a type directory (idempotent; submit calls it for new types). */
+  watchType(type: string): void {
+    if (this.#closed || this.#types.has(type) || !TASK_TYPE.test(type)) return;
+    const watcher = this.#open(join(this.#index.workspace, type), (name) => {
+      if (parseTaskId(name)?.type === type) void this.#loadTask(name);
+    });
+    if (watcher) this.#types.set(type, watcher);
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const w of this.#pending.values()) w.close();
+    this.#pending.clear();
+    this.#root?.close();
+    for (const w of this.#types.values()) w.close();
+    this.#types.clear();
+  }
+
+  /**
+   * Loads a Task directory that appeared or vanished. One created from outside usually gets its
+   * record a moment later, which the type directory's watch does not see: watch it until then.
+   */
+  async #loadTask(id: string): Promise<void> {
+    const record = await this.#index.load(id);
+    const parts = parseTaskId(id)!;
+    const dir = join(this.#index.workspace, parts.type, id);
+    if (record || this.#closed || this.#pending.has(id) || !lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+    const watcher = this.#open(dir, () => {
+      void this.#index.load(id).then((loaded) => {
+        if (loaded) this.#stopPending(id);
+      });
+    });
+    if (!watcher) return;
+    this.#pending.set(id, watcher);
+    setTimeout(() => this.#stopPending(id), PENDING_WATCH_MS).unref();
+  }
+
+  #stopPending(id: string): void {
+    this.#pending.get(id)?.close();
+    this.#pending.delete(id);
+  }
+
+  #open(dir: string, onEntry: (name: string) => void): FSWatcher | undefined {
+    try {
+      const watcher = watch(dir, (_event, name) => {
+        if (typeof name === 'string' && name) onEntry(name);
+      });
+      // The directory went away: stop, and let the root watch notice (or a later submit re-watch).
+      watcher.on('error', () => {
+        watcher.close();
+        for (const [type, w] of this.#types) if (w === watcher) this.#types.delete(type);
+      });
+      return watcher;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A type directory appeared or vanished: watch it, or forget the records it held. */
+  #onRootEntry(type: string): void {
+    if (!TASK_TYPE.test(type)) return;
+    const exists = lstatSync(join(this.#index.workspace, type), { throwIfNoEntry: false })?.isDirectory() ?? false;
+    if (exists === this.#types.has(type)) return;
+    this.#types.get(type)?.close();
+    this.#types.delete(type);
+    if (exists) {
+      this.watchType(type);
+      for (const entry of readdirSync(join(this.#index.workspace, type))) if (parseTaskId(entry)?.type === type) void this.#loadTask(entry);
+    } else {
+      for (const record of [...this.#index.all()]) if (record.parts.type === type) void this.#index.load(record.id);
+    }
+  }
+}
