@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { chooseAdapter } from '../protocol/adapter.js';
+import type { ListeningServer } from '../protocol/http.js';
 import { validateConfig } from '../supervisor/config.js';
 import { startService, type RunningService } from '../supervisor/service.js';
 import { writeBigText, writeCsv, writeParquetFile } from './workspace-fixtures.js';
@@ -44,11 +46,19 @@ async function preview(svc: RunningService, args: Record<string, unknown>): Prom
   if (!body.success) throw new Error(`preview failed: ${JSON.stringify(body.answer)}`);
 }
 
-/** One upload from a separate client process; resolves with its wall time (ms) and staged path. */
-async function timedUpload(svc: RunningService): Promise<{ ms: number; path: string }> {
+/** One upload from a separate client process to `url`; resolves with its wall time (ms) and staged path. */
+async function timedUpload(url: string): Promise<{ ms: number; path: string }> {
   const client = fileURLToPath(new URL('./upload-client.js', import.meta.url));
-  const { stdout } = await execFileAsync(process.execPath, [client, svc.url, TOKEN, String(UPLOAD_BYTES)], { maxBuffer: 1024 * 1024 });
+  const { stdout } = await execFileAsync(process.execPath, [client, url, TOKEN, String(UPLOAD_BYTES)], { maxBuffer: 1024 * 1024 });
   return JSON.parse(stdout) as { ms: number; path: string };
+}
+
+/** The transport's own ceiling: the same front end reading and dropping the body. */
+function listenDrain(): Promise<ListeningServer> {
+  return chooseAdapter().listen('127.0.0.1', 0, async (req, res) => {
+    for await (const chunk of req.body()) void chunk;
+    res.send(200, { 'content-type': 'application/json' }, JSON.stringify({ answer: { path: '' } }));
+  });
 }
 
 async function removeStaged(svc: RunningService, path: string): Promise<void> {
@@ -111,22 +121,30 @@ export async function run(): Promise<void> {
 
     const data = Buffer.alloc(UPLOAD_BYTES);
     for (let i = 0; i < data.length; i += 4096) data.writeUInt32LE(i, i);
-    // Floor and upload alternate, like the preview cases; the upload's time is taken by the client.
+    // Floor, bare receive and upload alternate, like the preview cases; HTTP times are taken by the client.
+    const drain = await listenDrain();
     const floors: number[] = [];
+    const drains: number[] = [];
     const uploads: number[] = [];
-    for (let i = 0; i < UPLOAD_ROUNDS; i++) {
-      const start = performance.now();
-      uploadFloor(dir, data);
-      floors.push(performance.now() - start);
-      const { ms, path } = await timedUpload(svc);
-      uploads.push(ms);
-      await removeStaged(svc, path);
+    try {
+      for (let i = 0; i < UPLOAD_ROUNDS; i++) {
+        const start = performance.now();
+        uploadFloor(dir, data);
+        floors.push(performance.now() - start);
+        drains.push((await timedUpload(`http://127.0.0.1:${drain.port}`)).ms);
+        const { ms, path } = await timedUpload(svc.url);
+        uploads.push(ms);
+        await removeStaged(svc, path);
+      }
+    } finally {
+      await drain.close();
     }
-    const [floor, up] = [floors, uploads].map((v) => v.sort((a, b) => a - b)[Math.floor(UPLOAD_ROUNDS / 2)]!) as [number, number];
+    const [floor, bare, up] = [floors, drains, uploads].map((v) => v.sort((a, b) => a - b)[Math.floor(UPLOAD_ROUNDS / 2)]!) as [number, number, number];
     const mbps = (t: number) => `${(UPLOAD_BYTES / MiB / (t / 1000)).toFixed(0)} MiB/s`;
     printTable('upload of 256 MiB (median of 5; the client is a separate process)', [
       ['case', 'throughput', 'vs floor'],
       ['floor: sha256 + disk write, 1 MiB pieces', mbps(floor), '100%'],
+      [`bare ${svc.adapter} receive, body dropped (transport ceiling)`, mbps(bare), `${((floor / bare) * 100).toFixed(0)}%`],
       ['POST /files (HTTP, hash, write, stage)', mbps(up), `${((floor / up) * 100).toFixed(0)}%`],
     ]);
   } finally {
