@@ -1,11 +1,14 @@
-import { serveCommand } from './serve-command.js';
-import { jobCommand } from './job-command.js';
-
-/** `taskyard serve ...` starts the service; any other first word is a Job name. */
+/**
+ * `taskyard serve ...` starts the service, `taskyard plugin install ...` and `taskyard sync push ...`
+ * move plugins and Task results to a service; any other first word is a Job name. Each path loads
+ * only its own modules, so a Job call does not pay for importing the whole service.
+ */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'serve') return serveCommand(rest);
-  return jobCommand(argv);
+  if (command === 'serve') return (await import('./serve-command.js')).serveCommand(rest);
+  if (command === 'plugin') return (await import('./plugin-command.js')).pluginCommand(rest);
+  if (command === 'sync') return (await import('./sync-command.js')).syncCommand(rest);
+  return (await import('./job-command.js')).jobCommand(argv);
 }
 
 main(process.argv.slice(2)).then(

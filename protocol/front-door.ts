@@ -32,7 +32,8 @@ function methodNotAllowed(allowed: string): HttpError {
 
 /** The same request seen under another path (getters such as `signal` stay live). */
 function withPath(req: IncomingRequest, path: string): IncomingRequest {
-  return Object.create(req, { path: { value: path, enumerable: true } }) as IncomingRequest;
+  // rawPath keeps the spelling as received, for the proxy to forward unchanged.
+  return Object.create(req, { path: { value: path, enumerable: true }, rawPath: { value: req.path, enumerable: true } }) as IncomingRequest;
 }
 
 /**

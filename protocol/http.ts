@@ -8,6 +8,11 @@ export interface IncomingRequest {
   readonly method: string;
   /** Raw (still percent-encoded) path without the query, e.g. `/jobs/version`. */
   readonly path: string;
+  /**
+   * The path exactly as received, set by the front door when it hands routes the decoded `path`;
+   * a proxy forwards this one so `%2F` and friends reach the upstream unchanged.
+   */
+  readonly rawPath?: string;
   /** Raw query string without the leading `?`. */
   readonly query: string;
   /** Header values by lower-case name (repeated headers joined with `, `). */
@@ -23,18 +28,23 @@ export interface IncomingRequest {
 
 export type HeaderMap = Record<string, string>;
 
+/** Response headers; a list sends the header once per value (several `set-cookie`, which cannot be joined). */
+export type ResponseHeaders = Record<string, string | string[]>;
+
 /** A streamed response body. */
 export interface BodyWriter {
   /** Writes a chunk; resolves once the socket can take more (false when the client is gone). */
   write(chunk: string | Uint8Array): Promise<boolean>;
   end(): void;
+  /** Drops the connection: the client sees a broken response, not a complete but short one. */
+  abort(): void;
 }
 
 export interface ResponseSink {
   /** Sends a complete response; ignored when the client is already gone. */
-  send(status: number, headers: HeaderMap, body?: string | Uint8Array): void;
+  send(status: number, headers: ResponseHeaders, body?: string | Uint8Array): void;
   /** Starts a streamed response. */
-  stream(status: number, headers: HeaderMap): BodyWriter;
+  stream(status: number, headers: ResponseHeaders): BodyWriter;
 }
 
 export type Handler = (req: IncomingRequest, res: ResponseSink) => Promise<void>;

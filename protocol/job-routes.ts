@@ -42,7 +42,7 @@ export async function handleCatalog(req: IncomingRequest, res: ResponseSink, opt
   if (target !== null) {
     const resolved = opts.forwarder.resolve(target);
     if (!resolved) throw new HttpError(422, `target ${JSON.stringify(target)} is not one of the configured targets`);
-    sendJson(res, 200, { answer: await opts.forwarder.catalog(resolved, req.signal), success: true, metadata: {} });
+    sendJson(res, 200, { answer: await opts.forwarder.catalog(resolved, AbortSignal.any([req.signal, opts.shutdown])), success: true, metadata: {} });
     return;
   }
   sendJson(res, 200, { answer: opts.registry.catalog, success: true, metadata: {} });
@@ -53,7 +53,7 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   const envelope = await readEnvelope(req, opts.jsonLimit);
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
-    sendJson(res, 200, await opts.forwarder.call(target, name, envelope.arguments, req.signal));
+    sendJson(res, 200, await opts.forwarder.call(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.shutdown])));
     return;
   }
   const entry = opts.registry.get(name);
@@ -68,12 +68,14 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   const envelope = await readEnvelope(req, opts.jsonLimit);
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
-    // Validation and 4xx belong to the target; once its stream starts, pass events through.
+    // Validation and 4xx belong to the target, and reach the caller as such: the SSE response
+    // starts only once the target has started its own.
+    const events = await opts.forwarder.openStream(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.shutdown]));
     const sse = new SseWriter(res);
     try {
-      for await (const event of opts.forwarder.stream(target, name, envelope.arguments, req.signal)) {
+      for await (const event of events) {
         if (event.kind === 'result') return await sse.finish(event);
-        if (!(await sse.send(event))) return;
+        if (!(await sse.send(event))) return; // the client left: leaving the loop closes upstream
       }
       await sse.finish({ kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });
     } catch (err) {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { BodyWriter, Handler, HeaderMap, HttpAdapter, IncomingRequest, ListeningServer, ResponseSink } from './http.js';
+import type { BodyWriter, Handler, HeaderMap, HttpAdapter, IncomingRequest, ListeningServer, ResponseHeaders, ResponseSink } from './http.js';
 
 /** Fallback front end on node:http with the same seam as the uWS adapter. */
 class NodeResponse implements ResponseSink {
@@ -10,14 +10,14 @@ class NodeResponse implements ResponseSink {
     return this.res.writableEnded || this.res.destroyed;
   }
 
-  send(status: number, headers: HeaderMap, body: string | Uint8Array = ''): void {
+  send(status: number, headers: ResponseHeaders, body: string | Uint8Array = ''): void {
     if (this.#gone || this.res.headersSent) return;
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     this.res.writeHead(status, { ...headers, 'content-length': String(bytes.byteLength) });
     this.res.end(bytes);
   }
 
-  stream(status: number, headers: HeaderMap): BodyWriter {
+  stream(status: number, headers: ResponseHeaders): BodyWriter {
     if (!this.#gone) {
       this.res.writeHead(status, headers);
       this.res.flushHeaders();
@@ -40,6 +40,9 @@ class NodeResponse implements ResponseSink {
       },
       end: () => {
         if (!this.#gone) this.res.end();
+      },
+      abort: () => {
+        if (!this.#gone) this.res.destroy();
       },
     };
   }

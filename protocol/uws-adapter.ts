@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { BodyQueue } from './body-queue.js';
-import { statusLine, type BodyWriter, type Handler, type HeaderMap, type HttpAdapter, type IncomingRequest, type ListeningServer, type ResponseSink } from './http.js';
+import { statusLine, type BodyWriter, type Handler, type HeaderMap, type HttpAdapter, type IncomingRequest, type ListeningServer, type ResponseHeaders, type ResponseSink } from './http.js';
 
 // Every uWebSockets.js import lives in this file. We load the native binary ourselves: the
 // package's own entry silently falls back to a broken JavaScript implementation.
@@ -27,12 +27,17 @@ function hasBody(headers: HeaderMap): boolean {
   return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
+const NUDGE_MIN_MS = 50;
+const NUDGE_MAX_MS = 2000;
+
 class UwsResponse implements ResponseSink {
   aborted = false;
   /** True once the client went away (as opposed to the response being finished). */
   disconnected = false;
   #controller: AbortController | null = null;
   #drained: (() => void) | null = null;
+  /** How long to wait for onWritable before writing on regardless (grows while nothing drains). */
+  #nudgeMs = NUDGE_MIN_MS;
 
   constructor(private readonly res: HttpResponse) {}
 
@@ -52,19 +57,20 @@ class UwsResponse implements ResponseSink {
     this.#drained?.();
   }
 
-  #head(status: number, headers: HeaderMap): boolean {
+  #head(status: number, headers: ResponseHeaders): boolean {
     this.res.writeStatus(statusLine(status));
     let close = false;
     for (const [name, value] of Object.entries(headers)) {
       // uWS writes content-length itself on end(); a second one would corrupt the response.
       if (name === 'content-length') continue;
       if (name === 'connection' && value === 'close') close = true;
-      else this.res.writeHeader(name, value);
+      else if (typeof value === 'string') this.res.writeHeader(name, value);
+      else for (const v of value) this.res.writeHeader(name, v);
     }
     return close;
   }
 
-  send(status: number, headers: HeaderMap, body: string | Uint8Array = ''): void {
+  send(status: number, headers: ResponseHeaders, body: string | Uint8Array = ''): void {
     if (this.aborted) return;
     this.aborted = true; // a response is finished once; later calls are ignored
     this.res.cork(() => {
@@ -73,31 +79,52 @@ class UwsResponse implements ResponseSink {
     });
   }
 
-  stream(status: number, headers: HeaderMap): BodyWriter {
+  /**
+   * Waits after a write that reported backpressure. With this uWS build the onWritable that
+   * should follow sometimes never comes (measured: a few times in 8 MB of 16 KB writes), which
+   * would stall the stream forever; the next write flushes the buffer, so after a short wait we
+   * write on. The wait doubles while no onWritable arrives, bounding what a reader that stopped
+   * reading can make us buffer.
+   */
+  #writable(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#drained = null;
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.#nudgeMs = Math.min(this.#nudgeMs * 2, NUDGE_MAX_MS);
+        done();
+      }, this.#nudgeMs);
+      this.#drained = done;
+      this.res.onWritable(() => {
+        this.#nudgeMs = NUDGE_MIN_MS;
+        done();
+        return true;
+      });
+    });
+  }
+
+  stream(status: number, headers: ResponseHeaders): BodyWriter {
     if (!this.aborted) this.res.cork(() => this.#head(status, headers));
     return {
       write: async (chunk) => {
         if (this.aborted) return false;
-        // Not corked: a corked write that reports backpressure is sometimes never followed by
-        // onWritable (measured with this uWS build), which would stall the stream forever.
-        const ok = this.res.write(chunk);
-        if (!ok && !this.aborted) {
-          // Backpressure: uWS has buffered the chunk; wait until the socket drains.
-          await new Promise<void>((resolve) => {
-            this.#drained = resolve;
-            this.res.onWritable(() => {
-              this.#drained = null;
-              resolve();
-              return true;
-            });
-          });
-        }
+        let ok = true;
+        this.res.cork(() => (ok = this.res.write(chunk)));
+        if (!ok && !this.aborted) await this.#writable();
         return !this.aborted;
       },
       end: () => {
         if (this.aborted) return;
         this.aborted = true;
         this.res.cork(() => this.res.end());
+      },
+      abort: () => {
+        if (this.aborted) return;
+        this.aborted = true;
+        this.res.close();
       },
     };
   }

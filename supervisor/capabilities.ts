@@ -1,6 +1,10 @@
 import type { CapabilityFactory } from './capability.js';
 import { machineCapability } from './machine/capability.js';
+import { pluginsCapability } from './plugins/capability.js';
+import { proxyCapability } from './proxy/capability.js';
+import { snapshotsCapability } from './snapshots/capability.js';
 import { tasksCapability } from './tasks/capability.js';
+import { workspaceCapability } from './workspace/capability.js';
 
-/** Every capability of the built-in service, in catalog order. */
-export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [machineCapability, tasksCapability];
+/** Every capability of the built-in service, in catalog order (tasks before plugins and snapshots, which use it). */
+export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [machineCapability, workspaceCapability, tasksCapability, pluginsCapability, snapshotsCapability, proxyCapability];

@@ -13,6 +13,8 @@ export interface Environment {
   readonly pool: WorkerPool;
   /** Aborted when the service shuts down. */
   readonly shutdown: AbortSignal;
+  /** The service's bearer token (null or absent: an open service); never to be sent anywhere. */
+  readonly token?: string | null;
 }
 
 /**

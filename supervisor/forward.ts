@@ -1,58 +1,89 @@
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { TargetEntry } from '../schemas/config.js';
 import type { StreamEvent } from '../schemas/events.js';
 import type { JobCatalog, JobResponse } from '../schemas/job-response.js';
-import { HttpError } from './errors.js';
+import { readSseEvents } from '../protocol/sse-reader.js';
+import { openUpstream, readText } from '../protocol/upstream.js';
+import { HttpError, RuntimeError } from './errors.js';
 import type { Forwarder } from './forwarder.js';
 import { indexTargets, normalizeAddress } from './targets.js';
 
-function headersFor(target: TargetEntry): Record<string, string> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+/** Largest remote answer read into memory; a bigger one is a broken answer (502). */
+const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isJobResponse = (v: unknown): v is JobResponse => isObject(v) && typeof v['success'] === 'boolean';
+const isCatalog = (v: unknown): v is JobCatalog => isObject(v) && Array.isArray(v['items']) && typeof v['total'] === 'number';
+
+/** Only the stored token goes out: the caller's own headers never reach the target. */
+function headersFor(target: TargetEntry, accept: string): OutgoingHttpHeaders {
+  const headers: OutgoingHttpHeaders = { accept, 'content-type': 'application/json' };
   if (target.token) headers['authorization'] = `Bearer ${target.token}`;
   return headers;
 }
 
-async function remote(target: TargetEntry, path: string, init: RequestInit): Promise<Response> {
+/** Sends one request to the target; failing to get a response head is a 502. */
+async function exchange(target: TargetEntry, method: string, path: string, accept: string, body: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
   try {
-    return await fetch(`${target.address}${path}`, { ...init, headers: { ...headersFor(target), ...(init.headers as Record<string, string>) } });
+    return await openUpstream(new URL(path, target.address), { method, headers: headersFor(target, accept), ...(body === undefined ? {} : { body }), signal });
   } catch (err) {
-    if ((err as Error).name === 'AbortError') throw err;
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new HttpError(502, `Cannot reach target ${target.address}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    // Nobody is left to read the answer (client gone or service stopping): no 502, no log line.
+    if (signal.aborted) throw new HttpError(503, 'Forwarded call aborted');
+    throw new HttpError(502, `Cannot reach target ${target.address}: ${(err as Error).message}`);
   }
 }
 
-/** Remote 4xx pass through with their detail; anything else unexpected is a 502. */
-async function expectJson<T>(target: TargetEntry, response: Response, check: (v: unknown) => v is T): Promise<T> {
-  const text = await response.text().catch(() => '');
-  let body: unknown;
+async function readBody(target: TargetEntry, res: IncomingMessage): Promise<string> {
   try {
-    body = JSON.parse(text);
+    return await readText(res, MAX_ANSWER_BYTES);
+  } catch (err) {
+    throw new HttpError(502, `Target ${target.address} broke off its answer: ${(err as Error).message}`);
+  }
+}
+
+function parse(text: string): unknown {
+  try {
+    return JSON.parse(text);
   } catch {
-    throw new HttpError(502, `Target ${target.address} answered HTTP ${response.status} with a body that is not JSON`);
+    return undefined;
   }
-  if (response.status >= 400 && response.status < 500) {
-    const detail = (body as { detail?: unknown }).detail;
-    throw new HttpError(response.status, typeof detail === 'string' || Array.isArray(detail) ? detail : `Target answered HTTP ${response.status}`);
+}
+
+/**
+ * Maps a remote status that is not 200 to what the caller sees. A remote 4xx is the caller's
+ * problem and passes through with its detail, except 401: the caller's own token was accepted
+ * here, so a 401 there means the token configured for the target is wrong, which the caller can
+ * neither see nor fix: that is a failed forwarding (502), not an authentication prompt.
+ */
+function remoteFailure(target: TargetEntry, status: number, text: string): HttpError {
+  const body = parse(text);
+  const detail = isObject(body) ? body['detail'] : undefined;
+  if (status === 401) return new HttpError(502, `Target ${target.address} rejected the token configured for it (HTTP 401)`);
+  if (status >= 400 && status < 500) {
+    return new HttpError(status, typeof detail === 'string' || Array.isArray(detail) ? detail : text.slice(0, 1000) || `Target answered HTTP ${status}`);
   }
-  if (response.status !== 200 || !check(body)) throw new HttpError(502, `Target ${target.address} answered HTTP ${response.status} without a JobResponse`);
+  const shown = typeof detail === 'string' ? detail : text.slice(0, 200);
+  return new HttpError(502, `Target ${target.address} answered HTTP ${status}${shown ? `: ${shown}` : ''}`);
+}
+
+/** A complete JSON answer of the expected shape, or the right HttpError. */
+async function expectJson<T>(target: TargetEntry, res: IncomingMessage, valid: (v: unknown) => v is T, what: string): Promise<T> {
+  const text = await readBody(target, res);
+  const status = res.statusCode ?? 0;
+  if (status !== 200) throw remoteFailure(target, status, text);
+  const body = parse(text);
+  if (!valid(body)) throw new HttpError(502, `Target ${target.address} answered HTTP 200 without ${what}`);
   return body;
 }
 
-const isJobResponse = (v: unknown): v is JobResponse => typeof v === 'object' && v !== null && typeof (v as JobResponse).success === 'boolean';
-
-/** Parses an SSE byte stream into events, one frame at a time (no buffering of the whole stream). */
-async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) !== -1) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = block.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
-      if (data) yield JSON.parse(data) as StreamEvent;
-    }
+/** Passes remote events on one by one; a broken stream becomes a business failure at its end. */
+async function* relay(target: TargetEntry, res: IncomingMessage): AsyncGenerator<StreamEvent> {
+  try {
+    yield* readSseEvents(res);
+  } catch (err) {
+    throw new RuntimeError(`event stream from target ${target.address} broke off: ${(err as Error).message}`);
+  } finally {
+    res.destroy(); // closes the upstream request when the caller stops early
   }
 }
 
@@ -75,28 +106,26 @@ export function createForwarder(targets: readonly TargetEntry[]): Forwarder {
     },
     async call(address, job, args, signal) {
       const target = get(address);
-      const response = await remote(target, `/jobs/${encodeURIComponent(job)}`, { method: 'POST', body: JSON.stringify({ arguments: args }), signal });
-      return expectJson(target, response, isJobResponse);
+      const res = await exchange(target, 'POST', `/jobs/${encodeURIComponent(job)}`, 'application/json', JSON.stringify({ arguments: args }), signal);
+      return expectJson(target, res, isJobResponse, 'a JobResponse');
     },
-    async *stream(address, job, args, signal) {
+    async openStream(address, job, args, signal) {
       const target = get(address);
-      const response = await remote(target, `/jobs/${encodeURIComponent(job)}/events`, {
-        method: 'POST',
-        body: JSON.stringify({ arguments: args }),
-        headers: { accept: 'text/event-stream' },
-        signal,
-      });
-      if (response.status !== 200 || !response.body) {
-        const text = await response.text().catch(() => '');
-        throw new HttpError(502, `Target ${target.address} answered HTTP ${response.status}: ${text.slice(0, 500)}`);
+      const res = await exchange(target, 'POST', `/jobs/${encodeURIComponent(job)}/events`, 'text/event-stream', JSON.stringify({ arguments: args }), signal);
+      // Peek at the head before the caller starts its own SSE response, so remote 4xx stay 4xx.
+      if (res.statusCode !== 200) throw remoteFailure(target, res.statusCode ?? 0, await readBody(target, res));
+      if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
+        res.destroy();
+        throw new HttpError(502, `Target ${target.address} answered without an event stream (content-type ${res.headers['content-type'] ?? 'missing'})`);
       }
-      yield* readEvents(response.body);
+      return relay(target, res);
     },
     async catalog(address, signal) {
       const target = get(address);
-      const response = await remote(target, '/jobs', { method: 'GET', signal });
-      const body = await expectJson(target, response, isJobResponse);
-      return body.answer as JobCatalog;
+      const res = await exchange(target, 'GET', '/jobs', 'application/json', undefined, signal);
+      const body = await expectJson(target, res, isJobResponse, 'a JobResponse');
+      if (!body.success || !isCatalog(body.answer)) throw new HttpError(502, `Target ${target.address} answered GET /jobs without a job catalog`);
+      return body.answer;
     },
   };
 }

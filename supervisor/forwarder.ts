@@ -10,7 +10,12 @@ export interface Forwarder {
   resolve(address: string): string | undefined;
   /** Ordinary call; remote 4xx pass through as HttpError, connection/protocol failures are 502. */
   call(address: string, job: string, args: Record<string, unknown>, signal: AbortSignal): Promise<JobResponse>;
-  /** Streams the remote `/events` call event by event, ending with its `result`. */
-  stream(address: string, job: string, args: Record<string, unknown>, signal: AbortSignal): AsyncIterable<StreamEvent>;
+  /**
+   * Opens the remote `/events` call. Resolves once the target answered with an event stream, so
+   * a remote 4xx (or a 502) is thrown before the caller commits to its own SSE response; the
+   * events then pass through one by one, ending with the target's `result`. Leaving the loop
+   * early (or aborting `signal`) closes the upstream request.
+   */
+  openStream(address: string, job: string, args: Record<string, unknown>, signal: AbortSignal): Promise<AsyncIterable<StreamEvent>>;
   catalog(address: string, signal: AbortSignal): Promise<JobCatalog>;
 }

@@ -35,7 +35,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const workspace = await realpath(config.service.workspace);
   const shutdown = new AbortController();
   const pool = new WorkerPool();
-  const env: Environment = { config, workspace, pool, shutdown: shutdown.signal };
+  const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token };
   const capabilities: Capability[] = [];
   const closeAll = async () => {
     shutdown.abort();

@@ -1,0 +1,92 @@
+/**
+ * Cost of the fleet paths, each next to its own direct baseline measured in the same run:
+ * a forwarded `POST /jobs/version` (A → B with B's stored token) against calling B directly, a
+ * small GET through `/proxy` against the bare node:http upstream, and streaming a large body
+ * through the proxy against reading it straight from the upstream.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../supervisor/build-info.js';
+import { startChildServer } from './lib/child-server.js';
+import { rawRequest, runLoad, type LoadResult } from './lib/load.js';
+import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
+import { isMain, printTable } from './lib/table.js';
+
+const CONNECTIONS = 32;
+const DURATION_MS = Number(process.env['BENCH_DURATION_MS'] ?? 3000);
+const STREAM_MIB = 128;
+const MiB = 1024 * 1024;
+const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+
+const load = (port: number, request: Buffer): Promise<LoadResult> => runLoad({ port, request, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: 500 });
+
+/** An upstream that streams STREAM_MIB of bytes in 1 MiB chunks, honouring backpressure. */
+async function startStreamingUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
+  const chunk = Buffer.alloc(MiB, 7);
+  const server = createServer(async (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(STREAM_MIB * MiB) });
+    for (let i = 0; i < STREAM_MIB; i++) if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+    res.end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }),
+  };
+}
+
+/** MiB/s of reading one large body, best of three. */
+async function downloadRate(url: string): Promise<number> {
+  let best = 0;
+  for (let i = 0; i < 3; i++) {
+    const start = performance.now();
+    const res = await fetch(url);
+    let size = 0;
+    for await (const c of res.body as unknown as AsyncIterable<Uint8Array>) size += c.byteLength;
+    if (size !== STREAM_MIB * MiB) throw new Error(`short body: ${size}`);
+    best = Math.max(best, size / MiB / ((performance.now() - start) / 1000));
+  }
+  return best;
+}
+
+export async function run(): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-bench-fleet-'));
+  const bare = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'bare-node.js'));
+  const streaming = await startStreamingUpstream();
+  const b = await startServiceProcess({ adapter: 'uws' });
+  const config = join(dir, 'a.yaml');
+  await writeFile(config, JSON.stringify({
+    targets: [{ address: b.url, token: BENCH_TOKEN }],
+    proxy: { small: { url: `http://127.0.0.1:${bare.port}` }, big: { url: streaming.url } },
+  }));
+  const a = await startServiceProcess({ adapter: 'uws', args: ['--config', config] });
+  try {
+    const direct = await load(b.port, rawRequest('POST', '/jobs/version', auth, '{"arguments":{}}'));
+    const forwarded = await load(a.port, rawRequest('POST', '/jobs/version', auth, JSON.stringify({ arguments: {}, target: b.url })));
+    const upstream = await load(bare.port, rawRequest('GET', '/'));
+    const proxied = await load(a.port, rawRequest('GET', '/proxy/small/'));
+    printTable(`Fleet paths, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s each (uWS front end)`, ['request', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'x baseline req/s'], [
+      ['B: POST /jobs/version (baseline)', direct.rps, direct.p50, direct.p99, direct.errors, '1.00'],
+      ['A → B: POST /jobs/version {target}', forwarded.rps, forwarded.p50, forwarded.p99, forwarded.errors, (forwarded.rps / direct.rps).toFixed(2)],
+      ['bare node:http GET (baseline)', upstream.rps, upstream.p50, upstream.p99, upstream.errors, '1.00'],
+      ['A: GET /proxy/small/ → bare node', proxied.rps, proxied.p50, proxied.p99, proxied.errors, (proxied.rps / upstream.rps).toFixed(2)],
+    ]);
+    const straight = await downloadRate(streaming.url);
+    const through = await downloadRate(`${a.url}/proxy/big/`);
+    printTable(`Streaming ${STREAM_MIB} MiB, one client (best of 3)`, ['path', 'MiB/s', 'x direct'], [
+      ['upstream directly (baseline)', straight, '1.00'],
+      ['through /proxy', through, (through / straight).toFixed(2)],
+    ]);
+  } finally {
+    await a.stop();
+    await b.stop();
+    await bare.stop();
+    await streaming.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (isMain(import.meta.url)) await run();

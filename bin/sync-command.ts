@@ -1,0 +1,56 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { BusinessError } from '../supervisor/errors.js';
+import { packSnapshot } from '../supervisor/snapshots/pack-snapshot.js';
+import { splitArgs } from './cli-args.js';
+import { CallError, EXIT, UsageError } from './cli-errors.js';
+import { DEFAULT_WORKSPACE, resolveConnection } from './connection.js';
+import { callJob } from './job-client.js';
+import { uploadFile } from './upload-client.js';
+
+const USAGE = `usage: taskyard sync push <task_id>... --target ADDRESS [--token TOKEN] [--workspace DIR]
+
+Packs finished Tasks of the local workspace (--workspace, default ${DEFAULT_WORKSPACE}) into a
+snapshot, uploads it to the target with POST /files and applies it there with sync_tasks, so the
+results (status, log, metadata, artifacts) move between machines. The token is --token or
+TASKYARD_TARGET_TOKEN (--url instead of --target uses TASKYARD_TOKEN). Prints sync_tasks's
+JobResponse; exit code 0 when it succeeded.`;
+
+const expandHome = (path: string) => (path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path);
+
+/** `taskyard sync push <task_id>...`: returns the exit code. */
+export async function syncCommand(argv: string[]): Promise<number> {
+  let scratch: string | undefined;
+  try {
+    const { job: action, options, fields } = splitArgs(argv);
+    if (options.help) {
+      console.log(USAGE);
+      return EXIT.success;
+    }
+    if (action !== 'push') throw new UsageError(action === undefined ? 'name an action' : `unknown action ${JSON.stringify(action)}`);
+    if (!fields.length) throw new UsageError('name at least one Task ID to push');
+    if (options.target === undefined && options.url === undefined) throw new UsageError('say where to push: --target ADDRESS (or --url URL)');
+    const workspace = resolve(expandHome(options.workspace ?? DEFAULT_WORKSPACE));
+    const conn = await resolveConnection(options);
+    scratch = await mkdtemp(join(tmpdir(), 'taskyard-sync-'));
+    const archive = join(scratch, 'tasks.tar.gz');
+    await packSnapshot(workspace, fields, archive);
+    const staged = await uploadFile(conn, archive);
+    const response = await callJob(conn, 'sync_tasks', { path: staged.path });
+    console.log(JSON.stringify(response, null, 2));
+    return response.success ? EXIT.success : EXIT.failure;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`taskyard sync: ${err.message}\n\n${USAGE}`);
+      return EXIT.usage;
+    }
+    if (err instanceof CallError || err instanceof BusinessError) {
+      console.error(`taskyard sync: ${err.message}`);
+      return EXIT.failure;
+    }
+    throw err;
+  } finally {
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,29 @@
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { Readable } from 'node:stream';
+import { CallError, UsageError } from './cli-errors.js';
+import type { Connection } from './connection.js';
+import { headers, readAnswer, request } from './job-client.js';
+
+/** What `POST /files` answers: the staged path and the checksum the service computed. */
+export interface FileCopy {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+/** Streams a local file to `POST /files` (raw body, name in `x-file-name`); answers the FileCopy. */
+export async function uploadFile(conn: Connection, file: string, name = basename(file)): Promise<FileCopy> {
+  const info = await stat(file).catch(() => null);
+  if (!info?.isFile()) throw new UsageError(`${file} is not a readable file`);
+  const init = {
+    method: 'POST',
+    headers: headers(conn, { 'content-type': 'application/octet-stream', 'x-file-name': encodeURIComponent(name), 'content-length': String(info.size) }),
+    body: Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>,
+    duplex: 'half',
+  } as RequestInit;
+  const response = await readAnswer(await request(conn, '/files', init));
+  if (!response.success) throw new CallError(`upload of ${file} failed: ${JSON.stringify(response.answer)}`);
+  return response.answer as FileCopy;
+}

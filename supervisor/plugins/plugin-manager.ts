@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto';
+import { access, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { TSchema } from '@sinclair/typebox';
+import { check } from '../../schemas/validator.js';
+import { KeyError, RuntimeError, ValueError } from '../errors.js';
+import { removeStagedFile, takeStagedFile } from '../staged-input.js';
+import { DefinitionCatalog, pluginsDirOf } from '../tasks/definitions.js';
+import type { TaskRuntime } from '../tasks/task-runtime.js';
+import { STATE_DIR } from '../token-store.js';
+import { copyPrefix, pruneTarballs, readDependencies, readManifest, swapPrefix, TARBALLS } from './plugin-prefix.js';
+import { runNpm } from './run-npm.js';
+
+/** What install, uninstall and list answer about one plugin. */
+export interface PluginInfo {
+  name: string;
+  version: string;
+  /** Registration names of its Tasks, sorted. */
+  tasks: string[];
+}
+
+/** Work areas live here, next to the live prefix, so the final swap is a rename on one file system. */
+const WORK_DIR = 'plugin-work';
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+/** Registration names that come from `plugin` in a catalog. */
+function tasksOf(catalog: DefinitionCatalog, plugin: string): string[] {
+  return catalog.names().filter((n) => catalog.get(n)?.definition.plugin === plugin);
+}
+
+/**
+ * Installs and removes plugins without a restart. Every change is made on a copy of the live npm
+ * prefix, checked there (npm's install, then a child process describing every Task), and only
+ * then swapped in; a broken plugin therefore leaves the installed set exactly as it was.
+ * Changes are serialised: one at a time per service.
+ */
+export class PluginManager {
+  readonly #rt: TaskRuntime;
+  readonly #live: string;
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(rt: TaskRuntime) {
+    this.#rt = rt;
+    this.#live = pluginsDirOf(rt.workspace);
+  }
+
+  #serial<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work, work);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Runs `change` on a staged copy of the prefix (`<root>/.taskyard/plugins`), then swaps it in. */
+  async #change<T>(change: (root: string, prefix: string) => Promise<T>): Promise<T> {
+    const work = join(this.#rt.workspace, STATE_DIR, WORK_DIR, randomBytes(8).toString('hex'));
+    const root = join(work, 'root');
+    const prefix = pluginsDirOf(root);
+    try {
+      await copyPrefix(this.#live, prefix);
+      const result = await change(root, prefix);
+      await pruneTarballs(prefix);
+      await swapPrefix(this.#live, prefix, join(work, 'previous'));
+      await this.#rt.reloadDefinitions();
+      return result;
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  }
+
+  /** `install_plugin`: the staged tarball at `path`, whose content must have `sha256`. */
+  install(path: string, sha256: string, signal: AbortSignal): Promise<PluginInfo> {
+    return this.#serial(async () => {
+      const info = await this.#change(async (root, prefix) => {
+        const upload = join(root, '..', 'upload.tgz');
+        const taken = await takeStagedFile(this.#rt.workspace, path, upload);
+        if (taken.sha256 !== sha256.toLowerCase()) throw new ValueError(`sha256 mismatch: the staged file has ${taken.sha256}, not ${sha256}`);
+        const tarball = `${TARBALLS}/${taken.sha256}.tgz`;
+        await rename(upload, join(prefix, tarball));
+        await runNpm(['install', `./${tarball}`], prefix, signal);
+        const name = [...(await readDependencies(prefix))].find(([, spec]) => spec === `file:${tarball}`)?.[0];
+        if (!name) throw new ValueError(`npm installed ${taken.name} but did not record it as a dependency`);
+        return this.#checkInstalled(root, prefix, name);
+      });
+      await removeStagedFile(this.#rt.workspace, path);
+      return info;
+    });
+  }
+
+  /** Describes the staged set and checks the new plugin's part of it. */
+  async #checkInstalled(root: string, prefix: string, name: string): Promise<PluginInfo> {
+    if (name === 'taskyard') throw new ValueError('the package name taskyard is reserved');
+    const manifest = await readManifest(prefix, name);
+    if (!manifest) throw new ValueError(`package ${name} has no readable package.json`);
+    if (!manifest.tasks) throw new ValueError(`package ${name} is not a taskyard plugin: its package.json has no "taskyard": {"tasks": "<module>"}`);
+    const staged = new DefinitionCatalog(root);
+    await staged.reload();
+    // Paths in the describer's messages point into a private work area: show them relative to it.
+    const errors = staged.errors.map((e) => e.replaceAll(`${prefix}/`, ''));
+    if (errors.length) throw new ValueError(`plugin ${name} cannot be installed: ${errors.join('; ')}`);
+    const tasks = tasksOf(staged, name);
+    if (!tasks.length) throw new ValueError(`plugin ${name} declares no Tasks (its module ${manifest.tasks} exports an empty list)`);
+    for (const task of tasks) {
+      const { input_schema, output_schema } = staged.get(task)!.definition;
+      for (const [label, schema] of [['input', input_schema], ['output', output_schema]] as const) {
+        try {
+          check(schema as unknown as TSchema, {});
+        } catch (err) {
+          throw new ValueError(`plugin ${name}: Task ${task} has an invalid ${label} schema: ${(err as Error).message}`);
+        }
+      }
+    }
+    return { name, version: manifest.version, tasks };
+  }
+
+  /** `uninstall_plugin`: refused while one of the plugin's Tasks is queued or running. */
+  uninstall(name: string, signal: AbortSignal): Promise<PluginInfo> {
+    return this.#serial(async () => {
+      if (!(await readDependencies(this.#live)).has(name)) throw new KeyError(`plugin ${name} is not installed${await this.#installedHint()}`);
+      const tasks = tasksOf(this.#rt.catalog, name);
+      const running = tasks.find((t) => this.#rt.isRegistrationActive(t));
+      if (running) throw new RuntimeError(`plugin ${name} cannot be removed while its Task ${running} is queued or running; cancel it or wait for it to finish`);
+      const version = (await readManifest(this.#live, name))?.version ?? '';
+      await this.#change(async (_root, prefix) => runNpm(['uninstall', name], prefix, signal));
+      return { name, version, tasks };
+    });
+  }
+
+  async #installedHint(): Promise<string> {
+    const names = [...(await readDependencies(this.#live)).keys()].sort();
+    return names.length ? ` (installed: ${names.join(', ')})` : ' (no plugins are installed)';
+  }
+
+  /** `list_plugins`: every installed plugin with its version and Tasks, sorted by name. */
+  async list(): Promise<PluginInfo[]> {
+    const out: PluginInfo[] = [];
+    for (const name of [...(await readDependencies(this.#live)).keys()].sort()) {
+      out.push({ name, version: (await readManifest(this.#live, name))?.version ?? '', tasks: tasksOf(this.#rt.catalog, name) });
+    }
+    return out;
+  }
+
+  /**
+   * Removes work areas a crashed change left behind. A crash between the two renames of a swap
+   * leaves no live prefix but a `previous` one: that is put back first, and described again.
+   */
+  async sweep(): Promise<void> {
+    const workRoot = join(this.#rt.workspace, STATE_DIR, WORK_DIR);
+    let restored = false;
+    for (const name of await readdir(workRoot).catch(() => [] as string[])) {
+      const previous = join(workRoot, name, 'previous');
+      if (!(await exists(this.#live)) && (await exists(previous))) {
+        await rename(previous, this.#live);
+        restored = true;
+      }
+    }
+    await rm(workRoot, { recursive: true, force: true });
+    if (restored) await this.#rt.reloadDefinitions();
+  }
+}

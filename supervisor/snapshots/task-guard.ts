@@ -1,0 +1,37 @@
+import { FileExistsError } from '../errors.js';
+import { isTerminal } from '../../workers/task-runner/record-files.js';
+import { readStatus } from '../tasks/records.js';
+import type { TaskRuntime } from '../tasks/task-runtime.js';
+import type { TaskGuard } from './apply-snapshot.js';
+
+/**
+ * The task system's answers for `sync_tasks`: a Task is active while this service manages its
+ * worker or its indexed record is not terminal; `hold` uses the same claims as
+ * submit and delete, so none of them can touch a directory while a snapshot replaces it.
+ */
+export function taskGuardOf(rt: TaskRuntime): TaskGuard {
+  return {
+    hold(taskIds) {
+      const busy = taskIds.find((id) => rt.index.claims.has(id));
+      if (busy) throw new FileExistsError(`Task ${busy} is being submitted or deleted right now`);
+      for (const id of taskIds) rt.index.claims.add(id);
+      return () => {
+        for (const id of taskIds) rt.index.claims.delete(id);
+      };
+    },
+    async isActive(taskId) {
+      if (rt.launcher.isManaged(taskId)) return true;
+      const record = await rt.index.load(taskId);
+      return record?.status ? !isTerminal(record.status.state) : false;
+    },
+    async problemOf(dir, taskId, taskType) {
+      const status = await readStatus(dir, taskId, taskType);
+      if (!status) return 'status.json is missing or is not a valid TaskStatus of this Task';
+      if (!isTerminal(status.state)) return `status is ${status.state}; only finished Tasks can be applied`;
+      return null;
+    },
+    async refresh(taskIds) {
+      for (const id of taskIds) await rt.index.load(id);
+    },
+  };
+}

@@ -1,0 +1,255 @@
+import { existsSync } from 'node:fs';
+import { readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import { readSseEvents } from '../../protocol/sse-reader.js';
+import { DEFAULT_CAPABILITIES } from '../../supervisor/capabilities.js';
+import { closedPort, startPlainServer } from '../helpers/http-server.js';
+import { startTestService, waitFor, type TestService } from '../helpers/service.js';
+import { newProbeState, probeCapability, type ProbeState } from './probe-jobs.js';
+
+interface Fleet {
+  a: TestService;
+  b: TestService;
+  c: TestService;
+  probeB: ProbeState;
+}
+
+/** Three real services: A forwards to B and C with their stored tokens; each has its own token. */
+async function startFleet(t: Test): Promise<Fleet> {
+  const probeB = newProbeState();
+  const b = await startTestService(t, { token: 'token-of-b', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(probeB)] });
+  const c = await startTestService(t, { token: 'token-of-c', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(newProbeState())] });
+  const a = await startTestService(t, {
+    token: 'token-of-a',
+    capabilities: [...DEFAULT_CAPABILITIES, probeCapability(newProbeState())],
+    config: { targets: [{ address: `${b.url}/`, token: b.token }, { address: c.url, token: c.token }] },
+  });
+  return { a, b, c, probeB };
+}
+
+/** Rejects when `promise` has not settled within `ms`. */
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Opens A's `/events` for a forwarded call and yields events as they arrive. */
+async function openEvents(svc: TestService, name: string, target: string, signal?: AbortSignal) {
+  const res = await svc.fetch(`/jobs/${name}/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ arguments: {}, target }),
+    ...(signal ? { signal } : {}),
+  });
+  return { res, events: res.ok && res.body ? readSseEvents(res.body as unknown as AsyncIterable<Uint8Array>) : undefined };
+}
+
+t.test('JSON calls run on the chosen target with its stored token', async (t) => {
+  const { a, b, c } = await startFleet(t);
+  const onB = await a.call('whoami', {}, { target: b.url });
+  t.equal(onB.status, 200);
+  t.same(onB.body, { answer: b.workspace, success: true, metadata: { ran_on: b.workspace } });
+  const onC = await a.call('whoami', {}, { target: c.url });
+  t.equal(onC.body.answer, c.workspace, 'the third service answers for itself');
+  t.equal((await a.call('whoami')).body.answer, a.workspace, 'no target runs locally');
+
+  const direct = await b.call('boom');
+  const forwarded = await a.call('boom', {}, { target: b.url });
+  t.same(forwarded, direct, 'a business failure passes through unchanged');
+  t.match(forwarded.body.answer, /^ValueError: probe failure requested$/);
+
+  const invalidDirect = await b.call('strict', { n: 0, extra: 1 });
+  const invalid = await a.call('strict', { n: 0, extra: 1 }, { target: b.url });
+  t.equal(invalid.status, 422);
+  t.same(invalid.body, invalidDirect.body, 'the remote 422 details pass through unchanged');
+  t.same(await a.call('strict', { n: 4 }, { target: b.url }), { status: 200, body: { answer: 8, success: true, metadata: {} } });
+
+  const unknown = await a.call('no_such_job', {}, { target: c.url });
+  t.same(unknown, { status: 404, body: { detail: 'Unknown job' } });
+});
+
+t.test('the target must be configured; addresses are compared normalised', async (t) => {
+  const { a, b } = await startFleet(t);
+  const port = new URL(b.url).port;
+  t.equal((await a.call('whoami', {}, { target: `http://127.0.0.1:${port}/` })).body.answer, b.workspace);
+  t.equal((await a.call('whoami', {}, { target: `127.0.0.1:${port}` })).body.answer, b.workspace, 'scheme defaults to http');
+  const other = await a.call('whoami', {}, { target: 'http://127.0.0.1:1' });
+  t.equal(other.status, 422);
+  t.match(other.body, { detail: /not one of the configured targets/ });
+  t.equal((await a.call('whoami', {}, { target: `http://user:pw@127.0.0.1:${port}` })).status, 422, 'credentials in the address are refused');
+  t.equal((await a.call('whoami', {}, { target: b.url, extra: 1 })).status, 422, 'other envelope fields are refused');
+  const sse = await a.fetch('/jobs/whoami/events', { method: 'POST', body: JSON.stringify({ target: 'http://127.0.0.1:1' }) });
+  t.equal(sse.status, 422);
+  t.equal((await a.fetch(`/jobs?target=${encodeURIComponent('http://127.0.0.1:1')}`)).status, 422);
+});
+
+t.test('the catalog of a target', async (t) => {
+  const { a, b } = await startFleet(t);
+  const direct = (await (await b.fetch('/jobs')).json()) as unknown;
+  const res = await a.fetch(`/jobs?target=${encodeURIComponent(b.url)}`);
+  t.equal(res.status, 200);
+  t.same(await res.json(), direct);
+});
+
+t.test('SSE is forwarded event by event', async (t) => {
+  const { a, b, probeB } = await startFleet(t);
+  const { res, events } = await openEvents(a, 'ticker', b.url);
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /^text\/event-stream/);
+  const it = events![Symbol.asyncIterator]();
+  // B holds its second event until the first one has reached this client through A.
+  const first = await withTimeout(it.next(), 5_000, 'the first event to arrive before the remote Job finished');
+  t.match(first.value, { kind: 'progress', name: 'first', percentage: 50 });
+  probeB.releaseTicker();
+  const rest: unknown[] = [];
+  for (let r = await it.next(); !r.done; r = await it.next()) rest.push(r.value);
+  t.match(rest, [{ kind: 'progress', name: 'second' }, { kind: 'result', answer: 'ticked', success: true }]);
+
+  const direct = await b.events('boom');
+  const forwarded = await a.fetch('/jobs/boom/events', { method: 'POST', body: JSON.stringify({ target: b.url }) });
+  t.equal(forwarded.status, 200);
+  t.equal(await forwarded.text(), direct.raw, 'a failing remote stream is relayed byte for byte');
+});
+
+t.test('a remote 4xx on /events reaches the client as that 4xx', async (t) => {
+  const { a, b } = await startFleet(t);
+  const unknown = await a.fetch('/jobs/nope/events', { method: 'POST', body: JSON.stringify({ target: b.url }) });
+  t.equal(unknown.status, 404);
+  t.same(await unknown.json(), { detail: 'Unknown job' });
+  const invalid = await a.fetch('/jobs/strict/events', { method: 'POST', body: JSON.stringify({ target: b.url, arguments: { n: 'x' } }) });
+  t.equal(invalid.status, 422);
+  t.match(await invalid.json(), { detail: [{ loc: ['body', 'arguments', 'n'] }] });
+});
+
+t.test('a client disconnect closes the upstream stream and stops the remote Job', async (t) => {
+  const { a, b, probeB } = await startFleet(t);
+  const controller = new AbortController();
+  const { res, events } = await openEvents(a, 'hold', b.url, controller.signal);
+  t.equal(res.status, 200);
+  const it = events![Symbol.asyncIterator]();
+  t.match((await it.next()).value, { kind: 'progress', name: 'holding' });
+  t.ok(probeB.holdStarted);
+  t.notOk(probeB.holdAborted);
+  controller.abort();
+  await it.return?.(undefined).catch(() => undefined);
+  await waitFor(() => probeB.holdAborted, 10_000, 'the remote Job to see its caller leave');
+  t.pass('the remote Job was aborted');
+
+  // The same for an ordinary JSON call: leaving closes the forwarded request.
+  probeB.holdStarted = probeB.holdAborted = false;
+  const leave = new AbortController();
+  const pending = a.fetch('/jobs/hold', { method: 'POST', body: JSON.stringify({ target: b.url }), signal: leave.signal }).catch((e: Error) => e);
+  await waitFor(() => probeB.holdStarted, 10_000, 'the remote JSON call to start');
+  leave.abort();
+  t.type(await pending, Error);
+  await waitFor(() => probeB.holdAborted, 10_000, 'the remote JSON call to see its caller leave');
+  t.pass('the remote JSON call was aborted');
+});
+
+t.test('leaving a forwarded shell call kills the remote command', async (t) => {
+  const { a, b } = await startFleet(t);
+  const pidFile = join(b.workspace, 'sleeper.pid');
+  for (const route of ['/jobs/shell/events', '/jobs/shell']) {
+    await rm(pidFile, { force: true });
+    const leave = new AbortController();
+    const pending = a
+      .fetch(route, { method: 'POST', body: JSON.stringify({ target: b.url, arguments: { command: `echo $$ > sleeper.pid; exec sleep 60`, timeout: 120 } }), signal: leave.signal })
+      .then((res) => res.text())
+      .catch((e: Error) => e);
+    const pid = Number(await waitFor(async () => (await readFile(pidFile, 'utf8').catch(() => '')).trim(), 10_000, 'the remote command to start'));
+    t.ok(existsSync(`/proc/${pid}`), `${route}: the remote sleep runs`);
+    leave.abort();
+    t.type(await pending, Error);
+    await waitFor(() => !existsSync(`/proc/${pid}`), 10_000, `the remote sleep (pid ${pid}) to be killed`);
+    t.pass(`${route}: the remote command was killed`);
+  }
+});
+
+t.test('a target that is down, and a wrong remote token, give 502', async (t) => {
+  const b = await startTestService(t, { token: 'token-of-b' });
+  const down = `http://127.0.0.1:${await closedPort()}`;
+  const a = await startTestService(t, { config: { targets: [{ address: down, token: 'x' }, { address: b.url, token: 'not-the-token-of-b' }] } });
+  for (const res of [
+    await a.fetch('/jobs/version', { method: 'POST', body: JSON.stringify({ target: down }) }),
+    await a.fetch('/jobs/version/events', { method: 'POST', body: JSON.stringify({ target: down }) }),
+    await a.fetch(`/jobs?target=${encodeURIComponent(down)}`),
+  ]) {
+    t.equal(res.status, 502);
+    t.match(await res.json(), { detail: /^Cannot reach target http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/ });
+  }
+  for (const res of [
+    await a.fetch('/jobs/version', { method: 'POST', body: JSON.stringify({ target: b.url }) }),
+    await a.fetch('/jobs/version/events', { method: 'POST', body: JSON.stringify({ target: b.url }) }),
+    await a.fetch(`/jobs?target=${encodeURIComponent(b.url)}`),
+  ]) {
+    t.equal(res.status, 502, 'the caller is not told to authenticate again');
+    const body = (await res.json()) as { detail: string };
+    t.match(body.detail, /rejected the token configured for it/);
+    t.notMatch(body.detail, /not-the-token-of-b/, 'the stored token never appears in answers');
+  }
+});
+
+t.test('list_machines checks every target of a fleet concurrently', async (t) => {
+  const b = await startTestService(t, { token: 'token-of-b' });
+  const c = await startTestService(t, { token: 'token-of-c' });
+  const down = `http://127.0.0.1:${await closedPort()}`;
+  const a = await startTestService(t, {
+    config: { targets: [{ address: b.url, token: b.token }, { address: down, token: 'x' }, { address: c.url, token: 'wrong' }, { address: `${c.url}/`.replace('127.0.0.1', 'localhost'), token: c.token }] },
+  });
+  const port = (url: string) => new URL(url).port;
+  const expected = [
+    { address: `http://127.0.0.1:${port(b.url)}`, healthy: true },
+    { address: `http://127.0.0.1:${port(down)}`, healthy: false },
+    { address: `http://127.0.0.1:${port(c.url)}`, healthy: false },
+    { address: `http://localhost:${port(c.url)}`, healthy: true },
+  ];
+  t.same((await a.call('list_machines')).body, { answer: expected, success: true, metadata: {} }, 'down and wrong-token targets are unhealthy, the rest healthy');
+  t.same((await a.events('list_machines')).events.at(-1), { kind: 'result', answer: expected, success: true, metadata: {} });
+  // The same question asked of B through A: B has no targets.
+  t.same((await a.call('list_machines', {}, { target: b.url })).body.answer, []);
+});
+
+t.test('broken answers from a target give 502 or a failed result', async (t) => {
+  const fake = await startPlainServer(t, (req, res) => {
+    const mode = req.url ?? '';
+    if (mode === '/jobs/not_json') return void res.writeHead(200, { 'content-type': 'application/json' }).end('<html>');
+    if (mode === '/jobs/not_response') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":1}');
+    if (mode === '/jobs/crash') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"detail":"Internal server error"}');
+    if (mode === '/jobs/cut') return void res.writeHead(200, { 'content-length': '100' }).write('{"answer"', () => res.destroy());
+    if (mode === '/jobs/plain/events') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    if (mode === '/jobs/garbled/events') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: log\ndata: {oops\n\n');
+    if (mode === '/jobs/endless/events') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: progress\ndata: {"kind":"progress","name":"x"}\n\n');
+    res.writeHead(404).end('nothing here');
+  });
+  const a = await startTestService(t, { config: { targets: [{ address: fake.url, token: 'stored-secret' }] } });
+  const call = (name: string) => a.fetch(`/jobs/${name}`, { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+  for (const [name, detail] of [
+    ['not_json', /without a JobResponse/],
+    ['not_response', /without a JobResponse/],
+    ['crash', /answered HTTP 500: Internal server error/],
+    ['cut', /broke off its answer/],
+  ] as const) {
+    const res = await call(name);
+    t.equal(res.status, 502, name);
+    t.match(await res.json(), { detail }, name);
+  }
+  const missing = await call('missing');
+  t.equal(missing.status, 404, 'a 4xx without JSON still passes through');
+  t.same(await missing.json(), { detail: 'nothing here' });
+  t.equal(fake.seen[0]?.headers['authorization'], 'Bearer stored-secret', 'the stored token is what the target sees');
+  t.ok(fake.seen.every((s) => s.headers['authorization'] === 'Bearer stored-secret'), "the caller's token never reaches the target");
+
+  const plain = await a.fetch('/jobs/plain/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+  t.equal(plain.status, 502);
+  const garbled = await a.events('garbled', {});
+  t.equal(garbled.status, 404, 'locally unknown without a target');
+  const sse = async (name: string) => (await a.fetch(`/jobs/${name}/events`, { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
+  t.match(await sse('garbled'), /event: result\ndata: .*"answer":"RuntimeError: event stream from target http:\/\/127\.0\.0\.1:\d+ broke off: event data is not JSON/);
+  t.match(await sse('endless'), /"name":"x".*\n\nevent: result\ndata: \{"kind":"result","answer":"Stream produced no terminal result","success":false/s);
+});
