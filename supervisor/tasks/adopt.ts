@@ -1,5 +1,5 @@
 import { finalizeRun } from './finalize.js';
-import { isAlive } from './proc-info.js';
+import { isAlive } from '../../workers/process-tree.js';
 import type { TaskRuntime } from './task-runtime.js';
 import { readWorkerFiles, removeWorkerFile } from './worker-files.js';
 
@@ -17,8 +17,8 @@ export async function adoptOrphans(rt: TaskRuntime): Promise<{ adopted: string[]
     const worker = workers.get(status.run_id);
     workers.delete(status.run_id);
     const target = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id };
-    if (worker && worker.task_id === record.id && isAlive(worker.pid, worker.start_ticks)) {
-      void rt.launcher.adopt({ ...target, registration: record.parts.registration, module: '' }, worker.pid, worker.start_ticks);
+    if (worker && worker.task_id === record.id && worker.start_time && (await isAlive(worker.pid, worker.start_time))) {
+      void rt.launcher.adopt({ ...target, registration: record.parts.registration, module: '' }, worker.pid, worker.start_time);
       rt.watch(record);
       adopted.push(record.id);
     } else {

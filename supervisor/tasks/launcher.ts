@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import { TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { finalizeRun, type FinalizeTarget, type WorkerEnd } from './finalize.js';
-import { killProcessGroup } from './kill-group.js';
-import { isAlive, readProcStat } from './proc-info.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { isAlive, readProcess } from '../../workers/process-tree.js';
+import { stopWorker } from './stop-worker.js';
 import type { TaskIndex } from './task-index.js';
 import { SpawnerClient } from './spawner-client.js';
 import { removeWorkerFile, writeWorkerFile } from './worker-files.js';
@@ -84,20 +85,19 @@ export class Launcher {
   }
 
   /** Takes over a live worker left by a previous service process. */
-  adopt(req: RunRequest, pid: number, startTicks: number): Promise<boolean> {
+  adopt(req: RunRequest, pid: number, startTime: string): Promise<boolean> {
     const run = this.#track(req, 'running', pid);
     this.#running++;
-    this.#watchOrphan(run, pid, startTicks);
+    this.#watchOrphan(run, pid, startTime);
     return run.settled;
   }
 
-  /** A worker that is not our child (no exit event) is checked in /proc on a timer. */
-  #watchOrphan(run: ManagedRun, pid: number, startTicks: number | null): void {
-    const timer = setInterval(() => {
-      if (isAlive(pid, startTicks) && !this.#closed) return;
-      clearInterval(timer);
+  /** A worker whose exit nobody reports (adopted, or its spawner died) is checked in /proc. */
+  #watchOrphan(run: ManagedRun, pid: number, startTime: string | undefined): void {
+    void (async () => {
+      while (!this.#closed && (await isAlive(pid, startTime))) await delay(ADOPTED_POLL_MS);
       run.end({ kind: 'lost', pid });
-    }, ADOPTED_POLL_MS);
+    })();
   }
 
   /** Cancels a managed run; true only when this call caused the `cancelled` record. */
@@ -111,7 +111,7 @@ export class Launcher {
     } else {
       // A spawn request may still be on its way to the spawner: wait for its pid.
       const pid = run.pid ?? (await run.started);
-      if (pid !== null) await killProcessGroup(pid, run.exited);
+      if (pid !== null) await stopWorker(pid, run.exited);
     }
     return run.settled;
   }
@@ -163,7 +163,7 @@ export class Launcher {
 
   #spawn(run: ManagedRun): void {
     const { req } = run;
-    let startTicks: number | null = null;
+    let startTime: string | undefined;
     this.#spawner.spawn(
       {
         runId: req.runId,
@@ -182,12 +182,16 @@ export class Launcher {
       {
         spawned: (pid) => {
           run.pid = pid;
-          startTicks = readProcStat(pid)?.startTicks ?? null;
           run.onStarted(pid);
-          void writeWorkerFile(this.#opts.workspace, { task_id: req.id, run_id: req.runId, pid, start_ticks: startTicks ?? 0 }).catch(() => undefined);
+          void readProcess(pid)
+            .then((entry) => {
+              startTime = entry?.startTime;
+              return writeWorkerFile(this.#opts.workspace, { task_id: req.id, run_id: req.runId, pid, start_time: startTime ?? '' });
+            })
+            .catch(() => undefined);
         },
         ended: (end) => run.end(end),
-        orphaned: (pid) => this.#watchOrphan(run, pid, startTicks),
+        orphaned: (pid) => this.#watchOrphan(run, pid, startTime),
       },
     );
   }

@@ -2,7 +2,25 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { SpawnerEvent, SpawnRequest } from '../../workers/task-runner/spawner-messages.js';
 import type { WorkerEnd } from './finalize.js';
-import { findRunnerOf } from './proc-info.js';
+import { readFile } from 'node:fs/promises';
+import { listProcesses } from '../../workers/process-tree.js';
+
+/**
+ * The task runner process of a run, found by the TASKYARD_RUN_ID in its environment: how the
+ * service learns whether a spawner that died mid-request started that run after all.
+ */
+async function findRunnerOf(runId: string): Promise<number | null> {
+  const needle = `\0TASKYARD_RUN_ID=${runId}\0`;
+  for (const p of await listProcesses()) {
+    try {
+      if (!(await readFile(`/proc/${p.pid}/cmdline`, 'latin1')).includes('task-runner/main.js')) continue;
+      if (`\0${await readFile(`/proc/${p.pid}/environ`, 'latin1')}`.includes(needle)) return p.pid;
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return null;
+}
 
 const SPAWNER = fileURLToPath(new URL('../../workers/task-runner/spawner.js', import.meta.url));
 
@@ -53,7 +71,7 @@ export class SpawnerClient {
     if (this.#child?.connected) return this.#child;
     const child = fork(SPAWNER, [], { env: this.#env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
     child.on('message', (event: SpawnerEvent) => this.#onEvent(event));
-    child.once('exit', () => this.#onSpawnerExit(child));
+    child.once('exit', () => void this.#onSpawnerExit(child));
     // The service's own handles keep it alive; the spawner must not keep a stopping one up.
     child.unref();
     child.channel?.unref();
@@ -81,12 +99,12 @@ export class SpawnerClient {
    * Runs started by a dead spawner are watched through /proc from now on. A request it may not
    * have carried out is looked up by its run_id among the processes, and sent again if absent.
    */
-  #onSpawnerExit(child: ChildProcess): void {
+  async #onSpawnerExit(child: ChildProcess): Promise<void> {
     if (this.#child === child) this.#child = undefined;
-    for (const [runId, run] of this.#runs) {
-      if (run.spawner !== child) continue;
-      this.#runs.delete(runId);
-      const pid = run.pid ?? findRunnerOf(runId);
+    const orphans = [...this.#runs].filter(([, run]) => run.spawner === child);
+    for (const [runId] of orphans) this.#runs.delete(runId);
+    for (const [runId, run] of orphans) {
+      const pid = run.pid ?? (await findRunnerOf(runId));
       if (pid === null) {
         this.spawn(run.req, run.handlers, false);
         continue;

@@ -12,7 +12,8 @@ export interface WorkerFile {
   task_id: string;
   run_id: string;
   pid: number;
-  start_ticks: number;
+  /** Process start time (clock ticks after boot, as /proc says it): tells the worker from a later pid reuse. */
+  start_time: string;
 }
 
 const workersDir = (workspace: string) => join(workspace, STATE_DIR, 'workers');
@@ -38,7 +39,7 @@ export async function readWorkerFiles(workspace: string): Promise<Map<string, Wo
     if (!name.endsWith('.json')) continue;
     try {
       const worker = JSON.parse(await readFile(join(workersDir(workspace), name), 'utf8')) as WorkerFile;
-      if (typeof worker.pid === 'number' && typeof worker.run_id === 'string') out.set(worker.run_id, worker);
+      if (typeof worker.pid === 'number' && typeof worker.run_id === 'string' && typeof worker.start_time === 'string') out.set(worker.run_id, worker);
     } catch {
       // A torn or foreign file tells nothing: the record it belonged to is judged without it.
     }

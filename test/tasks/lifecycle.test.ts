@@ -1,9 +1,9 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { groupMembers, readProcStat } from '../../supervisor/tasks/proc-info.js';
+import { readProcess } from '../../workers/process-tree.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/service.js';
-import { isRunning, startTaskService, statusOf, submitOk, waitState, waitTask } from './task-helpers.js';
+import { groupGone, isRunning, startTaskService, statusOf, submitOk, waitState, waitTask } from './task-helpers.js';
 
 t.test('fixed task_name: an active Task is FileExistsError, a finished one is replaced', async (t) => {
   const svc = await startTaskService(t);
@@ -47,7 +47,7 @@ t.test('cancel of a sleep: SIGTERM to the group, cancelled with 130, group gone;
   const handle = await submitOk(t, svc, { task: 'sleep', seconds: 60, steps: 60 });
   const running = await waitState(svc, handle.task_id, 'running');
   const pid = running.pid!;
-  t.ok(isRunning(pid), 'worker runs');
+  t.ok(await isRunning(pid), 'worker runs');
   const mcp = await connectMcp(t, svc.url, svc.token);
   const cancelled = await mcp.callTool({ name: 'cancel', arguments: { task_id: handle.task_id } });
   t.equal((cancelled.structuredContent as { answer: boolean }).answer, true, 'this call cancelled it');
@@ -55,7 +55,7 @@ t.test('cancel of a sleep: SIGTERM to the group, cancelled with 130, group gone;
   t.equal(status.state, 'cancelled');
   t.equal(status.exit_code, 130);
   t.match(status.error, /^CancelledError: /);
-  await waitFor(() => groupMembers(pid).length === 0 && !isRunning(pid), 5000, 'process group gone');
+  await waitFor(async () => (await groupGone(pid)) && !(await isRunning(pid)), 5000, 'process group gone');
   t.pass('process group is gone');
   const again = await svc.events('cancel', { task_id: handle.task_id });
   t.same(again.events.at(-1), { kind: 'result', answer: false, success: true, metadata: {} }, 'cancelling a terminal Task answers false');
@@ -78,11 +78,11 @@ t.test('a spawner that dies loses no Task: its runs are watched through /proc, n
   const svc = await startTaskService(t);
   const orphan = await submitOk(t, svc, { task: 'sleep', seconds: 60, steps: 60 });
   const running = await waitState(svc, orphan.task_id, 'running');
-  const spawner = readProcStat(running.pid!)!.ppid;
+  const spawner = (await readProcess(running.pid!))!.ppid;
   t.match(readFileSync(`/proc/${spawner}/cmdline`, 'latin1'), /spawner\.js/, 'runners are children of the spawner');
   process.kill(spawner, 'SIGKILL');
-  await waitFor(() => !isRunning(spawner), 5000, 'the spawner to die');
-  t.ok(isRunning(running.pid!), 'the runner outlives its spawner');
+  await waitFor(async () => !(await isRunning(spawner)), 5000, 'the spawner to die');
+  t.ok(await isRunning(running.pid!), 'the runner outlives its spawner');
   const next = await submitOk(t, svc, { task: 'demo', x: 1, y: 2 });
   const nextStatus = (await waitTask(svc, next)).status;
   t.equal(nextStatus.state, 'succeeded', `a new spawner starts the next Task ${nextStatus.error}`);

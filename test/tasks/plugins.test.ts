@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { defineTask, DefinitionError } from '../../workers/task-runner/task-sdk.js';
 import { waitFor } from '../helpers/service.js';
-import { groupMembers } from '../../supervisor/tasks/proc-info.js';
-import { isRunning, makeWorkspace, startTaskService, submitOk, waitState, waitTask, writeFixturePlugin } from './task-helpers.js';
+import { groupGone, isRunning, makeWorkspace, startTaskService, submitOk, waitState, waitTask, writeFixturePlugin } from './task-helpers.js';
 
 const valid = { name: 'ok-task', taskType: 'things', description: 'A real description of the task.', input: { type: 'object', properties: {} }, output: { type: 'object', properties: {} }, run: () => ({}) };
 
@@ -62,12 +61,12 @@ t.test('cancel escalates to SIGKILL and reaches descendants that left the group'
   const logFile = join(workspace, 'fixture', handle.task_id, 'task.log');
   const pids = await waitFor(() => /pids (\d+) (\d+)/.exec(existsSync(logFile) ? readFileSync(logFile, 'utf8') : '')?.slice(1).map(Number), 10_000, 'child pids in the log');
   t.teardown(() => pids.forEach((p) => { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }));
-  t.ok(pids.every(isRunning), 'both descendants run');
+  t.same(await Promise.all(pids.map(isRunning)), [true, true], 'both descendants run');
   const started = Date.now();
   t.equal((await svc.call('cancel', { task_id: handle.task_id })).body.answer, true);
   t.ok(Date.now() - started >= 2500, 'the SIGTERM-ignoring child needed the SIGKILL after the grace period');
-  t.equal(groupMembers(running.pid!).length, 0, 'process group gone');
-  t.notOk(pids.some(isRunning), 'descendants gone, including the one that left the group');
+  t.ok(await groupGone(running.pid!), 'process group gone');
+  t.same(await Promise.all(pids.map(isRunning)), [false, false], 'descendants gone, including the one that left the group');
 });
 
 t.test('an invalid plugin definition makes the listing fail with the reason', async (t) => {

@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
-import { groupMembers } from '../../supervisor/tasks/proc-info.js';
 import { parseSse, waitFor } from '../helpers/service.js';
-import { isRunning, killTaskProcesses, makeWorkspace, type Handle, type Status } from './task-helpers.js';
+import { groupGone, isRunning, killTaskProcesses, makeWorkspace, type Handle, type Status } from './task-helpers.js';
 
 const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
 const TOKEN = 'restart-test-token';
@@ -72,9 +71,9 @@ t.test('restart: a live worker is adopted again, a dead one is marked "worker lo
 
   first.child.kill('SIGKILL');
   await exited(first.child);
-  t.ok(isRunning(keepPid) && isRunning(losePid), 'workers outlive the service');
+  t.ok((await isRunning(keepPid)) && (await isRunning(losePid)), 'workers outlive the service');
   process.kill(-losePid, 'SIGKILL');
-  await waitFor(() => !isRunning(losePid), 5000, 'the lost worker to die');
+  await waitFor(async () => !(await isRunning(losePid)), 5000, 'the lost worker to die');
 
   const second = await startServiceProcess(t, workspace);
   const lost = (await second.call('status', { task_id: lose.task_id })).answer as Status;
@@ -93,7 +92,7 @@ t.test('restart: a live worker is adopted again, a dead one is marked "worker lo
   t.equal((await second.call('cancel', { task_id: keep.task_id })).answer, true, 'the adopted Task is cancellable');
   const waited = await waiting;
   t.same([(waited.answer as Status).state, (waited.answer as Status).exit_code], ['cancelled', 130]);
-  await waitFor(() => groupMembers(keepPid).length === 0, 5000, 'the adopted group to end');
+  await waitFor(() => groupGone(keepPid), 5000, 'the adopted group to end');
   t.pass('adopted process group gone');
 
   second.child.kill('SIGTERM');

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { groupMembers, readProcStat } from '../../supervisor/tasks/proc-info.js';
+import { isAlive, listProcesses } from '../../workers/process-tree.js';
 import { startTestService, waitFor, type TestService, type TestServiceOptions } from '../helpers/service.js';
 
 export interface Handle {
@@ -39,13 +39,20 @@ export async function killTaskProcesses(workspace: string, extraPids: number[] =
       }
     }
   }
-  await waitFor(() => pids.every((pid) => groupMembers(pid).length === 0 && !isRunning(pid)), 10_000, 'task processes to end');
+  await waitFor(async () => {
+    for (const pid of pids) if (!(await groupGone(pid)) || (await isRunning(pid))) return false;
+    return true;
+  }, 10_000, 'task processes to end');
 }
 
 /** True while the process exists and is not a zombie. */
-export function isRunning(pid: number): boolean {
-  const stat = readProcStat(pid);
-  return stat !== null && stat.state !== 'Z' && stat.state !== 'X';
+export function isRunning(pid: number): Promise<boolean> {
+  return isAlive(pid);
+}
+
+/** True when no live process is left in the process group. */
+export async function groupGone(pgid: number): Promise<boolean> {
+  return (await listProcesses()).every((p) => p.pgid !== pgid || p.state === 'Z');
 }
 
 /**
