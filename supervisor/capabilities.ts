@@ -1,5 +1,6 @@
 import type { CapabilityFactory } from './capability.js';
+import { consoleCapability } from './console/capability.js';
 import { machineCapability } from './machine/capability.js';
 
 /** Every capability of the built-in service, in catalog order. */
-export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [machineCapability];
+export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [machineCapability, consoleCapability];

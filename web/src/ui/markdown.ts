@@ -1,0 +1,42 @@
+import { marked } from 'marked';
+
+/** Tags and attributes Markdown can legitimately produce; everything else is dropped. */
+const ALLOWED_TAGS = new Set([
+  'A', 'P', 'BR', 'HR', 'EM', 'STRONG', 'DEL', 'S', 'CODE', 'PRE', 'BLOCKQUOTE', 'UL', 'OL', 'LI',
+  'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'TABLE', 'THEAD', 'TBODY', 'TR', 'TH', 'TD', 'IMG', 'INPUT',
+  'SPAN', 'DIV', 'SUP', 'SUB', 'KBD', 'DETAILS', 'SUMMARY',
+]);
+const ALLOWED_ATTRS = new Set(['href', 'title', 'alt', 'src', 'align', 'colspan', 'rowspan', 'type', 'checked', 'disabled', 'start']);
+const SAFE_URL = /^(?:https?:|mailto:|#|\/(?!\/)|\.{0,2}\/|[^:]*$)/i;
+
+function clean(node: Element): void {
+  for (const child of [...node.children]) {
+    if (!ALLOWED_TAGS.has(child.tagName)) {
+      child.remove();
+      continue;
+    }
+    for (const attr of [...child.attributes]) {
+      const keep = ALLOWED_ATTRS.has(attr.name) && (!['href', 'src'].includes(attr.name) || SAFE_URL.test(attr.value.trim()));
+      if (!keep) child.removeAttribute(attr.name);
+    }
+    if (child.tagName === 'A') {
+      child.setAttribute('rel', 'noopener noreferrer');
+      child.setAttribute('target', '_blank');
+    }
+    if (child.tagName === 'INPUT' && child.getAttribute('type') !== 'checkbox') child.remove();
+    else clean(child);
+  }
+}
+
+/**
+ * Markdown from a workspace file rendered to a sanitised fragment. Files are untrusted: raw HTML
+ * inside them is parsed inert (a `<template>` runs nothing), then cut down to an allowlist, and the
+ * page's content security policy blocks scripts on top of that.
+ */
+export function renderMarkdown(source: string): DocumentFragment {
+  const html = marked.parse(source, { async: false, gfm: true });
+  const template = document.createElement('template');
+  template.innerHTML = html;
+  clean(template.content as unknown as Element);
+  return template.content;
+}
