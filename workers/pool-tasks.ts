@@ -1,4 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
+import type { ShellOutput } from '../schemas/machine.js';
+import type { ShellRequest } from './shell.js';
 
 /**
  * The typed messages of the thread pool: one entry per kind of work, naming its input and output.
@@ -7,6 +9,8 @@ import type { MessagePort } from 'node:worker_threads';
 export interface PoolTasks {
   /** Round-trips its input; used by tests and benchmarks to measure the pool itself. */
   echo: { input: { value: unknown }; output: { value: unknown } };
+  /** Runs one `shell` command in its own process group (the abort kills the group). */
+  shell: { input: ShellRequest; output: ShellOutput };
 }
 
 export type PoolKind = keyof PoolTasks;

@@ -1,4 +1,5 @@
 import type { PoolKind, PoolMessage, PoolTasks } from './pool-tasks.js';
+import { runShell } from './shell.js';
 
 type Handlers = {
   [K in PoolKind]: (input: PoolTasks[K]['input'], aborted: AbortSignal) => Promise<PoolTasks[K]['output']>;
@@ -6,6 +7,7 @@ type Handlers = {
 
 const handlers: Handlers = {
   echo: async (input) => ({ value: input.value }),
+  shell: runShell,
 };
 
 /** Piscina entry: dispatches one typed message to its handler. */

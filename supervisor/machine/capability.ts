@@ -3,17 +3,39 @@ import { ok } from '../../schemas/job-response.js';
 import { PACKAGE_VERSION } from '../build-info.js';
 import type { CapabilityFactory } from '../capability.js';
 import { defineJob } from '../job.js';
+import { indexTargets } from '../targets.js';
+import { checkTargets } from './list-machines.js';
+import { startMachineStatus } from './machine-status.js';
+import { shellJob } from './shell-job.js';
 
 const NoArguments = Type.Object({}, { additionalProperties: false });
 
 /** Machine Jobs: version, list_machines, machine_status, shell. */
-export const machineCapability: CapabilityFactory = () => ({
-  jobs: [
-    defineJob({
-      name: 'version',
-      description: 'Returns the installed taskyard version (also in metadata.version).',
-      input: NoArguments,
-      run: async () => ok(PACKAGE_VERSION, { version: PACKAGE_VERSION }),
-    }),
-  ],
-});
+export const machineCapability: CapabilityFactory = async (env) => {
+  const targets = indexTargets(env.config.targets);
+  const status = await startMachineStatus();
+  return {
+    jobs: [
+      defineJob({
+        name: 'version',
+        description: 'Returns the installed taskyard version (also in metadata.version).',
+        input: NoArguments,
+        run: async () => ok(PACKAGE_VERSION, { version: PACKAGE_VERSION }),
+      }),
+      defineJob({
+        name: 'list_machines',
+        description: 'Checks every configured target (GET /health with its stored token) and answers [{address, healthy}]; [] without targets.',
+        input: NoArguments,
+        run: async (_args, ctx) => ok(await checkTargets(targets.values(), ctx.signal)),
+      }),
+      defineJob({
+        name: 'machine_status',
+        description: 'Answers MachineInfo of this machine: build info (key axonx), CPU, memory and NVIDIA/AMD GPUs.',
+        input: NoArguments,
+        run: async () => ok(await status.read()),
+      }),
+      shellJob(env.pool, env.workspace),
+    ],
+    close: async () => status.stop(),
+  };
+};

@@ -1,0 +1,35 @@
+import { availableParallelism, cpus } from 'node:os';
+import type { GpuDevice, MachineInfo } from '../../schemas/machine.js';
+import { PACKAGE_ROOT, PACKAGE_VERSION } from '../build-info.js';
+import { CpuSampler, readPhysicalCores } from './cpu-usage.js';
+import { readGitInfo } from './git-info.js';
+import { sharedGpuProbe } from './gpu-probe.js';
+import { readMemory } from './memory-info.js';
+
+/** Builds `machine_status` answers; created once per service so start-time facts are read once. */
+export interface MachineStatusSource {
+  read(): Promise<MachineInfo>;
+  stop(): void;
+}
+
+/**
+ * Reads what never changes while the service runs (build info, core counts) once at start and
+ * starts the background CPU sampler; each request then reads memory and GPUs fresh.
+ */
+export async function startMachineStatus(probeGpus: () => Promise<GpuDevice[]> = sharedGpuProbe()): Promise<MachineStatusSource> {
+  const [git, physicalCores, sampler] = await Promise.all([readGitInfo(PACKAGE_ROOT), readPhysicalCores(), CpuSampler.start()]);
+  const build = Object.freeze({ version: PACKAGE_VERSION, ...git });
+  const totalCores = cpus().length || availableParallelism() || null;
+  return {
+    async read() {
+      const [usage, memory, gpus] = await Promise.all([sampler.usage(), readMemory(), probeGpus()]);
+      return {
+        axonx: { ...build },
+        cpu: { total_cores: totalCores, physical_cores: physicalCores, usage_percent: usage },
+        memory,
+        gpus,
+      };
+    },
+    stop: () => sampler.stop(),
+  };
+}

@@ -1,0 +1,80 @@
+import { readdir, readFile } from 'node:fs/promises';
+
+/** The fields of `/proc/<pid>/stat` needed to find and safely signal a process tree. */
+export interface ProcessEntry {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  state: string;
+  /** Start time in clock ticks since boot: tells a live process from a later one reusing its pid. */
+  startTime: string;
+}
+
+/** Parses one `/proc/<pid>/stat` line; `comm` may hold spaces and parentheses, so split after the last `)`. */
+export function parseStat(line: string): ProcessEntry | undefined {
+  const close = line.lastIndexOf(')');
+  const pid = Number.parseInt(line, 10);
+  if (close < 0 || !Number.isInteger(pid)) return undefined;
+  // After the comm: state(3) ppid(4) pgrp(5) session(6) ... starttime(22); index 0 is field 3.
+  const fields = line.slice(close + 2).split(' ');
+  if (fields.length < 20) return undefined;
+  return { pid, state: fields[0]!, ppid: Number(fields[1]), pgid: Number(fields[2]), startTime: fields[19]! };
+}
+
+/** Reads one process, or undefined when it is gone (or /proc is unavailable). */
+export async function readProcess(pid: number): Promise<ProcessEntry | undefined> {
+  try {
+    return parseStat(await readFile(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether the process still runs. A zombie counts as gone: it can no longer do anything, and an
+ * orphaned zombie may never be reaped in a container whose init does not reap.
+ */
+export async function isAlive(pid: number, startTime?: string): Promise<boolean> {
+  const entry = await readProcess(pid);
+  if (!entry || entry.state === 'Z' || entry.state === 'X') return false;
+  return startTime === undefined || entry.startTime === startTime;
+}
+
+/** Every process visible in /proc. */
+export async function listProcesses(): Promise<ProcessEntry[]> {
+  let names: string[];
+  try {
+    names = await readdir('/proc');
+  } catch {
+    return [];
+  }
+  const entries = await Promise.all(names.filter((n) => /^\d+$/.test(n)).map((n) => readProcess(Number(n))));
+  return entries.filter((e): e is ProcessEntry => e !== undefined);
+}
+
+/**
+ * The roots and all their descendants by parent pid, plus every member of the roots' process
+ * groups. Walking parents finds children that left the group with `setsid`; the group catches
+ * members whose parent already exited.
+ */
+export async function collectTree(roots: readonly number[]): Promise<ProcessEntry[]> {
+  const all = await listProcesses();
+  const children = new Map<number, ProcessEntry[]>();
+  for (const entry of all) {
+    const list = children.get(entry.ppid);
+    if (list) list.push(entry);
+    else children.set(entry.ppid, [entry]);
+  }
+  const groups = new Set(roots);
+  const found = new Map<number, ProcessEntry>();
+  for (const entry of all) if (groups.has(entry.pid) || groups.has(entry.pgid)) found.set(entry.pid, entry);
+  const queue = [...found.keys()];
+  while (queue.length > 0) {
+    for (const child of children.get(queue.pop()!) ?? []) {
+      if (found.has(child.pid)) continue;
+      found.set(child.pid, child);
+      queue.push(child.pid);
+    }
+  }
+  return [...found.values()].filter((e) => e.state !== 'Z');
+}
