@@ -18,12 +18,14 @@ const result = await build({
   // Current Chromium and Firefox; no transpiling of modern syntax is needed.
   target: ['chrome120', 'firefox120'],
   minify: true,
-  sourcemap: 'linked',
+  sourcemap: 'external', // kept on disk for developers; the service does not serve maps
   outdir: join(outDir, 'assets'),
   entryNames: '[name]-[hash]',
   assetNames: '[name]-[hash]',
   metafile: true,
   legalComments: 'none',
+  // Served beside the bundle by the service, not bundled.
+  external: ['/favicon.svg'],
   logLevel: 'warning',
 });
 

@@ -5,13 +5,15 @@ import type { StreamEvent } from './types.js';
  * only does GET; the service's event routes are POST). Yields each frame's parsed `data`.
  */
 export async function* readEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<StreamEvent> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = body.getReader();
+  // One decoder across chunks: a UTF-8 character split between two reads is joined, not mangled.
+  const decoder = new TextDecoder();
   let buffer = '';
   try {
     for (;;) {
       const { value, done } = await reader.read();
       if (done) break;
-      buffer += value.replace(/\r\n?/g, '\n');
+      buffer += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n');
       let end: number;
       while ((end = buffer.indexOf('\n\n')) !== -1) {
         const block = buffer.slice(0, end);

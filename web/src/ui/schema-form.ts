@@ -39,6 +39,8 @@ function row(name: string, schema: JsonSchema, required: boolean, field: Field):
   const control = field.element.matches('input, select, textarea') ? field.element : null;
   const help = schema.description ? h('small', { class: 'help', id: control ? `${control.id}-help` : undefined }, schema.description) : null;
   if (control && help) control.setAttribute('aria-describedby', help.id);
+  // The property name, so scripts and tests can find a control without knowing generated ids.
+  control?.setAttribute('name', name);
   const caption = [h('span', { class: 'field-name' }, name), required ? h('span', { class: 'req', title: 'required' }, '*') : null, h('span', { class: 'field-type' }, typeLabel(unwrapNullable(schema).schema))];
   const label = control ? h('label', { for: control.id }, caption) : h('div', { class: 'label' }, caption);
   return h('div', { class: `field field-${control instanceof HTMLInputElement ? control.type : 'block'}` }, label, field.element, help);
