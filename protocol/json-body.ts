@@ -22,7 +22,7 @@ export async function readBody(req: IncomingRequest, limit: number): Promise<Buf
 }
 
 /** Nesting depth of a parsed JSON value, stopping early once past `max`. */
-function depthExceeds(value: unknown, max: number): boolean {
+export function depthExceeds(value: unknown, max: number): boolean {
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length) {
     const [v, d] = stack.pop()!;

@@ -1,6 +1,7 @@
 import type { CapabilityFactory } from './capability.js';
 import { consoleCapability } from './console/capability.js';
 import { machineCapability } from './machine/capability.js';
+import { workspaceCapability } from './workspace/capability.js';
 
 /** Every capability of the built-in service, in catalog order. */
-export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [machineCapability, consoleCapability];
+export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [machineCapability, workspaceCapability, consoleCapability];

@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { ShellOutput } from '../schemas/machine.js';
 import type { ShellRequest } from './shell.js';
+import type { PreviewOutcome, PreviewRequest } from './preview/preview.js';
 
 /**
  * The typed messages of the thread pool: one entry per kind of work, naming its input and output.
@@ -11,6 +12,8 @@ export interface PoolTasks {
   echo: { input: { value: unknown }; output: { value: unknown } };
   /** Runs one `shell` command in its own process group (the abort kills the group). */
   shell: { input: ShellRequest; output: ShellOutput };
+  /** Workspace file preview (supervisor/workspace). */
+  preview: { input: PreviewRequest; output: PreviewOutcome };
 }
 
 export type PoolKind = keyof PoolTasks;

@@ -8,6 +8,8 @@ type Handlers = {
 const handlers: Handlers = {
   echo: async (input) => ({ value: input.value }),
   shell: runShell,
+  // Loaded on first use: threads that only run shell commands never pay for Arrow and YAML.
+  preview: async (input, aborted) => (await import('./preview/preview.js')).runPreview(input, aborted),
 };
 
 /** Piscina entry: dispatches one typed message to its handler. */

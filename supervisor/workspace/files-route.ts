@@ -1,0 +1,28 @@
+import type { IncomingRequest, ResponseSink } from '../../protocol/http.js';
+import { sendJson } from '../../protocol/reply.js';
+import type { Route } from '../../protocol/route.js';
+import { ok } from '../../schemas/job-response.js';
+import { HttpError } from '../errors.js';
+import { stagedFilePath } from './staged-path.js';
+import type { UploadStaging } from './upload-staging.js';
+
+/**
+ * `POST /files` (raw body, `x-file-name`, optional `x-file-directory`) answers a FileCopy;
+ * `DELETE /files?path=...` removes a staged file. Both answer a JobResponse. The bearer token is
+ * checked by the front door before this runs.
+ */
+export function createFilesRoute(staging: UploadStaging): Route {
+  return {
+    prefix: '/files',
+    async handle(req: IncomingRequest, res: ResponseSink): Promise<void> {
+      if (req.path !== '/files' && req.path !== '/files/') throw new HttpError(404, 'Not found');
+      if (req.method === 'POST') return sendJson(res, 200, ok(await staging.upload(req)));
+      if (req.method === 'DELETE') {
+        const path = stagedFilePath(new URLSearchParams(req.query).get('path'));
+        await staging.remove(path);
+        return sendJson(res, 200, ok({ path }));
+      }
+      throw new HttpError(405, 'Method not allowed; use POST or DELETE');
+    },
+  };
+}

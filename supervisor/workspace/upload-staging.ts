@@ -1,0 +1,129 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { constants, createReadStream } from 'node:fs';
+import { link, lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { IncomingRequest } from '../../protocol/http.js';
+import type { FileCopy } from '../../schemas/workspace.js';
+import { HttpError } from '../errors.js';
+import { STATE_DIR } from '../token-store.js';
+import { isInside, resolveEntryPath, UnsafePathError } from './safe-path.js';
+import { STAGING_ROOT, uploadDirectory, uploadFileName } from './staged-path.js';
+import { receiveUpload } from './upload-receiver.js';
+
+/** Partial uploads older than this are left over from a crash and removed at start. */
+const STALE_PART_MS = 60 * 60 * 1000;
+
+const conflict = (message: string) => new HttpError(409, message);
+const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/** sha256 of a file, opened without following a link. */
+async function hashFile(path: string): Promise<string> {
+  const file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+  const hash = createHash('sha256');
+  await pipeline(createReadStream('', { fd: file.fd, autoClose: false }), hash);
+  await file.close();
+  return hash.digest('hex');
+}
+
+/**
+ * `POST /files` and `DELETE /files`: uploads land in a private part file, then are linked into
+ * `tmp/[dir/]<sha256>/<name>`. Directories on the way are created one by one without following
+ * links: any link there, or a different file at the destination, is a 409.
+ */
+export class UploadStaging {
+  readonly #parts: string;
+
+  constructor(
+    private readonly root: string,
+    private readonly limit: number,
+  ) {
+    this.#parts = join(root, STATE_DIR, 'uploads');
+  }
+
+  /** Removes part files a crashed process left behind. */
+  async sweepStaleParts(): Promise<void> {
+    const names = await readdir(this.#parts).catch(() => [] as string[]);
+    const now = Date.now();
+    for (const name of names) {
+      const part = join(this.#parts, name);
+      const info = await stat(part).catch(() => null);
+      if (info && now - info.mtimeMs > STALE_PART_MS) await rm(part, { force: true });
+    }
+  }
+
+  /** Receives one upload and stages it; answers the FileCopy. */
+  async upload(req: IncomingRequest): Promise<FileCopy> {
+    const name = uploadFileName(req.headers['x-file-name']);
+    const directory = uploadDirectory(req.headers['x-file-directory']);
+    await mkdir(this.#parts, { recursive: true, mode: 0o700 });
+    const part = join(this.#parts, `${randomBytes(12).toString('hex')}.part`);
+    const received = await receiveUpload(req, part, this.limit);
+    try {
+      const dir = await this.#makeDirectories([...directory, received.sha256]);
+      await this.#place(part, join(dir, name), received.sha256, received.size);
+      return { path: [...directory, received.sha256, name].join('/'), sha256: received.sha256, size: received.size };
+    } finally {
+      await rm(part, { force: true });
+    }
+  }
+
+  /** Creates `root/<parts...>` one level at a time, refusing links and non-directories. */
+  async #makeDirectories(parts: readonly string[]): Promise<string> {
+    let current = this.root;
+    for (const part of parts) {
+      current = join(current, part);
+      for (let attempt = 0; ; attempt++) {
+        const info = await lstat(current).catch(() => null);
+        if (info?.isSymbolicLink()) throw conflict(`symbolic link in the staging path: ${part}`);
+        if (info?.isDirectory()) break;
+        if (info) throw conflict(`staging path is occupied by a file: ${part}`);
+        try {
+          await mkdir(current);
+          break;
+        } catch (err) {
+          // Another upload created it meanwhile: look again (once).
+          if (code(err) !== 'EEXIST' || attempt > 0) throw err;
+        }
+      }
+    }
+    return current;
+  }
+
+  /** Links the part file to `dest` without replacing anything; an identical file there is fine. */
+  async #place(part: string, dest: string, sha256: string, size: number): Promise<void> {
+    try {
+      await link(part, dest);
+      return;
+    } catch (err) {
+      if (code(err) !== 'EEXIST') throw err;
+    }
+    const info = await lstat(dest);
+    if (info.isSymbolicLink()) throw conflict('the destination is a symbolic link');
+    if (!info.isFile() || info.size !== size || (await hashFile(dest)) !== sha256) {
+      throw conflict('the destination is occupied by different content');
+    }
+  }
+
+  /** Removes a staged file (and its now empty checksum directory); a missing one is fine. */
+  async remove(relative: string): Promise<void> {
+    let target;
+    try {
+      target = await resolveEntryPath(this.root, relative);
+    } catch (err) {
+      if (err instanceof UnsafePathError) throw new HttpError(422, err.message);
+      throw err;
+    }
+    if (!target?.exists) return;
+    const staging = await realpath(join(this.root, STAGING_ROOT)).catch(() => null);
+    if (staging !== join(this.root, STAGING_ROOT) || !isInside(staging, target.real)) {
+      throw new HttpError(422, `not a staged file: ${relative}`);
+    }
+    const info = await lstat(target.real).catch(() => null);
+    if (info?.isDirectory()) throw new HttpError(422, `not a staged file: ${relative}`);
+    await unlink(target.real).catch((err: unknown) => {
+      if (code(err) !== 'ENOENT') throw err;
+    });
+    await rmdir(dirname(target.real)).catch(() => undefined);
+  }
+}

@@ -1,0 +1,63 @@
+import { Type } from '@sinclair/typebox';
+import { ok } from '../../schemas/job-response.js';
+import { WORKSPACE_LIMITS } from '../../schemas/workspace.js';
+import type { WorkerPool } from '../../workers/pool.js';
+import { BusinessError, FileNotFoundError } from '../errors.js';
+import { defineJob } from '../job.js';
+import { deleteEntries } from './delete-entries.js';
+import { listEntries } from './list-entries.js';
+import { resolveClientPath } from './safe-path.js';
+import { listTaskRuns } from './task-runs.js';
+
+const closed = { additionalProperties: false } as const;
+
+/** The spec's four workspace Jobs over the workspace rooted at `root` (a real path). */
+export function workspaceJobs(root: string, pool: WorkerPool) {
+  return [
+    defineJob({
+      name: 'list_entries',
+      description:
+        'Lists one level of a workspace directory: directories first, then files by name, at most 5000 entries (`truncated` tells). ' +
+        'Each entry has name, path, kind (file, directory, symlink, other), preview_kind, supported, size (bytes, null for non-files) and modified_at.',
+      input: Type.Object({ path: Type.String({ default: '', description: 'Directory relative to the workspace; empty for the root' }) }, closed),
+      run: async (args) => ok(await listEntries(root, args.path)),
+    }),
+    defineJob({
+      name: 'list_task_runs',
+      description: 'Lists the finished runs of a task type: task directories under `<task_type>/` that hold a metadata.json.',
+      input: Type.Object(
+        { task_type: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$', description: 'Task type (a directory name, not a registration name)' }) },
+        closed,
+      ),
+      run: async (args) => ok(await listTaskRuns(root, args.task_type)),
+    }),
+    defineJob({
+      name: 'preview_file',
+      description:
+        'Previews a workspace file by extension: text, markdown (with YAML frontmatter), json, yaml, csv, parquet or unsupported. ' +
+        'Text reads at most 512 KiB; JSON/YAML over 32 MiB or malformed give a non-null parse_error with success true; offset/limit page CSV and Parquet rows.',
+      input: Type.Object(
+        {
+          path: Type.String({ description: 'File relative to the workspace' }),
+          offset: Type.Integer({ minimum: 0, default: 0, description: 'First data row (CSV, Parquet)' }),
+          limit: Type.Integer({ minimum: 1, maximum: WORKSPACE_LIMITS.previewRowsMax, default: WORKSPACE_LIMITS.previewRowsDefault, description: 'Rows to return (CSV, Parquet)' }),
+        },
+        closed,
+      ),
+      run: async (args, ctx) => {
+        const file = await resolveClientPath(root, args.path);
+        if (!file.exists) throw new FileNotFoundError(`no such file: ${args.path}`);
+        const request = { root, real: file.real, path: file.relative, offset: args.offset, limit: args.limit };
+        const outcome = await pool.run('preview', request, ctx.signal);
+        if (!outcome.ok) throw new BusinessError(outcome.type, outcome.message);
+        return ok(outcome.answer);
+      },
+    }),
+    defineJob({
+      name: 'delete_entries',
+      description: 'Deletes workspace files and directories (1-200 paths) and answers what was deleted. The root and paths outside the workspace are refused; missing paths are skipped.',
+      input: Type.Object({ paths: Type.Array(Type.String(), { minItems: 1, maxItems: WORKSPACE_LIMITS.deleteBatch }) }, closed),
+      run: async (args) => ok(await deleteEntries(root, args.paths)),
+    }),
+  ];
+}

@@ -1,0 +1,169 @@
+import { truncate } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { connectMcp } from '../helpers/mcp-client.js';
+import { startTestService } from '../helpers/service.js';
+import { put, writeParquetFixture } from './fixtures.js';
+
+const KiB = 1024;
+
+t.test('text: small file whole, long file cut at 512 KiB on a character boundary', async (t) => {
+  const svc = await startTestService(t);
+  await put(svc.workspace, 'notes.txt', 'héllo\nwörld\n');
+  const small = await svc.call('preview_file', { path: 'notes.txt' });
+  t.same(small.body, { success: true, metadata: {}, answer: { kind: 'text', size: 14, content: 'héllo\nwörld\n', truncated: false } });
+
+  // A 3-byte euro sign straddles the 512 KiB boundary: it must be dropped whole, not split.
+  const head = 'a'.repeat(512 * KiB - 1);
+  await put(svc.workspace, 'euro.log', `${head}€tail`);
+  const euro = await svc.call('preview_file', { path: 'euro.log' });
+  const answer = euro.body.answer as { content: string; truncated: boolean; size: number };
+  t.equal(answer.truncated, true);
+  t.equal(answer.size, 512 * KiB + 6);
+  t.equal(answer.content, head);
+  t.notOk(answer.content.includes('\uFFFD'), 'no replacement character from a split sequence');
+
+  // A 4-byte emoji ending exactly at the limit is kept.
+  const emojiHead = 'b'.repeat(512 * KiB - 4);
+  await put(svc.workspace, 'emoji.txt', `${emojiHead}😀more`);
+  const emoji = (await svc.call('preview_file', { path: 'emoji.txt' })).body.answer as { content: string; truncated: boolean };
+  t.equal(emoji.content, `${emojiHead}😀`);
+  t.equal(emoji.truncated, true);
+  t.equal(Buffer.byteLength(emoji.content), 512 * KiB);
+});
+
+t.test('markdown: frontmatter only at the start, errors reported not thrown', async (t) => {
+  const svc = await startTestService(t);
+  await put(svc.workspace, 'a.md', '---\ntitle: Report\ntags: [x, y]\n---\n# Heading\n');
+  await put(svc.workspace, 'bad.md', '---\ntitle: [unclosed\n---\nBody\n');
+  await put(svc.workspace, 'list.md', '---\n- a\n- b\n---\nBody\n');
+  await put(svc.workspace, 'plain.md', 'Intro\n\n---\nnot: frontmatter\n---\n');
+  const a = await svc.call('preview_file', { path: 'a.md' });
+  t.same(a.body.answer, { kind: 'markdown', size: 45, content: '# Heading\n', frontmatter: { title: 'Report', tags: ['x', 'y'] }, frontmatter_error: null, truncated: false });
+  const bad = await svc.call('preview_file', { path: 'bad.md' });
+  t.equal(bad.body.success, true);
+  const badAnswer = bad.body.answer as Record<string, unknown>;
+  t.equal(badAnswer['frontmatter'], null);
+  t.type(badAnswer['frontmatter_error'], 'string');
+  t.equal(badAnswer['content'], 'Body\n');
+  const list = (await svc.call('preview_file', { path: 'list.md' })).body.answer as Record<string, unknown>;
+  t.equal(list['frontmatter_error'], 'frontmatter is not a YAML mapping');
+  const plain = (await svc.call('preview_file', { path: 'plain.md' })).body.answer as Record<string, unknown>;
+  t.equal(plain['frontmatter'], null);
+  t.equal(plain['frontmatter_error'], null);
+  t.equal(plain['content'], 'Intro\n\n---\nnot: frontmatter\n---\n');
+});
+
+t.test('json and yaml: data, parse_error with success, size limit, alias bomb', async (t) => {
+  const svc = await startTestService(t);
+  await put(svc.workspace, 'ok.json', '{"a": [1, 2], "b": null}');
+  await put(svc.workspace, 'bad.json', '{"a": [1, 2');
+  await put(svc.workspace, 'ok.yaml', 'a: 1\nb: [x, y]\n');
+  await put(svc.workspace, 'bad.yml', 'a: [1, 2\nb: }\n');
+  await put(svc.workspace, 'deep.json', `${'['.repeat(5000)}${']'.repeat(5000)}`);
+  const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+  for (let i = 1; i < 10; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+  await put(svc.workspace, 'bomb.yaml', `${bomb.join('\n')}\n`);
+  const huge = await put(svc.workspace, 'huge.json', '');
+  await truncate(huge, 32 * 1024 * 1024 + 1);
+
+  const ok = (await svc.call('preview_file', { path: 'ok.json' })).body;
+  t.same(ok.answer, { kind: 'json', size: 24, content: '{"a": [1, 2], "b": null}', data: { a: [1, 2], b: null }, parse_error: null, truncated: false });
+  for (const path of ['bad.json', 'bad.yml', 'bomb.yaml', 'deep.json', 'huge.json']) {
+    const res = await svc.call('preview_file', { path });
+    t.equal(res.body.success, true, `${path}: success stays true`);
+    const answer = res.body.answer as Record<string, unknown>;
+    t.equal(answer['data'], null, `${path}: no data`);
+    t.type(answer['parse_error'], 'string', `${path}: parse_error set`);
+  }
+  const hugeAnswer = (await svc.call('preview_file', { path: 'huge.json' })).body.answer as Record<string, unknown>;
+  t.match(hugeAnswer['parse_error'], /32 MiB/);
+  t.equal(hugeAnswer['truncated'], true);
+  const yaml = (await svc.call('preview_file', { path: 'ok.yaml' })).body.answer as Record<string, unknown>;
+  t.same(yaml['data'], { a: 1, b: ['x', 'y'] });
+  t.equal(yaml['kind'], 'yaml');
+});
+
+t.test('csv: header, quoted newlines, windows and has_more, tsv', async (t) => {
+  const svc = await startTestService(t);
+  const lines = ['id,text'];
+  for (let i = 0; i < 10; i++) lines.push(`${i},"line ${i}\nsecond ""quoted"", part"`);
+  await put(svc.workspace, 'data/q.csv', `${lines.join('\n')}\n`);
+  await put(svc.workspace, 'data/t.tsv', 'a\tb\n1\t2\n');
+
+  const first = (await svc.call('preview_file', { path: 'data/q.csv', limit: 3 })).body.answer as Record<string, unknown>;
+  t.same(first, {
+    kind: 'csv', size: first['size'], columns: ['id', 'text'], offset: 0, limit: 3, has_more: true,
+    rows: [0, 1, 2].map((i) => [String(i), `line ${i}\nsecond "quoted", part`]),
+  });
+  const next = (await svc.call('preview_file', { path: 'data/q.csv', offset: 3, limit: 3 })).body.answer as Record<string, unknown>;
+  t.same((next['rows'] as string[][]).map((r) => r[0]), ['3', '4', '5'], 'the next page starts at offset + rows returned');
+  const last = (await svc.call('preview_file', { path: 'data/q.csv', offset: 8, limit: 5 })).body.answer as Record<string, unknown>;
+  t.same((last['rows'] as string[][]).map((r) => r[0]), ['8', '9']);
+  t.equal(last['has_more'], false);
+  const exact = (await svc.call('preview_file', { path: 'data/q.csv', offset: 7, limit: 3 })).body.answer as Record<string, unknown>;
+  t.equal(exact['has_more'], false, 'a window ending at the last row has no more');
+  const beyond = (await svc.call('preview_file', { path: 'data/q.csv', offset: 100 })).body.answer as Record<string, unknown>;
+  t.same(beyond['rows'], []);
+  const tsv = (await svc.call('preview_file', { path: 'data/t.tsv' })).body.answer as Record<string, unknown>;
+  t.same([tsv['columns'], tsv['rows']], [['a', 'b'], [['1', '2']]]);
+});
+
+t.test('parquet: several row groups, window across groups, schema from metadata', async (t) => {
+  const svc = await startTestService(t);
+  await writeParquetFixture(join(svc.workspace, 'data/p.parquet'), 1000, 100);
+  const res = await svc.call('preview_file', { path: 'data/p.parquet', offset: 250, limit: 100 });
+  t.equal(res.body.success, true);
+  const answer = res.body.answer as Record<string, unknown>;
+  t.equal(answer['kind'], 'parquet');
+  t.equal(answer['row_count'], 1000);
+  t.equal(answer['row_group_count'], 10);
+  t.same(answer['columns'], ['id', 'name', 'big', 'score']);
+  t.same(answer['column_schema'], [
+    { name: 'id', type: 'Int32', nullable: false },
+    { name: 'name', type: 'Utf8', nullable: true },
+    { name: 'big', type: 'Int64', nullable: false },
+    { name: 'score', type: 'Float64', nullable: false },
+  ]);
+  const rows = answer['rows'] as unknown[][];
+  t.equal(rows.length, 100);
+  t.same(rows[0], [250, 'name-250', 250_000_000_000_000, 62.5]);
+  t.same(rows[2], [252, null, 252_000_000_000_000, 63], 'nulls stay null');
+  t.same(rows[99]?.[0], 349);
+  t.equal(answer['has_more'], true);
+  const tail = (await svc.call('preview_file', { path: 'data/p.parquet', offset: 990, limit: 50 })).body.answer as Record<string, unknown>;
+  t.same((tail['rows'] as unknown[][]).map((r) => r[0]), [990, 991, 992, 993, 994, 995, 996, 997, 998, 999]);
+  t.equal(tail['has_more'], false);
+  const past = (await svc.call('preview_file', { path: 'data/p.parquet', offset: 5000 })).body.answer as Record<string, unknown>;
+  t.same(past['rows'], []);
+  await put(svc.workspace, 'data/broken.parquet', 'not parquet at all');
+  const broken = await svc.call('preview_file', { path: 'data/broken.parquet' });
+  t.equal(broken.body.success, false);
+  t.match(broken.body.answer, /^ValueError: cannot read Parquet file/);
+});
+
+t.test('unsupported, missing, directories and argument limits', async (t) => {
+  const svc = await startTestService(t);
+  await put(svc.workspace, 'blob.bin', new Uint8Array(300));
+  t.same((await svc.call('preview_file', { path: 'blob.bin' })).body.answer, { kind: 'unsupported', size: 300 });
+  t.same((await svc.call('preview_file', { path: 'nope.txt' })).body, { success: false, metadata: {}, answer: 'FileNotFoundError: no such file: nope.txt' });
+  await put(svc.workspace, 'dir/x.txt', 'x');
+  t.match((await svc.call('preview_file', { path: 'dir' })).body.answer, /^IsADirectoryError: /);
+  for (const args of [{ path: 'blob.bin', limit: 0 }, { path: 'blob.bin', limit: 5001 }, { path: 'blob.bin', offset: -1 }, { path: 'blob.bin', extra: 1 }, {}]) {
+    t.equal((await svc.call('preview_file', args)).status, 422, JSON.stringify(args));
+  }
+  t.equal((await svc.call('preview_file', { path: 'blob.bin', limit: 5000 })).status, 200);
+});
+
+t.test('preview_file over SSE and MCP', async (t) => {
+  const svc = await startTestService(t);
+  await put(svc.workspace, 'r.csv', 'a,b\n1,2\n');
+  const expected = { kind: 'csv', size: 8, columns: ['a', 'b'], rows: [['1', '2']], offset: 0, limit: 200, has_more: false };
+  const sse = await svc.events('preview_file', { path: 'r.csv' });
+  t.same(sse.events, [{ kind: 'result', answer: expected, success: true, metadata: {} }]);
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const result = await mcp.callTool({ name: 'preview_file', arguments: { path: 'r.csv' } });
+  t.same(result.structuredContent, { answer: expected, success: true, metadata: {} });
+  const missing = await mcp.callTool({ name: 'preview_file', arguments: { path: 'gone.csv' } });
+  t.equal(missing.isError, true);
+});
