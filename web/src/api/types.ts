@@ -4,6 +4,8 @@
  * leaves fields open, because the running service's schemas are authoritative.
  */
 export type { ProgressEvent, LogEvent, ArtifactEvent, ResultEvent, StreamEvent } from '../../../schemas/events.js';
+export type { WorkspaceEntry, WorkspaceListing, PreviewAnswer as Preview } from '../../../schemas/workspace.js';
+export type { MachineHealth, MachineInfo, GpuDevice } from '../../../schemas/machine.js';
 
 export type JsonSchema = {
   type?: string | string[];
@@ -131,45 +133,4 @@ export interface TaskContext {
   log_path: string | null;
   graph: TaskGraph;
   relations: Record<'direct_upstream' | 'ancestors' | 'direct_downstream' | 'missing' | 'provisional', string[]>;
-}
-
-export interface WorkspaceEntry {
-  name: string;
-  path: string;
-  kind: string;
-  preview_kind: string | null;
-  supported: boolean;
-  size: number | null;
-  modified_at: string | null;
-}
-
-export interface WorkspaceListing {
-  path: string;
-  entries: WorkspaceEntry[];
-  truncated: boolean;
-}
-
-interface PreviewBase {
-  size: number;
-}
-
-export type Preview =
-  | (PreviewBase & { kind: 'text'; content: string; truncated: boolean })
-  | (PreviewBase & { kind: 'markdown'; content: string; frontmatter: unknown; frontmatter_error: string | null; truncated: boolean })
-  | (PreviewBase & { kind: 'json' | 'yaml'; content: string; data: unknown; parse_error: string | null; truncated: boolean })
-  | (PreviewBase & TablePage & { kind: 'csv' })
-  | (PreviewBase & TablePage & { kind: 'parquet'; column_schema: unknown; row_count: number; row_group_count: number })
-  | (PreviewBase & { kind: 'unsupported' });
-
-export interface TablePage {
-  columns: string[];
-  rows: unknown[][] | Record<string, unknown>[];
-  offset: number;
-  limit: number;
-  has_more: boolean;
-}
-
-export interface MachineHealth {
-  address: string;
-  healthy: boolean;
 }

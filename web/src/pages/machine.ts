@@ -1,5 +1,5 @@
 import { errorText } from '../api/client.js';
-import type { GpuDevice, MachineHealth, MachineInfo } from '../../../schemas/machine.js';
+import type { GpuDevice, MachineHealth, MachineInfo } from '../api/types.js';
 import { every, type PageContext } from '../app/page.js';
 import { h, notice } from '../ui/dom.js';
 import { formatBytes, formatPercent } from '../ui/format.js';

@@ -32,7 +32,7 @@ export function dataTable(win: TableWindow, pageSize: number, go: (offset: numbe
   prev.addEventListener('click', () => go(Math.max(0, win.offset - pageSize)));
   next.addEventListener('click', () => go(win.offset + rows.length));
   const range = rows.length ? `rows ${first.toLocaleString()}–${last.toLocaleString()}` : 'no rows';
-  const total = win.row_count === undefined ? (win.has_more ? ' of more' : ` of ${last.toLocaleString()}`) : ` of ${win.row_count.toLocaleString()}`;
+  const total = win.row_count !== undefined ? ` of ${win.row_count.toLocaleString()}` : win.has_more ? ' · more follow' : ` of ${last.toLocaleString()}`;
   return h(
     'div',
     { class: 'data-table' },

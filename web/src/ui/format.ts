@@ -44,3 +44,12 @@ export function formatTime(iso: string | null | undefined): string {
 export function formatPercent(value: number | null | undefined): string {
   return value === null || value === undefined || !Number.isFinite(value) ? '—' : `${value.toFixed(value < 10 ? 1 : 0)} %`;
 }
+
+const shortFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', hour12: false });
+
+/** ISO time → compact `Nov 21, 05:53` for dense tables. */
+export function formatShortTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? iso : shortFormat.format(t);
+}

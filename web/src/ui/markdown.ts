@@ -1,4 +1,13 @@
-import { marked } from 'marked';
+import { Marked } from 'marked';
+
+const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c);
+
+/**
+ * Raw HTML inside a Markdown file is shown as text, never parsed: even inert parsing makes the
+ * browser look at `on*` attributes (and report them to the CSP), and a file is untrusted input.
+ */
+const marked = new Marked({ gfm: true, renderer: { html: ({ text }) => escapeHtml(text) } });
 
 /** Tags and attributes Markdown can legitimately produce; everything else is dropped. */
 const ALLOWED_TAGS = new Set([
@@ -30,11 +39,11 @@ function clean(node: Element): void {
 
 /**
  * Markdown from a workspace file rendered to a sanitised fragment. Files are untrusted: raw HTML
- * inside them is parsed inert (a `<template>` runs nothing), then cut down to an allowlist, and the
- * page's content security policy blocks scripts on top of that.
+ * is escaped, what Markdown itself produced is cut down to an allowlist of tags, attributes and
+ * URL schemes, and the page's content security policy blocks scripts on top of that.
  */
 export function renderMarkdown(source: string): DocumentFragment {
-  const html = marked.parse(source, { async: false, gfm: true });
+  const html = marked.parse(source, { async: false });
   const template = document.createElement('template');
   template.innerHTML = html;
   clean(template.content as unknown as Element);
