@@ -1,0 +1,82 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * Wire shapes of the Task resources (spec: "Task identity" to "Task context"). The task runner
+ * only imports these as types, so its import graph stays free of TypeBox.
+ */
+
+const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { default: null });
+
+export const TaskState = { queued: 'queued', running: 'running', succeeded: 'succeeded', failed: 'failed', cancelled: 'cancelled' } as const;
+export type TaskState = (typeof TaskState)[keyof typeof TaskState];
+
+export const TaskStepStatus = Type.Object({
+  name: Type.String({ minLength: 1 }),
+  started_at: Timestamp,
+  finished_at: Timestamp,
+  percentage: Type.Union([Type.Number({ minimum: 0, maximum: 100 }), Type.Null()], { default: null }),
+});
+export type TaskStepStatus = Static<typeof TaskStepStatus>;
+
+export const TaskStatus = Type.Object({
+  task_id: Type.String(),
+  run_id: Type.String({ minLength: 1 }),
+  task_type: Type.String(),
+  task_name: Type.String({ default: '' }),
+  config: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
+  state: Type.Union(Object.values(TaskState).map((s) => Type.Literal(s)), { default: 'queued' }),
+  pid: Type.Union([Type.Integer(), Type.Null()], { default: null }),
+  created_at: Timestamp,
+  started_at: Timestamp,
+  finished_at: Timestamp,
+  steps: Type.Array(TaskStepStatus, { default: [] }),
+  result: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
+  error: Type.String({ default: '' }),
+  exit_code: Type.Integer({ minimum: 0, maximum: 255, default: 0 }),
+  log_path: Type.String({ default: '' }),
+});
+export type TaskStatus = Omit<Static<typeof TaskStatus>, 'state'> & { state: TaskState };
+
+export const TaskMetadata = Type.Object({
+  task_id: Type.String(),
+  reg_name: Type.String(),
+  created_at: Type.String(),
+  task_type: Type.String(),
+  input_params: Type.Record(Type.String(), Type.Unknown()),
+  output_params: Type.Record(Type.String(), Type.Unknown()),
+});
+export type TaskMetadata = Static<typeof TaskMetadata>;
+
+export const ArtifactRecord = Type.Object({
+  path: Type.String({ minLength: 1 }),
+  size: Type.Integer({ minimum: 0 }),
+  sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+});
+export type ArtifactRecord = Static<typeof ArtifactRecord>;
+
+export interface TaskHandle {
+  task_id: string;
+  run_id: string;
+  task: string;
+}
+
+/** A definition as the catalog shows it (spec: TaskDefinition). */
+export interface TaskDefinition {
+  name: string;
+  source: 'native' | 'plugin';
+  plugin: string | null;
+  task_type: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+  output_schema: Record<string, unknown>;
+}
+
+export interface TaskLogChunk {
+  content: string;
+  start_offset: number;
+  next_offset: number;
+  file_size: number;
+  has_more_before: boolean;
+  has_more_after: boolean;
+  reset: boolean;
+}

@@ -1,0 +1,34 @@
+import type { Capability, CapabilityFactory, Environment } from '../capability.js';
+import { adoptOrphans } from './adopt.js';
+import { controlJobs } from './jobs/control-jobs.js';
+import { definitionJobs } from './jobs/definition-jobs.js';
+import { followJobs } from './jobs/follow-jobs.js';
+import { lineageJobs } from './jobs/lineage-jobs.js';
+import { queryJobs } from './jobs/query-jobs.js';
+import { submitJob } from './jobs/submit-job.js';
+import { TaskRuntime } from './task-runtime.js';
+
+const runtimes = new WeakMap<Environment, TaskRuntime>();
+
+/**
+ * The task runtime built for this service, for other capabilities (the plugin installer calls
+ * `reloadDefinitions()` and `isRegistrationActive()`). The tasks capability must come first.
+ */
+export function taskRuntimeOf(env: Environment): TaskRuntime {
+  const rt = runtimes.get(env);
+  if (!rt) throw new Error('the tasks capability is not built for this service (it must precede its users)');
+  return rt;
+}
+
+/** Task Jobs: definitions, submit, waits and streams, queries, lineage, cancel and delete. */
+export const tasksCapability: CapabilityFactory = async (env): Promise<Capability> => {
+  const rt = new TaskRuntime(env.workspace, env.config);
+  await rt.catalog.reload();
+  await rt.index.scan();
+  await adoptOrphans(rt);
+  runtimes.set(env, rt);
+  return {
+    jobs: [...definitionJobs(rt), submitJob(rt), ...followJobs(rt), ...queryJobs(rt), ...lineageJobs(rt), ...controlJobs(rt)],
+    close: async () => rt.close(),
+  };
+};

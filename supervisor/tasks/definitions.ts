@@ -1,0 +1,121 @@
+import { execFile } from 'node:child_process';
+import { lstat, mkdir, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import type { TaskDefinition } from '../../schemas/tasks.js';
+import { BUILTIN_TASKS } from '../../workers/task-runner/builtins.js';
+import { STATE_DIR } from '../token-store.js';
+import { ValueError } from '../errors.js';
+import { fullInputSchema, fullOutputSchema } from './base-fields.js';
+
+const run = promisify(execFile);
+const DESCRIBER = fileURLToPath(new URL('../../workers/task-runner/describe.js', import.meta.url));
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const DESCRIBE_TIMEOUT_MS = 60_000;
+
+/** A definition and where the runner finds its code ('' = built-in). */
+export interface CatalogEntry {
+  readonly definition: TaskDefinition;
+  readonly module: string;
+}
+
+interface Described {
+  definitions: Array<Omit<TaskDefinition, 'source'> & { plugin: string; module: string }>;
+  errors: string[];
+}
+
+/** Where installed plugins live: an npm prefix inside the service's private state. */
+export function pluginsDirOf(workspace: string): string {
+  return join(workspace, STATE_DIR, 'plugins');
+}
+
+/**
+ * Lets plugin code `import { defineTask } from 'taskyard/task'` without installing taskyard:
+ * `<plugins>/node_modules/taskyard` points at this package (unless a plugin install put one there).
+ */
+async function linkSdk(pluginsDir: string): Promise<void> {
+  const link = join(pluginsDir, 'node_modules', 'taskyard');
+  if (await lstat(link).then(() => true, () => false)) return;
+  await mkdir(join(pluginsDir, 'node_modules'), { recursive: true });
+  await symlink(PACKAGE_ROOT, link, 'dir').catch(() => undefined);
+}
+
+/** Runs the describer child; plugin code is only ever evaluated there. */
+async function describePlugins(pluginsDir: string): Promise<Described> {
+  if (!(await lstat(join(pluginsDir, 'node_modules')).then((s) => s.isDirectory(), () => false))) return { definitions: [], errors: [] };
+  await linkSdk(pluginsDir);
+  try {
+    const { stdout } = await run(process.execPath, [DESCRIBER, pluginsDir], { timeout: DESCRIBE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL' });
+    return JSON.parse(stdout) as Described;
+  } catch (err) {
+    const stderr = (err as { stderr?: string }).stderr?.trim().split('\n').at(-1);
+    return { definitions: [], errors: [`describing plugins failed: ${stderr || (err as Error).message}`] };
+  }
+}
+
+function entryOf(def: Omit<TaskDefinition, 'input_schema' | 'output_schema'> & { input_schema: Record<string, unknown>; output_schema: Record<string, unknown> }, module: string): CatalogEntry {
+  return Object.freeze({
+    definition: Object.freeze({ ...def, input_schema: fullInputSchema(def.input_schema), output_schema: fullOutputSchema(def.output_schema) }),
+    module,
+  });
+}
+
+/**
+ * The installed Task definitions: built-ins plus those plugins declare, described once by a
+ * child process and cached until `reload()` (after a plugin is installed or removed).
+ */
+export class DefinitionCatalog {
+  readonly #pluginsDir: string;
+  #entries = new Map<string, CatalogEntry>();
+  #errors: string[] = [];
+
+  constructor(workspace: string) {
+    this.#pluginsDir = pluginsDirOf(workspace);
+  }
+
+  get pluginsDir(): string {
+    return this.#pluginsDir;
+  }
+
+  async reload(): Promise<void> {
+    const entries = new Map<string, CatalogEntry>();
+    for (const def of BUILTIN_TASKS) {
+      entries.set(def.name, entryOf({ name: def.name, source: 'native', plugin: null, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema }, ''));
+    }
+    const described = await describePlugins(this.#pluginsDir);
+    const errors = [...described.errors];
+    for (const { module, ...def } of described.definitions) {
+      if (entries.has(def.name)) errors.push(`plugin ${def.plugin}: Task name ${def.name} is already registered`);
+      else entries.set(def.name, entryOf({ ...def, source: 'plugin' }, module));
+    }
+    this.#entries = entries;
+    this.#errors = errors;
+  }
+
+  get(name: string): CatalogEntry | undefined {
+    return this.#entries.get(name);
+  }
+
+  names(): string[] {
+    return [...this.#entries.keys()].sort();
+  }
+
+  /** Problems found while describing plugins (an invalid definition fails the listing, per spec). */
+  get errors(): readonly string[] {
+    return this.#errors;
+  }
+
+  /** The entry of a registration name, or the spec's ValueError listing the available names. */
+  require(name: string): CatalogEntry {
+    const entry = this.#entries.get(name);
+    if (!entry) throw new ValueError(`Unknown task ${JSON.stringify(name)}. Available tasks: ${this.names().join(', ')}`);
+    return entry;
+  }
+
+  /** Every definition sorted by registration name. */
+  list(): TaskDefinition[] {
+    if (this.#errors.length) throw new ValueError(`invalid task definitions: ${this.#errors.join('; ')}`);
+    return this.names().map((n) => this.#entries.get(n)!.definition);
+  }
+}

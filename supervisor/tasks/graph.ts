@@ -1,0 +1,98 @@
+import { parseTaskId } from './task-ids.js';
+import type { TaskIndex, TaskRecord } from './task-index.js';
+
+/** A node of the lineage graph (spec: Task graph). */
+export interface GraphNode {
+  task_id: string;
+  /** The task type (directory type), known even for a missing node from its ID. */
+  kind: string;
+  /** Registration name, as TaskStatus.task_name holds it. */
+  task_name: string;
+  created_at: string | null;
+  parent_ids: string[];
+  state: string | null;
+  missing: boolean;
+  /** Queued or running: its outputs do not exist yet. */
+  provisional: boolean;
+}
+
+export interface GraphEdge {
+  source: string;
+  target: string;
+}
+
+export interface TaskGraph {
+  root_id: string;
+  selected_id: string;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+export interface Relations {
+  direct_upstream: string[];
+  ancestors: string[];
+  direct_downstream: string[];
+  missing: string[];
+  provisional: string[];
+}
+
+function nodeOf(id: string, record: TaskRecord | undefined): GraphNode {
+  const parts = parseTaskId(id);
+  const state = record?.status?.state ?? (record?.hasMetadata ? 'succeeded' : null);
+  return {
+    task_id: id,
+    kind: parts?.type ?? '',
+    task_name: parts?.registration ?? '',
+    created_at: record?.createdAt ?? null,
+    parent_ids: [...(record?.sources ?? [])],
+    state,
+    missing: !record,
+    provisional: state === 'queued' || state === 'running',
+  };
+}
+
+/** Breadth-first closure from `start` along `next`, excluding `start`, cycle-safe. */
+function closure(start: string, next: (id: string) => readonly string[]): string[] {
+  const seen = new Set([start]);
+  const order: string[] = [];
+  const queue = [start];
+  while (queue.length) {
+    for (const id of next(queue.shift()!)) {
+      if (seen.has(id)) continue;
+      seen.add(id);
+      order.push(id);
+      queue.push(id);
+    }
+  }
+  return order;
+}
+
+/**
+ * The lineage of one Task from recorded `source_tasks` (status, else metadata): its ancestors,
+ * itself and its descendants. Referenced IDs without a record become `missing` nodes. Nothing is
+ * executed: this only reads the index.
+ */
+export function buildLineage(index: TaskIndex, selected: string): { graph: TaskGraph; relations: Relations } {
+  const children = new Map<string, string[]>();
+  for (const record of index.all()) {
+    for (const parent of record.sources) children.set(parent, [...(children.get(parent) ?? []), record.id]);
+  }
+  const parentsOf = (id: string) => index.get(id)?.sources ?? [];
+  const ancestors = closure(selected, parentsOf);
+  const descendants = closure(selected, (id) => (children.get(id) ?? []).sort());
+  const nodes = [...ancestors.slice().reverse(), selected, ...descendants].map((id) => nodeOf(id, index.get(id)));
+  const inGraph = new Set(nodes.map((n) => n.task_id));
+  const edges = nodes.flatMap((n) => n.parent_ids.filter((p) => inGraph.has(p)).map((p) => ({ source: p, target: n.task_id })));
+  // The root is the first ancestor without parents (the selected Task itself when it has none).
+  const root = nodes.find((n) => n.parent_ids.length === 0)?.task_id ?? selected;
+  return {
+    graph: { root_id: root, selected_id: selected, nodes, edges },
+    relations: {
+      direct_upstream: [...parentsOf(selected)],
+      ancestors,
+      direct_downstream: (children.get(selected) ?? []).sort(),
+      missing: nodes.filter((n) => n.missing).map((n) => n.task_id),
+      provisional: nodes.filter((n) => n.provisional).map((n) => n.task_id),
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { Type } from '@sinclair/typebox';
+import { ok } from '../../../schemas/job-response.js';
+import { defineJob } from '../../job.js';
+import type { TaskRuntime } from '../task-runtime.js';
+
+/** cancel and delete_tasks. */
+export function controlJobs(rt: TaskRuntime) {
+  return [
+    defineJob({
+      name: 'cancel',
+      description:
+        'Cancels a queued or running Task managed by this service: SIGTERM to its process group, SIGKILL after a grace period, ' +
+        'recorded as cancelled with exit code 130. Answers true only when this call cancelled it.',
+      input: Type.Object({ task_id: Type.String() }),
+      run: async ({ task_id }) => ok(await rt.launcher.cancel(task_id)),
+    }),
+    defineJob({
+      name: 'delete_tasks',
+      description: 'Deletes terminal or metadata-only Tasks and answers the IDs actually deleted; active, unknown or invalid IDs are skipped.',
+      input: Type.Object({ task_ids: Type.Array(Type.String(), { minItems: 1, uniqueItems: true }) }),
+      run: async ({ task_ids }) => ok(await rt.deleteTasks(task_ids)),
+    }),
+  ];
+}

@@ -1,0 +1,42 @@
+import { Type } from '@sinclair/typebox';
+import { ok } from '../../../schemas/job-response.js';
+import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
+import { KeyError } from '../../errors.js';
+import { defineJob } from '../../job.js';
+import { buildLineage } from '../graph.js';
+import { relativeTaskPath } from '../task-ids.js';
+import type { TaskRuntime } from '../task-runtime.js';
+
+/** get_task_graph and get_task_context: lineage from recorded source_tasks. */
+export function lineageJobs(rt: TaskRuntime) {
+  return [
+    defineJob({
+      name: 'get_task_graph',
+      description: 'Returns the lineage graph of a Task (ancestors and descendants from recorded source_tasks), with missing and provisional nodes. Nothing is executed.',
+      input: Type.Object({ task_id: Type.String() }, { additionalProperties: false }),
+      run: async ({ task_id }) => {
+        if (!rt.index.get(task_id)) throw new KeyError(`Unknown task ${task_id}`);
+        return ok(buildLineage(rt.index, task_id).graph);
+      },
+    }),
+    defineJob({
+      name: 'get_task_context',
+      description: 'Returns a Task with its status, metadata and log locations, lineage graph and relations (direct upstream, ancestors, direct downstream, missing, provisional).',
+      input: Type.Object({ task_id: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+      run: async ({ task_id }) => {
+        const record = rt.index.get(task_id);
+        if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
+        const { graph, relations } = buildLineage(rt.index, task_id);
+        return ok({
+          task_id,
+          status: record.status,
+          metadata_exists: record.hasMetadata,
+          metadata_path: relativeTaskPath(record.parts, task_id, TASK_FILES.metadata),
+          log_path: record.status.log_path || null,
+          graph,
+          relations,
+        });
+      },
+    }),
+  ];
+}

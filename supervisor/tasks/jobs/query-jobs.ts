@@ -1,0 +1,63 @@
+import { Type } from '@sinclair/typebox';
+import { ok } from '../../../schemas/job-response.js';
+import type { TaskStatus } from '../../../schemas/tasks.js';
+import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
+import { KeyError } from '../../errors.js';
+import { defineJob } from '../../job.js';
+import { readLogWindow } from '../log-reader.js';
+import type { TaskRuntime } from '../task-runtime.js';
+
+const NoArguments = Type.Object({}, { additionalProperties: false });
+
+/** Newest first: created_at, then task_id, both descending (spec: list_task_statuses). */
+function newestFirst(a: TaskStatus, b: TaskStatus): number {
+  const ca = a.created_at ?? '';
+  const cb = b.created_at ?? '';
+  if (ca !== cb) return ca < cb ? 1 : -1;
+  return a.task_id < b.task_id ? 1 : a.task_id > b.task_id ? -1 : 0;
+}
+
+/** list_task_ids, list_task_statuses, status, read_task_log: all answered from the index. */
+export function queryJobs(rt: TaskRuntime) {
+  const statuses = () => [...rt.index.all()].flatMap((r) => (r.status ? [r.status] : []));
+  return [
+    defineJob({
+      name: 'list_task_ids',
+      description: 'Lists the IDs of Tasks that have a status record (metadata-only directories are not listed), sorted.',
+      input: NoArguments,
+      run: async () => ok(statuses().map((s) => s.task_id).sort()),
+    }),
+    defineJob({
+      name: 'list_task_statuses',
+      description: 'Lists every TaskStatus, newest first (created_at, then task_id, descending). No filtering or pagination.',
+      input: NoArguments,
+      run: async () => ok(statuses().sort(newestFirst)),
+    }),
+    defineJob({
+      name: 'status',
+      description: 'Returns the TaskStatus of one Task. An unknown Task, or one with metadata but no status, is a KeyError.',
+      input: Type.Object({ task_id: Type.String() }),
+      run: async ({ task_id }) => {
+        const record = rt.index.get(task_id);
+        if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
+        return ok(record.status);
+      },
+    }),
+    defineJob({
+      name: 'read_task_log',
+      description:
+        'Reads a window of a Task log by byte offsets (offset -1 = tail, 0 = start; continue with next_offset). ' +
+        'Never splits a UTF-8 character; reset is true when the offset lies past the end of the log.',
+      input: Type.Object({
+        task_id: Type.String(),
+        offset: Type.Integer({ minimum: -1, default: -1 }),
+        limit: Type.Integer({ minimum: 1024, maximum: 262144, default: 65536 }),
+      }),
+      run: async ({ task_id, offset, limit }) => {
+        const record = rt.index.get(task_id);
+        if (!record) throw new KeyError(`Unknown task ${task_id}`);
+        return ok(await readLogWindow(`${record.dir}/${TASK_FILES.log}`, offset, limit));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,26 @@
+import { Type } from '@sinclair/typebox';
+import { ok } from '../../../schemas/job-response.js';
+import { nowIso } from '../../../workers/task-runner/record-files.js';
+import { defineJob } from '../../job.js';
+import { submitTask } from '../submit.js';
+import type { TaskRuntime } from '../task-runtime.js';
+
+/** submit: starts a Task in its own process and answers its TaskHandle. */
+export function submitJob(rt: TaskRuntime) {
+  return defineJob({
+    name: 'submit',
+    description:
+      'Starts a Task in a separate process. `task` is the registration name; every other field is a Task input ' +
+      '(validated by the Task: unknown fields fail), including task_name and source_tasks. Answers the TaskHandle ' +
+      '{task_id, run_id, task}; success means the submission was accepted, not that the Task finished.',
+    // Task inputs sit next to `task`, so this schema allows extra fields; the Task's own schema checks them.
+    input: Type.Object({ task: Type.String({ minLength: 1, description: 'Registration name of the Task' }) }, { additionalProperties: true }),
+    run: async (args, ctx) => {
+      const { task, ...inputs } = args as { task: string } & Record<string, unknown>;
+      const handle = await submitTask(rt, task, inputs);
+      const at = nowIso();
+      await ctx.emit({ kind: 'progress', name: 'submit', started_at: at, finished_at: at, percentage: 100 });
+      return ok(handle);
+    },
+  });
+}

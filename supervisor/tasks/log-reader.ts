@@ -1,0 +1,66 @@
+import { open } from 'node:fs/promises';
+import type { TaskLogChunk } from '../../schemas/tasks.js';
+
+/** True for a UTF-8 continuation byte (10xxxxxx). */
+const isContinuation = (byte: number) => (byte & 0xc0) === 0x80;
+
+/** Length of the sequence a UTF-8 lead byte starts (1 for ASCII and stray bytes). */
+function sequenceLength(lead: number): number {
+  if (lead >= 0xf0 && lead <= 0xf7) return 4;
+  if (lead >= 0xe0) return 3;
+  if (lead >= 0xc0) return 2;
+  return 1;
+}
+
+/** Bytes at the end of `buf` that start a character the buffer does not finish. */
+function incompleteTail(buf: Buffer): number {
+  for (let back = 1; back <= Math.min(4, buf.length); back++) {
+    const byte = buf[buf.length - back]!;
+    if (isContinuation(byte)) continue;
+    const need = sequenceLength(byte);
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
+/**
+ * Reads a window of a log by byte offsets without splitting a UTF-8 character: the start moves
+ * forward past continuation bytes, the end stops before a character the window (or the file, while
+ * a writer is mid-character) does not finish. `offset` -1 reads the tail; an offset past the end
+ * means the log was reset (replaced or truncated): the answer starts at 0 with `reset` set.
+ */
+export async function readLogWindow(file: string, offset: number, limit: number): Promise<TaskLogChunk> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch {
+    return { content: '', start_offset: 0, next_offset: 0, file_size: 0, has_more_before: false, has_more_after: false, reset: offset > 0 };
+  }
+  try {
+    const size = (await handle.stat()).size;
+    const reset = offset > size;
+    let start = offset < 0 ? Math.max(0, size - limit) : reset ? 0 : offset;
+    // Read up to 3 extra bytes so a start inside a character can move to the next one.
+    const want = Math.min(size - start, limit + 3);
+    const buf = Buffer.alloc(Math.max(0, want));
+    const { bytesRead } = want > 0 ? await handle.read(buf, 0, want, start) : { bytesRead: 0 };
+    let view = buf.subarray(0, bytesRead);
+    let skip = 0;
+    while (skip < Math.min(3, view.length) && isContinuation(view[skip]!)) skip++;
+    start += skip;
+    view = view.subarray(skip, skip + limit);
+    view = view.subarray(0, view.length - incompleteTail(view));
+    const next = start + view.length;
+    return {
+      content: view.toString('utf8'),
+      start_offset: start,
+      next_offset: next,
+      file_size: size,
+      has_more_before: start > 0,
+      has_more_after: next < size,
+      reset,
+    };
+  } finally {
+    await handle.close();
+  }
+}

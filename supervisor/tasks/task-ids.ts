@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { REGISTRATION_NAME, TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
+import { ValueError } from '../errors.js';
+
+/** Spec: task_name is 1-32 letters, digits or hyphens. */
+export const TASK_NAME = /^[A-Za-z0-9-]{1,32}$/;
+
+export interface TaskIdParts {
+  type: string;
+  registration: string;
+  name: string;
+}
+
+/** Splits `<task_type>#<registration_name>#<task_name>`; null for anything else. */
+export function parseTaskId(id: string): TaskIdParts | null {
+  const parts = id.split('#');
+  if (parts.length !== 3) return null;
+  const [type, registration, name] = parts as [string, string, string];
+  if (!TASK_TYPE.test(type) || !REGISTRATION_NAME.test(registration) || !TASK_NAME.test(name)) return null;
+  return { type, registration, name };
+}
+
+export function formatTaskId(parts: TaskIdParts): string {
+  return `${parts.type}#${parts.registration}#${parts.name}`;
+}
+
+/**
+ * The directory of a Task: `<workspace>/<type>/<task_id>`. Only call with a parsed ID: its parts
+ * cannot contain separators or `..`, so the path stays inside the workspace.
+ */
+export function taskDirOf(workspace: string, id: string, parts: TaskIdParts): string {
+  return join(workspace, parts.type, id);
+}
+
+/** Workspace-relative path of a file in a Task directory (`<type>/<task_id>/<file>`). */
+export function relativeTaskPath(parts: TaskIdParts, id: string, file: string): string {
+  return `${parts.type}/${id}/${file}`;
+}
+
+/**
+ * Normalises `source_tasks`: ASCII-comma separated Task IDs, whitespace around items stripped,
+ * items rejoined with ','; an invalid or repeated ID is a ValueError naming it.
+ */
+export function normalizeSourceTasks(value: string): string[] {
+  if (value.trim() === '') return [];
+  const items = value.split(',').map((s) => s.trim());
+  const seen = new Set<string>();
+  for (const [i, item] of items.entries()) {
+    if (!item) throw new ValueError(`source_tasks: item ${i + 1} is empty`);
+    if (!parseTaskId(item)) throw new ValueError(`source_tasks: ${JSON.stringify(item)} is not a valid Task ID (<task_type>#<registration_name>#<task_name>)`);
+    if (seen.has(item)) throw new ValueError(`source_tasks: duplicate Task ID ${item}`);
+    seen.add(item);
+  }
+  return items;
+}
+
+/** Parses recorded source_tasks leniently (records written elsewhere may be sloppy). */
+export function recordedSources(value: unknown): string[] {
+  if (typeof value !== 'string') return [];
+  return [...new Set(value.split(',').map((s) => s.trim()).filter((s) => parseTaskId(s) !== null))];
+}
+
+let lastStamp = '';
+let sequence = 0;
+
+/**
+ * A unique anonymous task_name that sorts by creation time: UTC time to the millisecond, a
+ * per-millisecond sequence and random letters against other processes
+ * (`20260101T120000123-0000-a1b2`, 27 characters).
+ */
+export function anonymousName(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:.Z]/g, '');
+  sequence = stamp === lastStamp ? sequence + 1 : 0;
+  lastStamp = stamp;
+  return `${stamp}-${sequence.toString(36).padStart(4, '0')}-${randomBytes(2).toString('hex')}`;
+}

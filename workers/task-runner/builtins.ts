@@ -1,0 +1,88 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import { defineTask, TaskError } from './task-sdk.js';
+
+/**
+ * The native Tasks (task_type `base`). Schemas are plain JSON Schema so spawning a runner never
+ * loads TypeBox (~60 ms here).
+ */
+
+interface DemoInput {
+  x: number;
+  y: number;
+  fail: boolean;
+}
+
+const demo = defineTask({
+  name: 'demo',
+  taskType: 'base',
+  description:
+    'Demonstration Task: adds the integers x and y and reports whether they are equal. ' +
+    'With fail=true it fails on purpose with "RuntimeError: Demo failure requested" (exit code 1).',
+  input: {
+    type: 'object',
+    properties: {
+      x: { type: 'integer', description: 'First operand' },
+      y: { type: 'integer', description: 'Second operand' },
+      fail: { type: 'boolean', default: false, description: 'Fail on purpose to demonstrate a failure' },
+    },
+    required: ['x', 'y'],
+  },
+  output: {
+    type: 'object',
+    properties: {
+      result: { type: 'integer', description: 'x + y' },
+      branch: { type: 'string', description: '"equal" when x equals y, otherwise "different"' },
+      operands: { type: 'array', items: { type: 'string' }, description: 'Names of the operands used' },
+    },
+    required: ['result', 'branch', 'operands'],
+  },
+  async run(raw, ctx) {
+    const input = raw as unknown as DemoInput;
+    ctx.logger.info(`demo: x=${input.x} y=${input.y}`);
+    if (input.fail) throw new TaskError('RuntimeError', 'Demo failure requested');
+    const branch = input.x === input.y ? 'equal' : 'different';
+    return { result: input.x + input.y, branch, operands: ['x', 'y'] };
+  },
+});
+
+interface SleepInput {
+  seconds: number;
+  steps?: number;
+}
+
+const sleep = defineTask({
+  name: 'sleep',
+  taskType: 'base',
+  description:
+    'Sleeps for the given number of seconds, in `steps` equal parts (default 1). Each part logs one ' +
+    'line and updates the progress percentage; useful for long-running and cancellation cases.',
+  input: {
+    type: 'object',
+    properties: {
+      seconds: { type: 'number', minimum: 0, maximum: 86400, description: 'Total time to sleep, in seconds' },
+      steps: { type: 'integer', minimum: 1, maximum: 100000, description: 'Number of progress updates and log lines' },
+    },
+    required: ['seconds'],
+  },
+  output: {
+    type: 'object',
+    properties: { slept: { type: 'number', description: 'Seconds slept' } },
+    required: ['slept'],
+  },
+  async run(raw, ctx) {
+    const input = raw as unknown as SleepInput;
+    const steps = input.steps ?? 1;
+    const slice = (input.seconds * 1000) / steps;
+    await ctx.step('sleep', async () => {
+      for (let i = 1; i <= steps; i++) {
+        await delay(slice);
+        ctx.logger.info(`step ${i}/${steps}`);
+        ctx.progress((i / steps) * 100);
+      }
+    });
+    return { slept: input.seconds };
+  },
+});
+
+/** Native definitions by registration name. */
+export const BUILTIN_TASKS = [demo, sleep] as const;

@@ -1,0 +1,97 @@
+/**
+ * Task runner: the child process of one Task run. Started detached (its own process group) by the
+ * supervisor with the identity in TASKYARD_TASK_* variables and stdout/stderr on `task.log`.
+ * While it lives it owns the record; on success the order is output → exit code → metadata →
+ * `succeeded` (spec: TaskMetadata). Kept to node built-ins and a few small modules: every
+ * millisecond of import time is paid by every submit.
+ */
+import { openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { ArtifactRecord, TaskStatus } from '../../schemas/tasks.js';
+import { buildOutput } from './output-check.js';
+import { TASK_FILES, writeJsonAtomicSync } from './record-files.js';
+import { StatusPublisher } from './status-publisher.js';
+import { createTaskContext } from './task-context.js';
+import { definitionsOfModule, normalizeTask, TaskError, type TaskDefinitionEntry } from './task-sdk.js';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`task runner: ${name} is not set`);
+  return value;
+}
+
+const dir = required('TASKYARD_TASK_DIR');
+const registration = required('TASKYARD_TASK_REGISTRATION');
+const moduleFile = process.env['TASKYARD_TASK_MODULE'] ?? '';
+
+async function loadDefinition(): Promise<TaskDefinitionEntry> {
+  const mod = moduleFile
+    ? ((await import(pathToFileURL(moduleFile).href)) as Record<string, unknown>)
+    : { default: (await import('./builtins.js')).BUILTIN_TASKS };
+  for (const candidate of definitionsOfModule(mod)) {
+    const def = normalizeTask(candidate);
+    if (def.name === registration) return def;
+  }
+  throw new TaskError('KeyError', `task ${registration} is no longer provided by ${moduleFile || 'the built-ins'}`);
+}
+
+/** `<Type>: <message>` and the exit code of a thrown value (1 unless the Task chose one). */
+function describeFailure(err: unknown): { error: string; exit_code: number } {
+  if (err instanceof TaskError) return { error: `${err.type}: ${err.message}`, exit_code: Math.min(255, Math.max(1, err.exitCode)) };
+  if (err instanceof Error) return { error: `${err.name && err.name !== 'Error' ? err.name : 'RuntimeError'}: ${err.message}`, exit_code: 1 };
+  return { error: `RuntimeError: ${String(err)}`, exit_code: 1 };
+}
+
+const status = JSON.parse(readFileSync(join(dir, TASK_FILES.status), 'utf8')) as TaskStatus;
+const publisher = new StatusPublisher(dir, status);
+let finished = false;
+
+function fail(err: unknown): never {
+  if (!finished) {
+    finished = true;
+    const failure = describeFailure(err);
+    process.stderr.write(`${failure.error}\n${err instanceof Error && err.stack ? `${err.stack}\n` : ''}`);
+    publisher.finish({ state: 'failed', result: {}, ...failure });
+    process.exit(failure.exit_code);
+  }
+  process.exit(1);
+}
+
+process.on('uncaughtException', fail);
+process.on('unhandledRejection', fail);
+
+async function main(): Promise<void> {
+  publisher.markRunning(process.pid);
+  const def = await loadDefinition();
+  const artifacts = new Map<string, ArtifactRecord>();
+  const ctx = createTaskContext(
+    {
+      workspace: required('TASKYARD_WORKSPACE'),
+      dir,
+      registration,
+      taskId: status.task_id,
+      runId: status.run_id,
+      createdAt: status.created_at ?? '',
+      logFd: openSync(join(dir, TASK_FILES.log), 'a'),
+    },
+    publisher,
+    artifacts,
+  );
+  const output = buildOutput(dir, await def.run({ ...status.config }, ctx), def.output_schema, artifacts);
+  const exitCode = 0;
+  writeJsonAtomicSync(join(dir, TASK_FILES.metadata), {
+    task_id: status.task_id,
+    reg_name: registration,
+    created_at: status.created_at,
+    task_type: status.task_type,
+    input_params: status.config,
+    output_params: output,
+  });
+  finished = true;
+  // Round-trip through JSON so `result` carries the same nulls for non-finite numbers as metadata.
+  publisher.finish({ state: 'succeeded', result: JSON.parse(JSON.stringify(output)) as Record<string, unknown>, error: '', exit_code: exitCode });
+  process.exit(exitCode);
+}
+
+main().catch(fail);

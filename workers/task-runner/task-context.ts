@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { createReadStream, realpathSync, statSync, writeSync } from 'node:fs';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
+import type { ArtifactRecord } from '../../schemas/tasks.js';
+import type { StatusPublisher } from './status-publisher.js';
+import { TaskError, type TaskContext, type TaskLogger } from './task-sdk.js';
+import { nowIso } from './record-files.js';
+
+export interface ContextIdentity {
+  workspace: string;
+  dir: string;
+  registration: string;
+  taskId: string;
+  runId: string;
+  createdAt: string;
+  /** File descriptor of task.log opened for appending (shared with stdout and stderr). */
+  logFd: number;
+}
+
+/** Resolves `relativePath` inside the Task directory, symlinks included; anything else is refused. */
+export function resolveInsideTaskDir(dir: string, relativePath: string): string {
+  if (typeof relativePath !== 'string' || !relativePath || relativePath.includes('\0') || isAbsolute(relativePath)) {
+    throw new TaskError('ValueError', `artifact path must be a non-empty path relative to the task directory: ${JSON.stringify(relativePath)}`);
+  }
+  const real = realpathSync(resolve(dir, relativePath));
+  const rel = relative(realpathSync(dir), real);
+  if (!rel || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+    throw new TaskError('PermissionError', `artifact path escapes the task directory: ${relativePath}`);
+  }
+  return real;
+}
+
+async function sha256Of(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+function makeLogger(fd: number): TaskLogger {
+  const write = (level: string) => (message: string) => {
+    writeSync(fd, `${nowIso()} ${level} ${message}\n`);
+  };
+  return Object.freeze({ debug: write('DEBUG'), info: write('INFO'), warn: write('WARNING'), error: write('ERROR') });
+}
+
+/**
+ * Builds the frozen TaskContext of one run. Artifacts registered through it are collected in
+ * `artifacts` and merged into the output by the runner.
+ */
+export function createTaskContext(id: ContextIdentity, publisher: StatusPublisher, artifacts: Map<string, ArtifactRecord>): TaskContext {
+  let current: ReturnType<StatusPublisher['beginStep']> | undefined;
+  const ctx: TaskContext = {
+    workspace_path: id.workspace,
+    registration_name: id.registration,
+    task_id: id.taskId,
+    run_id: id.runId,
+    created_at: id.createdAt,
+    logger: makeLogger(id.logFd),
+    async step(name, fn) {
+      if (typeof name !== 'string' || !name) throw new TaskError('ValueError', 'step name must be a non-empty string');
+      const outer = current;
+      const step = publisher.beginStep(name);
+      current = step;
+      try {
+        return await fn();
+      } finally {
+        publisher.endStep(step);
+        current = outer;
+      }
+    },
+    progress(percentage) {
+      if (typeof percentage !== 'number' || !(percentage >= 0 && percentage <= 100)) {
+        throw new TaskError('ValueError', `progress percentage must be a number from 0 to 100, got ${String(percentage)}`);
+      }
+      // Progress outside any step gets an implicit step named after the Task.
+      current ??= publisher.beginStep(id.registration);
+      publisher.setPercentage(current, percentage);
+    },
+    async artifact(name, relativePath) {
+      if (typeof name !== 'string' || !name) throw new TaskError('ValueError', 'artifact name must be a non-empty string');
+      const file = resolveInsideTaskDir(id.dir, relativePath);
+      const stat = statSync(file);
+      if (!stat.isFile()) throw new TaskError('ValueError', `artifact is not a regular file: ${relativePath}`);
+      const record: ArtifactRecord = { path: relative(realpathSync(id.dir), file).split(sep).join('/'), size: stat.size, sha256: await sha256Of(file) };
+      artifacts.set(name, record);
+      return record;
+    },
+  };
+  return Object.freeze(ctx);
+}

@@ -1,0 +1,142 @@
+/**
+ * The Task SDK (`taskyard/task`): `defineTask` and the context a Task receives. Plugins import it,
+ * and the task runner loads it on every spawn, so it imports nothing at runtime.
+ */
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { ArtifactRecord } from '../../schemas/tasks.js';
+
+export type { ArtifactRecord };
+export type JsonSchema = Record<string, unknown>;
+
+/** Base input fields the runtime adds to every Task (spec: "Base input parameters"). */
+export interface BaseTaskInput {
+  task_name: string | null;
+  source_tasks: string;
+}
+
+export interface TaskLogger {
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+/** The spec's frozen TaskContext plus the step, progress and artifact helpers. */
+export interface TaskContext {
+  readonly workspace_path: string;
+  readonly registration_name: string;
+  readonly task_id: string;
+  readonly run_id: string;
+  readonly created_at: string;
+  readonly logger: TaskLogger;
+  /** Runs `fn` as a named step, recording its start and finish in the status. */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** Percentage (0-100) of the current step; writes are coalesced, the last value always lands. */
+  progress(percentage: number): void;
+  /** Registers a file under the Task directory as an artifact; size and sha256 are computed here. */
+  artifact(name: string, relativePath: string): Promise<ArtifactRecord>;
+}
+
+type Infer<S, Fallback> = S extends TSchema ? Static<S> : Fallback;
+
+/** What a Task author writes. Schemas are JSON Schemas (TypeBox ones included). */
+export interface TaskSpec<I extends JsonSchema | TSchema = JsonSchema, O extends JsonSchema | TSchema = JsonSchema> {
+  name: string;
+  taskType: string;
+  description: string;
+  input: I;
+  output: O;
+  run(input: Infer<I, Record<string, unknown>> & BaseTaskInput, ctx: TaskContext): Promise<Infer<O, Record<string, unknown>>> | Infer<O, Record<string, unknown>>;
+}
+
+/** A checked definition, as the runtime uses it: plain JSON Schemas of the business fields. */
+export interface TaskDefinitionEntry {
+  readonly name: string;
+  readonly task_type: string;
+  readonly description: string;
+  readonly input_schema: JsonSchema;
+  readonly output_schema: JsonSchema;
+  readonly run: (input: Record<string, unknown>, ctx: TaskContext) => unknown;
+}
+
+/** A failure with the spec's `<Type>: <message>` text and, optionally, a custom exit code. */
+export class TaskError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+    this.name = type;
+  }
+}
+
+export const REGISTRATION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+export const TASK_TYPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+const MIN_DESCRIPTION = 10;
+const RESERVED_INPUTS = ['task_name', 'source_tasks'];
+const RESERVED_OUTPUTS = ['artifacts'];
+
+/** Why a value is not a usable Task definition (the message names the Task and the reason). */
+export class DefinitionError extends Error {
+  override name = 'DefinitionError';
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Drops TypeBox's symbol keys: what is left is the plain JSON Schema. */
+function plainObjectSchema(schema: unknown, label: string, reserved: string[]): JsonSchema {
+  if (!isObject(schema)) throw new DefinitionError(`${label} must be a JSON Schema object`);
+  const plain = JSON.parse(JSON.stringify(schema)) as JsonSchema;
+  if (plain['type'] !== undefined && plain['type'] !== 'object') throw new DefinitionError(`${label} must describe an object (type "object")`);
+  const properties = plain['properties'] ?? {};
+  if (!isObject(properties)) throw new DefinitionError(`${label}.properties must be an object`);
+  const clash = reserved.find((name) => name in properties);
+  if (clash) throw new DefinitionError(`${label} must not declare ${clash}: the runtime adds it`);
+  return { ...plain, type: 'object', properties };
+}
+
+/**
+ * Checks a definition (made by `defineTask` or written as a plain object with the same fields, or
+ * with `task_type`/`input_schema`/`output_schema`) and returns it normalised.
+ */
+export function normalizeTask(value: unknown): TaskDefinitionEntry {
+  if (!isObject(value)) throw new DefinitionError('a Task definition must be an object');
+  const name = value['name'];
+  if (typeof name !== 'string' || !REGISTRATION_NAME.test(name)) {
+    throw new DefinitionError(`Task name ${JSON.stringify(name)} is invalid: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
+  }
+  const where = `Task '${name}'`;
+  const taskType = value['taskType'] ?? value['task_type'];
+  if (typeof taskType !== 'string' || !TASK_TYPE.test(taskType)) {
+    throw new DefinitionError(`${where}: task type ${JSON.stringify(taskType)} is invalid: use 1-64 letters, digits, '_' or '-', starting with a letter or digit`);
+  }
+  const description = value['description'];
+  if (typeof description !== 'string' || description.trim().length < MIN_DESCRIPTION || !/[A-Za-z]/.test(description)) {
+    throw new DefinitionError(`${where}: a detailed description is required (at least ${MIN_DESCRIPTION} characters of real text)`);
+  }
+  const run = value['run'];
+  if (typeof run !== 'function') throw new DefinitionError(`${where}: run must be a function`);
+  return Object.freeze({
+    name,
+    task_type: taskType,
+    description: description.trim(),
+    input_schema: plainObjectSchema(value['input'] ?? value['input_schema'], `${where}: input schema`, RESERVED_INPUTS),
+    output_schema: plainObjectSchema(value['output'] ?? value['output_schema'], `${where}: output schema`, RESERVED_OUTPUTS),
+    run: run as TaskDefinitionEntry['run'],
+  });
+}
+
+/** Declares a Task. Throws a DefinitionError with a clear reason when the definition is unusable. */
+export function defineTask<I extends JsonSchema | TSchema, O extends JsonSchema | TSchema>(spec: TaskSpec<I, O>): TaskDefinitionEntry {
+  return normalizeTask(spec);
+}
+
+/** Picks the definitions out of a Task module: default export or named `tasks`, an array. */
+export function definitionsOfModule(mod: Record<string, unknown>): unknown[] {
+  const list = mod['default'] ?? mod['tasks'];
+  if (!Array.isArray(list)) throw new DefinitionError('the task module must export an array of definitions (default export or `tasks`)');
+  return list;
+}
