@@ -1,11 +1,13 @@
 /**
- * Wire types of the answers the console reads. Event types come from the service's own schemas
- * (one source); answers of Jobs are typed here as the spec describes them, loosely where the spec
- * leaves fields open, because the running service's schemas are authoritative.
+ * Types of what the console reads. They come from the service's own schemas (one source); only
+ * the JSON Schema shape the forms walk, and the lineage graph's shape, are written out here.
  */
 export type { ProgressEvent, LogEvent, ArtifactEvent, ResultEvent, StreamEvent } from '../../../schemas/events.js';
 export type { WorkspaceEntry, WorkspaceListing, PreviewAnswer as Preview } from '../../../schemas/workspace.js';
 export type { MachineHealth, MachineInfo, GpuDevice } from '../../../schemas/machine.js';
+export type { ArtifactRecord, TaskHandle, TaskLogChunk, TaskState, TaskStatus, TaskStepStatus as TaskStep } from '../../../schemas/tasks.js';
+import type { JobDescriptor as WireJobDescriptor } from '../../../schemas/job-response.js';
+import type { TaskDefinition as WireTaskDefinition, TaskStatus } from '../../../schemas/tasks.js';
 
 export type JsonSchema = {
   type?: string | string[];
@@ -39,73 +41,11 @@ export interface JobResponse<T = unknown> {
   metadata: Record<string, unknown>;
 }
 
-export interface JobDescriptor {
-  name: string;
-  description: string;
-  input_schema: JsonSchema;
-  output_schema: JsonSchema;
-}
-
-export type TaskState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+/** Schemas as the console reads them (the wire types say only "an object"). */
+export type JobDescriptor = Omit<WireJobDescriptor, 'input_schema' | 'output_schema'> & { input_schema: JsonSchema; output_schema: JsonSchema };
+export type TaskDefinition = Omit<WireTaskDefinition, 'input_schema' | 'output_schema'> & { input_schema: JsonSchema; output_schema: JsonSchema };
 
 export const TERMINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
-
-export interface TaskStep {
-  name: string;
-  started_at: string | null;
-  finished_at: string | null;
-  percentage: number | null;
-}
-
-export interface ArtifactRecord {
-  path: string;
-  size: number;
-  sha256: string;
-}
-
-export interface TaskStatus {
-  task_id: string;
-  run_id: string;
-  task_type: string;
-  task_name: string;
-  config: Record<string, unknown>;
-  state: TaskState;
-  pid: number | null;
-  created_at: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-  steps: TaskStep[];
-  result: Record<string, unknown> & { artifacts?: Record<string, ArtifactRecord> };
-  error: string;
-  exit_code: number;
-  log_path: string;
-}
-
-export interface TaskDefinition {
-  name: string;
-  source: 'native' | 'plugin';
-  plugin: string | null;
-  task_type: string;
-  description: string;
-  input_schema: JsonSchema;
-  output_schema: JsonSchema;
-}
-
-export interface TaskHandle {
-  task_id: string;
-  run_id: string;
-  task: string;
-}
-
-export interface TaskLogChunk {
-  content: string;
-  start_offset: number;
-  next_offset: number;
-  file_size: number;
-  has_more_before: boolean;
-  has_more_after: boolean;
-  reset: boolean;
-}
 
 export interface GraphNode {
   task_id: string;

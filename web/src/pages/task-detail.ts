@@ -1,5 +1,5 @@
 import { errorText } from '../api/client.js';
-import { TERMINAL_STATES, type TaskContext, type TaskStep } from '../api/types.js';
+import { TERMINAL_STATES, type TaskContext, type TaskStatus, type TaskStep } from '../api/types.js';
 import type { PageContext } from '../app/page.js';
 import { href, navigate } from '../app/router.js';
 import { h, notice } from '../ui/dom.js';
@@ -51,8 +51,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     return button;
   };
 
-  function showHead(c: TaskContext): void {
-    const s = c.status;
+  function showHead(s: TaskStatus): void {
     const active = !TERMINAL_STATES.has(s.state);
     const cancel = action('Cancel', 'danger', async () => {
       const cancelled = await api.answer<boolean>('cancel', { task_id: taskId });
@@ -69,6 +68,25 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     remove.disabled = active;
     head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), h('div', { class: 'actions' }, cancel, remove));
   }
+
+  function showStatus(s: TaskStatus): void {
+    showHead(s);
+    slots.overview.replaceChildren(overviewSection(s));
+  }
+
+  // While following, progress events say something changed: re-read the status (from the
+  // service's memory, cheap) at most every 500 ms so state, pid and times stay current.
+  let statusTimer: ReturnType<typeof setTimeout> | undefined;
+  function refreshStatusSoon(): void {
+    statusTimer ??= setTimeout(() => {
+      api
+        .answer<TaskStatus>('status', { task_id: taskId }, { signal })
+        .then((s) => following && showStatus(s))
+        .catch(() => undefined)
+        .finally(() => (statusTimer = undefined));
+    }, 500);
+  }
+  signal.addEventListener('abort', () => clearTimeout(statusTimer), { once: true });
 
   function showSteps(): void {
     slots.steps.replaceChildren(stepsSection([...steps.values()]));
@@ -87,11 +105,10 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   async function load(): Promise<void> {
     const c = await api.answer<TaskContext>('get_task_context', { task_id: taskId }, { signal });
     if (signal.aborted) return;
-    showHead(c);
+    showStatus(c.status);
     steps.clear();
     for (const s of c.status.steps) steps.set(s.name, s);
     showSteps();
-    slots.overview.replaceChildren(overviewSection(c.status));
     slots.result.replaceChildren(resultSection(c.status));
     slots.artifacts.replaceChildren(artifactsSection(c.status));
     slots.input.replaceChildren(jsonView(c.status.config));
@@ -99,7 +116,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     void showMetadata(c);
     if (!TERMINAL_STATES.has(c.status.state) && !following) {
       following = true;
-      void followTask(api, taskId, log, { onStep: (s) => (steps.set(s.name, s), showSteps()), onEnd: () => void load().finally(() => (following = false)) }, signal);
+      void followTask(api, taskId, log, { onStep: (s) => (steps.set(s.name, s), showSteps(), refreshStatusSoon()), onEnd: () => void load().finally(() => (following = false)) }, signal);
     } else if (TERMINAL_STATES.has(c.status.state)) {
       // A finished Task: its tail at first, or whatever was written after the stream ended.
       await log.add(await logReader(api, taskId, signal)(log.end < 0 ? -1 : log.end, log.end < 0 ? 65_536 : 262_144));

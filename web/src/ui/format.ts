@@ -46,10 +46,11 @@ export function formatPercent(value: number | null | undefined): string {
 }
 
 const shortFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', hour12: false });
+const shortSeconds = new Intl.DateTimeFormat(undefined, { month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
 
-/** ISO time → compact `Nov 21, 05:53` for dense tables. */
-export function formatShortTime(iso: string | null | undefined): string {
+/** ISO time → compact `Nov 21, 05:53` (with seconds: `Nov 21, 05:53:07`) for dense tables. */
+export function formatShortTime(iso: string | null | undefined, seconds = false): string {
   if (!iso) return '—';
   const t = Date.parse(iso);
-  return Number.isNaN(t) ? iso : shortFormat.format(t);
+  return Number.isNaN(t) ? iso : (seconds ? shortSeconds : shortFormat).format(t);
 }

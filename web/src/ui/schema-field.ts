@@ -70,7 +70,9 @@ export function inputField(id: string, schema: JsonSchema, required: boolean, nu
     max: schema.maximum,
     minlength: schema.minLength,
     maxlength: schema.maxLength,
-    pattern: schema.pattern,
+    // Not the `pattern` attribute: browsers anchor it and compile it with the `v` flag, so valid
+    // JSON Schema patterns can reject good input there. The service validates; the hint helps.
+    title: schema.pattern ? `pattern: ${schema.pattern}` : undefined,
     required,
     placeholder: schema.format ?? (nullable ? 'null' : undefined),
     value: schema.default === undefined || schema.default === null ? undefined : String(schema.default),

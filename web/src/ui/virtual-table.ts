@@ -22,7 +22,7 @@ const OVERSCAN = 8;
  */
 export function virtualTable<T>(columns: readonly Column<T>[], opts: { rowHeight: number; link(row: T): string; label: string; empty: string }): VirtualTable<T> {
   const template = columns.map((c) => c.width).join(' ');
-  const header = h('div', { class: 'vt-row vt-head', role: 'row' }, columns.map((c) => h('div', { role: 'columnheader', class: c.className }, c.label)));
+  const header = h('div', { class: 'vt-row vt-head', role: 'row' }, columns.map((c) => h('div', { role: 'columnheader', class: c.className === 'num' ? 'num' : undefined }, c.label)));
   header.style.gridTemplateColumns = template;
   const spacer = h('div', { class: 'vt-spacer', role: 'rowgroup' });
   const viewport = h('div', { class: 'vt-viewport', tabindex: 0 }, spacer);
