@@ -71,7 +71,8 @@ takeTokenFromUrl();
 let booting = true;
 const hadToken = loadToken() !== null;
 api.onUnauthorized((err) => {
-  if (!booting) login(err.detail);
+  // On the login page the form shows the error itself; elsewhere the token went stale.
+  if (!booting && shell) login(err.detail);
 });
 window.addEventListener('hashchange', show);
 // The first call tells whether the stored token (if any) works; an open service needs none.
