@@ -5,7 +5,7 @@ import { isProtectedPath, makeBearerCheck } from './auth.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';
 import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';
 import { handleMcp } from './mcp.js';
-import { sendError, sendJson } from './reply.js';
+import { JSON_HEADERS, sendError } from './reply.js';
 import { matchesPrefix, type Route } from './route.js';
 
 export interface FrontDoorOptions {
@@ -30,6 +30,11 @@ function methodNotAllowed(allowed: string): HttpError {
   return new HttpError(405, `Method not allowed; use ${allowed}`);
 }
 
+/** The same request seen under another path (getters such as `signal` stay live). */
+function withPath(req: IncomingRequest, path: string): IncomingRequest {
+  return Object.create(req, { path: { value: path, enumerable: true } }) as IncomingRequest;
+}
+
 /**
  * The one request handler: decodes the path, applies the bearer rule by path, then routes.
  * Auth and routing read the same decoded path, so an encoded spelling cannot slip past one of them.
@@ -39,10 +44,12 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
   const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown };
   const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins };
 
+  const findRoute = (path: string) => opts.routes.find((r) => r.prefix !== '/' && matchesPrefix(path, r.prefix)) ?? opts.routes.find((r) => r.prefix === '/');
+  const HEALTH = JSON.stringify({ answer: { running: true }, success: true, metadata: {} });
+
   async function route(req: IncomingRequest, res: ResponseSink): Promise<void> {
     const { path, method } = req;
-    const custom = opts.routes.find((r) => r.prefix !== '/' && matchesPrefix(path, r.prefix));
-    if (method === 'OPTIONS' && !(custom && custom.prefix.startsWith('/proxy'))) {
+    if (method === 'OPTIONS' && !path.startsWith('/proxy/')) {
       // Spec, Authentication 2: OPTIONS skips the check; answer preflights without running anything.
       res.send(204, CORS_PREFLIGHT);
       return;
@@ -51,7 +58,7 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
 
     if (path === '/health' || path === '/health/') {
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET');
-      return sendJson(res, 200, { answer: { running: true }, success: true, metadata: {} });
+      return res.send(200, JSON_HEADERS, HEALTH);
     }
     if (path === '/jobs' || path === '/jobs/') {
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET');
@@ -65,17 +72,19 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
     }
     if (path.startsWith('/jobs/')) throw unknownJob();
     if (path === '/mcp' || path === '/mcp/') return handleMcp(req, res, mcpOpts);
-    const handler = custom ?? opts.routes.find((r) => r.prefix === '/');
+    const handler = findRoute(path);
     if (handler) return handler.handle(req, res);
     throw new HttpError(404, 'Not found');
   }
 
   return async (req, res) => {
-    let decoded: IncomingRequest;
-    try {
-      decoded = { ...req, path: decodeURIComponent(req.path), body: () => req.body() };
-    } catch {
-      return sendError(res, new HttpError(400, 'Malformed percent-encoding in path'));
+    let decoded = req;
+    if (req.path.includes('%')) {
+      try {
+        decoded = withPath(req, decodeURIComponent(req.path));
+      } catch {
+        return sendError(res, new HttpError(400, 'Malformed percent-encoding in path'));
+      }
     }
     if (decoded.path.includes('\0')) return sendError(res, new HttpError(400, 'NUL byte in path'));
     try {

@@ -3,7 +3,7 @@ import type { JobEvent } from '../schemas/events.js';
 import { check } from '../schemas/validator.js';
 import { describeError, HttpError, unknownJob } from '../supervisor/errors.js';
 import type { Forwarder } from '../supervisor/forwarder.js';
-import type { JobContext } from '../supervisor/job.js';
+import { createJobContext } from '../supervisor/job.js';
 import type { JobRegistry } from '../supervisor/registry.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { readJson } from './json-body.js';
@@ -18,15 +18,13 @@ export interface JobRoutesOptions {
 }
 
 const NO_TERMINAL = 'Stream produced no terminal result';
-
-function isJobResponse(value: unknown): value is JobResponse {
-  return typeof value === 'object' && value !== null && typeof (value as JobResponse).success === 'boolean';
-}
+/** What a JSON or MCP caller gets when a Job returned no JobResponse. */
+export const NO_RESULT: JobResponse = Object.freeze({ answer: 'RuntimeError: the Job produced no result', success: false, metadata: {} });
 
 /** Parses and checks the request envelope (422 on anything but `arguments` and `target`). */
 async function readEnvelope(req: IncomingRequest, limit: number): Promise<RequestEnvelope> {
   const body = await readJson(req, limit);
-  const parsed = check(RequestEnvelope, body ?? {}, { defaults: true });
+  const parsed = check(RequestEnvelope, body ?? {}, { defaults: true, inPlace: true });
   if (!parsed.ok) throw new HttpError(422, parsed.issues.map((i) => ({ ...i, loc: ['body', ...i.loc] })));
   return parsed.value;
 }
@@ -61,12 +59,8 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   const entry = opts.registry.get(name);
   if (!entry) throw unknownJob();
   const args = opts.registry.prepare(entry, envelope.arguments);
-  const ctx: JobContext = {
-    signal: AbortSignal.any([req.signal, opts.shutdown]),
-    streaming: false,
-    emit: () => Promise.resolve(),
-  };
-  sendJson(res, 200, await opts.registry.execute(entry, args, ctx));
+  const ctx = createJobContext(() => [req.signal, opts.shutdown], false, () => Promise.resolve());
+  sendJson(res, 200, (await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT);
 }
 
 /** `POST /jobs/{name}/events`: SSE frames of the Job's events, ending with `result`. */
@@ -91,17 +85,9 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   if (!entry || !entry.flags.enable_stream) throw unknownJob();
   const args = opts.registry.prepare(entry, envelope.arguments);
   const sse = new SseWriter(res);
-  const ctx: JobContext = {
-    signal: AbortSignal.any([req.signal, opts.shutdown]),
-    streaming: true,
-    emit: async (event: JobEvent) => {
-      await sse.send(event);
-    },
-  };
+  const ctx = createJobContext(() => [req.signal, opts.shutdown], true, async (event: JobEvent) => {
+    await sse.send(event);
+  });
   const response = await opts.registry.execute(entry, args, ctx);
-  await sse.finish(
-    isJobResponse(response)
-      ? { kind: 'result', answer: response.answer, success: response.success, metadata: response.metadata ?? {} }
-      : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} },
-  );
+  await sse.finish(response ? { kind: 'result', ...response } : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });
 }

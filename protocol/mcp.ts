@@ -5,9 +5,11 @@ import { JobResponse } from '../schemas/job-response.js';
 import { describeIssues } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../supervisor/build-info.js';
 import { HttpError } from '../supervisor/errors.js';
+import { createJobContext } from '../supervisor/job.js';
 import type { JobRegistry } from '../supervisor/registry.js';
 import type { HeaderMap, IncomingRequest, ResponseSink } from './http.js';
 import { parseJson, readBody } from './json-body.js';
+import { NO_RESULT } from './job-routes.js';
 import { sendJson } from './reply.js';
 
 export interface McpOptions {
@@ -66,11 +68,8 @@ function buildServer(opts: McpOptions): Server {
       }
       throw err;
     }
-    const response = await opts.registry.execute(entry, args, {
-      signal: AbortSignal.any([extra.signal, opts.shutdown]),
-      streaming: false,
-      emit: () => Promise.resolve(),
-    });
+    const ctx = createJobContext(() => [extra.signal, opts.shutdown], false, () => Promise.resolve());
+    const response = (await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT;
     return {
       content: [{ type: 'text' as const, text: JSON.stringify(response) }],
       structuredContent: response,

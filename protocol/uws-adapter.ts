@@ -20,6 +20,8 @@ export function loadNativeUws(): UwsModule | Error {
   }
 }
 
+const EMPTY_BODY: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: async function* () {} };
+
 function hasBody(headers: HeaderMap): boolean {
   const length = headers['content-length'];
   return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
@@ -27,16 +29,26 @@ function hasBody(headers: HeaderMap): boolean {
 
 class UwsResponse implements ResponseSink {
   aborted = false;
+  /** True once the client went away (as opposed to the response being finished). */
+  disconnected = false;
+  #controller: AbortController | null = null;
   #drained: (() => void) | null = null;
 
-  constructor(
-    private readonly res: HttpResponse,
-    private readonly controller: AbortController,
-  ) {}
+  constructor(private readonly res: HttpResponse) {}
+
+  /** Created on first use: most requests never look at their abort signal. */
+  get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.disconnected) this.#controller.abort();
+    }
+    return this.#controller.signal;
+  }
 
   onAborted(): void {
     this.aborted = true;
-    this.controller.abort();
+    this.disconnected = true;
+    this.#controller?.abort();
     this.#drained?.();
   }
 
@@ -66,8 +78,9 @@ class UwsResponse implements ResponseSink {
     return {
       write: async (chunk) => {
         if (this.aborted) return false;
-        let ok = true;
-        this.res.cork(() => (ok = this.res.write(chunk)));
+        // Not corked: a corked write that reports backpressure is sometimes never followed by
+        // onWritable (measured with this uWS build), which would stall the stream forever.
+        const ok = this.res.write(chunk);
         if (!ok && !this.aborted) {
           // Backpressure: uWS has buffered the chunk; wait until the socket drains.
           await new Promise<void>((resolve) => {
@@ -100,8 +113,7 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
       req.forEach((name, value) => {
         headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
       });
-      const controller = new AbortController();
-      const sink = new UwsResponse(res, controller);
+      const sink = new UwsResponse(res);
       res.onAborted(() => {
         sink.onAborted();
         queue?.fail(new Error('client disconnected'));
@@ -118,8 +130,10 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
         path: req.getUrl(),
         query: req.getQuery() ?? '',
         headers,
-        signal: controller.signal,
-        body: () => queue ?? (async function* () {})(),
+        get signal() {
+          return sink.signal;
+        },
+        body: () => queue ?? EMPTY_BODY,
       };
       handler(request, sink).catch((err: unknown) => {
         console.error('taskyard: unhandled error in request handler', err);

@@ -48,13 +48,14 @@ function toIssues(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
 export type Checked<T> = { ok: true; value: T } | { ok: false; issues: ValidationIssue[] };
 
 /**
- * Validates `value` against `schema`. With `defaults`, the value is deep-cloned first and
- * missing fields are filled from the schema, so callers' objects are never mutated.
+ * Validates `value` against `schema`. With `defaults`, missing fields are filled from the schema
+ * in a deep copy, so callers' objects are never mutated; `inPlace` skips the copy for values the
+ * caller owns outright (a body it just parsed), which is the hot path of every request.
  */
-export function check<S extends TSchema>(schema: S, value: unknown, opts: { defaults?: boolean } = {}): Checked<Static<S>> {
+export function check<S extends TSchema>(schema: S, value: unknown, opts: { defaults?: boolean; inPlace?: boolean } = {}): Checked<Static<S>> {
   const { check: plain, fill } = compile(schema);
   if (opts.defaults) {
-    const copy = value === undefined ? undefined : structuredClone(value);
+    const copy = value === undefined || opts.inPlace ? value : structuredClone(value);
     return fill(copy) ? { ok: true, value: copy as Static<S> } : { ok: false, issues: toIssues(fill.errors) };
   }
   return plain(value) ? { ok: true, value: value as Static<S> } : { ok: false, issues: toIssues(plain.errors) };

@@ -42,3 +42,18 @@ export interface Job<S extends TSchema = TSchema> {
 export function defineJob<S extends TSchema>(job: Job<S>): Job<S> {
   return job;
 }
+
+/**
+ * A JobContext whose signal is combined from `sources` only when a Job first reads it:
+ * `AbortSignal.any` costs more than a whole small request, and most Jobs never look.
+ */
+export function createJobContext(sources: () => AbortSignal[], streaming: boolean, emit: JobContext['emit']): JobContext {
+  let signal: AbortSignal | undefined;
+  return {
+    get signal() {
+      return (signal ??= AbortSignal.any(sources()));
+    },
+    streaming,
+    emit,
+  };
+}

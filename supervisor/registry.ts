@@ -53,19 +53,29 @@ export class JobRegistry {
     return [...this.#public.values()];
   }
 
-  /** Validates and fills defaults; a violation is a 422 raised before anything runs. */
+  /**
+   * Validates and fills defaults into `args` (which the caller owns: a freshly parsed body); a
+   * violation is a 422 raised before anything runs.
+   */
   prepare(entry: RegisteredJob, args: unknown): unknown {
-    const parsed = check(entry.job.input, args ?? {}, { defaults: true });
+    const parsed = check(entry.job.input, args ?? {}, { defaults: true, inPlace: true });
     if (!parsed.ok) throw new HttpError(422, parsed.issues.map((i) => ({ ...i, loc: ['body', 'arguments', ...i.loc] })));
     return parsed.value;
   }
 
-  /** Runs prepared arguments; anything thrown becomes a business failure. Never throws. */
-  async execute(entry: RegisteredJob, args: unknown, ctx: JobContext): Promise<JobResponse> {
+  /**
+   * Runs prepared arguments; anything thrown becomes a business failure. Never throws. Answers
+   * null when the Job produced no JobResponse, so each transport can say so in its own words.
+   */
+  async execute(entry: RegisteredJob, args: unknown, ctx: JobContext): Promise<JobResponse | null> {
+    let result: unknown;
     try {
-      return await entry.job.run(args, ctx);
+      result = await entry.job.run(args, ctx);
     } catch (err) {
       return { answer: describeError(err), success: false, metadata: {} };
     }
+    if (typeof result !== 'object' || result === null || typeof (result as JobResponse).success !== 'boolean') return null;
+    const { answer, success, metadata } = result as JobResponse;
+    return { answer: answer === undefined ? '' : answer, success, metadata: metadata ?? {} };
   }
 }

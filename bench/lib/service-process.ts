@@ -1,0 +1,31 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../supervisor/build-info.js';
+import { startChildServer, type ChildServer } from './child-server.js';
+
+export const BENCH_TOKEN = 'bench-token';
+
+export interface ServiceProcess extends ChildServer {
+  url: string;
+  workspace: string;
+}
+
+/** Runs `taskyard serve` in its own process on a fresh workspace (removed on stop). */
+export async function startServiceProcess(opts: { adapter?: 'uws' | 'node'; workspace?: string; args?: string[] } = {}): Promise<ServiceProcess> {
+  const workspace = opts.workspace ?? (await mkdtemp(join(tmpdir(), 'taskyard-bench-')));
+  const server = await startChildServer(
+    join(PACKAGE_ROOT, 'dist', 'bin', 'cli.js'),
+    ['serve', '--port', '0', '--workspace', workspace, '--token', BENCH_TOKEN, ...(opts.args ?? [])],
+    { TASKYARD_HTTP_ADAPTER: opts.adapter ?? 'uws' },
+  );
+  return {
+    ...server,
+    url: `http://127.0.0.1:${server.port}`,
+    workspace,
+    stop: async () => {
+      await server.stop();
+      if (!opts.workspace) await rm(workspace, { recursive: true, force: true });
+    },
+  };
+}

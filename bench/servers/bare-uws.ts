@@ -1,0 +1,17 @@
+// The floor: a uWebSockets.js hello-world answering every request with a small JSON body.
+import { loadNativeUws } from '../../protocol/uws-adapter.js';
+
+const uws = loadNativeUws();
+if (uws instanceof Error) throw uws;
+const body = JSON.stringify({ answer: { running: true }, success: true, metadata: {} });
+uws
+  .App()
+  .any('/*', (res) => {
+    res.onAborted(() => undefined);
+    res.onData(() => undefined);
+    res.cork(() => res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(body));
+  })
+  .listen('127.0.0.1', 0, (socket) => {
+    if (!socket) throw new Error('listen failed');
+    console.log(`LISTENING ${uws.us_socket_local_port(socket as never)}`);
+  });

@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { PACKAGE_ROOT } from '../../supervisor/build-info.js';
+
+const CLI = join(PACKAGE_ROOT, 'dist', 'bin', 'cli.js');
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  output: string;
+}
+
+/** Runs `taskyard serve` until it prints its URL (or exits). */
+function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Started | { code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', ...args], { env: { ...process.env, TASKYARD_TOKEN: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      const url = /console: (http:\/\/\S+)/.exec(output);
+      if (url) resolve({ child, url: url[1]!, output });
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', (code) => resolve({ code, output }));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+t.test('first start generates a 0600 token, prints it in the console URL, and reuses it', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-serve-'));
+  t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  const first = await serve(['--workspace', workspace]);
+  if (!('child' in first)) { t.fail(`did not start: ${first.output}`); return; }
+  t.teardown(() => stop(first.child));
+  const token = (await readFile(join(workspace, '.taskyard', 'token'), 'utf8')).trim();
+  t.ok(token.length >= 32, 'a long random token');
+  t.equal((await stat(join(workspace, '.taskyard', 'token'))).mode & 0o777, 0o600);
+  t.match(first.url, `#token=${token}`);
+  const base = new URL(first.url).origin;
+  t.equal((await fetch(`${base}/health`)).status, 401);
+  t.equal((await fetch(`${base}/health`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
+  await stop(first.child);
+
+  const second = await serve(['--workspace', workspace]);
+  if (!('child' in second)) { t.fail(`did not restart: ${second.output}`); return; }
+  t.teardown(() => stop(second.child));
+  t.match(second.url, `#token=${token}`, 'the same token after a restart');
+});
+
+t.test('--token, TASKYARD_TOKEN and --no-token', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-serve-'));
+  t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  const flagged = await serve(['--workspace', workspace, '--token', 'flag-token']);
+  if (!('child' in flagged)) { t.fail(flagged.output); return; }
+  const base = new URL(flagged.url).origin;
+  t.equal((await fetch(`${base}/health`, { headers: { authorization: 'Bearer flag-token' } })).status, 200);
+  await stop(flagged.child);
+
+  const fromEnv = await serve(['--workspace', workspace], { TASKYARD_TOKEN: 'env-token' });
+  if (!('child' in fromEnv)) { t.fail(fromEnv.output); return; }
+  const envBase = new URL(fromEnv.url).origin;
+  t.equal((await fetch(`${envBase}/health`, { headers: { authorization: 'Bearer env-token' } })).status, 200);
+  await stop(fromEnv.child);
+
+  const open = await serve(['--workspace', workspace, '--no-token']);
+  if (!('child' in open)) { t.fail(open.output); return; }
+  t.match(open.output, /no token: only requires_auth=false Jobs are public/);
+  const openBase = new URL(open.url).origin;
+  t.equal((await fetch(`${openBase}/health`)).status, 200, 'no token needed');
+  const catalog = (await (await fetch(`${openBase}/jobs`)).json()) as { answer: { total: number } };
+  t.equal(catalog.answer.total, 0, 'default Jobs all require auth, so none is public');
+  await stop(open.child);
+});
+
+t.test('configuration and flag errors stop the start with exit 2 and name the problem', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-serve-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const cfg = join(dir, 'bad.yaml');
+  await writeFile(cfg, 'service:\n  port: 99999\n  colour: blue\n');
+  const bad = await serve(['--config', cfg, '--workspace', dir]);
+  t.notOk('child' in bad);
+  if ('code' in bad) {
+    t.equal(bad.code, 2);
+    t.match(bad.output, /service\.port: must be <= 65535/);
+    t.match(bad.output, /service\.colour: unknown field/);
+  }
+  const flags = await serve(['--port', 'eighty']);
+  t.match(flags, { code: 2, output: /--port must be an integer/ });
+  const both = await serve(['--token', 'x', '--no-token']);
+  t.match(both, { code: 2, output: /exclude each other/ });
+  const unknown = await serve(['--colour', 'blue']);
+  t.match(unknown, { code: 2, output: /Unknown option '--colour'/ });
+});

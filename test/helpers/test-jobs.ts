@@ -1,0 +1,72 @@
+import { Type } from '@sinclair/typebox';
+import { ok } from '../../schemas/job-response.js';
+import type { CapabilityFactory } from '../../supervisor/capability.js';
+import { KeyError } from '../../supervisor/errors.js';
+import { defineJob } from '../../supervisor/job.js';
+
+/** Observations the test Jobs make, for tests to assert on. */
+export const observed = { aborted: 0, started: 0 };
+
+/** Jobs that exercise the transports' rules: errors, events, aborts, bad results. */
+export const testJobs: CapabilityFactory = () => ({
+  jobs: [
+    defineJob({
+      name: 'echo',
+      description: 'Answers its arguments.',
+      input: Type.Object({ text: Type.String({ minLength: 1 }), times: Type.Integer({ minimum: 1, default: 1 }) }, { additionalProperties: false }),
+      run: async (args) => ok(args),
+    }),
+    defineJob({
+      name: 'explode',
+      description: 'Emits one progress event, then throws a KeyError.',
+      input: Type.Object({}),
+      run: async (_args, ctx) => {
+        await ctx.emit({ kind: 'progress', name: 'before', started_at: null, finished_at: null, percentage: 50 });
+        throw new KeyError("'missing-thing'");
+      },
+    }),
+    defineJob({
+      name: 'chatty',
+      description: 'Emits `count` progress events of `pad` extra bytes each.',
+      input: Type.Object({ count: Type.Integer({ minimum: 0 }), pad: Type.Integer({ minimum: 0, default: 0 }) }),
+      run: async (args, ctx) => {
+        const filler = 'x'.repeat(args.pad);
+        for (let i = 0; i < args.count && !ctx.signal.aborted; i++) {
+          await ctx.emit({ kind: 'progress', name: `step ${i}${filler}`, started_at: null, finished_at: null, percentage: (100 * i) / Math.max(1, args.count) });
+        }
+        return ok(args.count);
+      },
+    }),
+    defineJob({
+      name: 'hang',
+      description: 'Waits until its invocation is aborted.',
+      input: Type.Object({}),
+      run: async (_args, ctx) => {
+        observed.started++;
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+        observed.aborted++;
+        return ok('aborted');
+      },
+    }),
+    defineJob({
+      name: 'malformed',
+      description: 'Returns something that is not a JobResponse.',
+      input: Type.Object({}),
+      run: async () => undefined as never,
+    }),
+    defineJob({
+      name: 'quiet',
+      description: 'A Job whose event route is disabled.',
+      input: Type.Object({}),
+      flags: { enable_stream: false },
+      run: async () => ok('quiet'),
+    }),
+    defineJob({
+      name: 'open',
+      description: 'A Job that needs no auth.',
+      input: Type.Object({}),
+      flags: { requires_auth: false },
+      run: async () => ok('open'),
+    }),
+  ],
+});
