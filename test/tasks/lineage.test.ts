@@ -1,0 +1,110 @@
+import { mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { connectMcp } from '../helpers/mcp-client.js';
+import { makeWorkspace, startTaskService, submitOk, waitState, waitTask } from './task-helpers.js';
+
+interface Node {
+  task_id: string;
+  kind: string;
+  task_name: string;
+  parent_ids: string[];
+  state: string | null;
+  missing: boolean;
+  provisional: boolean;
+}
+interface Graph {
+  root_id: string;
+  selected_id: string;
+  nodes: Node[];
+  edges: Array<{ source: string; target: string }>;
+}
+
+const GHOST = 'base#demo#ghost';
+
+async function writeRecord(workspace: string, id: string, file: string, value: unknown): Promise<void> {
+  const dir = join(workspace, id.split('#')[0]!, id);
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, file), typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+t.test('graph and context of a three-level lineage with a missing parent', async (t) => {
+  const svc = await startTaskService(t);
+  const a = await submitOk(t, svc, { task: 'demo', x: 1, y: 1, task_name: 'lin-a' });
+  await waitTask(svc, a);
+  const b = await submitOk(t, svc, { task: 'demo', x: 1, y: 2, task_name: 'lin-b', source_tasks: a.task_id });
+  await waitTask(svc, b);
+  const c = await submitOk(t, svc, { task: 'demo', x: 2, y: 2, task_name: 'lin-c', source_tasks: `${b.task_id}, ${GHOST}` });
+  await waitTask(svc, c);
+  const d = await submitOk(t, svc, { task: 'sleep', seconds: 60, task_name: 'lin-d', source_tasks: c.task_id });
+  await waitState(svc, d.task_id, 'running');
+
+  const graph = (await svc.call('get_task_graph', { task_id: c.task_id })).body.answer as Graph;
+  t.equal(graph.selected_id, c.task_id);
+  t.equal(graph.root_id, a.task_id);
+  t.same(new Set(graph.nodes.map((n) => n.task_id)), new Set([a.task_id, b.task_id, c.task_id, GHOST, d.task_id]));
+  const node = (id: string) => graph.nodes.find((n) => n.task_id === id)!;
+  t.same(node(c.task_id).parent_ids, [b.task_id, GHOST]);
+  t.same([node(GHOST).missing, node(GHOST).state, node(GHOST).kind], [true, null, 'base']);
+  t.same([node(d.task_id).provisional, node(d.task_id).state], [true, 'running']);
+  t.same([node(a.task_id).missing, node(a.task_id).provisional, node(a.task_id).state, node(a.task_id).task_name], [false, false, 'succeeded', 'demo']);
+  t.same(
+    graph.edges.map((e) => `${e.source}>${e.target}`).sort(),
+    [`${a.task_id}>${b.task_id}`, `${b.task_id}>${c.task_id}`, `${GHOST}>${c.task_id}`, `${c.task_id}>${d.task_id}`].sort(),
+  );
+
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const viaMcp = await mcp.callTool({ name: 'get_task_context', arguments: { task_id: c.task_id } });
+  const context = (viaMcp.structuredContent as { answer: Record<string, unknown> }).answer;
+  t.equal(context['task_id'], c.task_id);
+  t.equal((context['status'] as { state: string }).state, 'succeeded');
+  t.equal(context['metadata_exists'], true);
+  t.equal(context['metadata_path'], `base/${c.task_id}/metadata.json`);
+  t.equal(context['log_path'], `base/${c.task_id}/task.log`);
+  t.same(context['relations'], {
+    direct_upstream: [b.task_id, GHOST],
+    ancestors: [b.task_id, GHOST, a.task_id],
+    direct_downstream: [d.task_id],
+    missing: [GHOST],
+    provisional: [d.task_id],
+  });
+  const sse = await svc.events('get_task_graph', { task_id: a.task_id });
+  const fromRoot = sse.events.at(-1)!['answer'] as Graph;
+  t.same(fromRoot.nodes.map((n) => n.task_id), [a.task_id, b.task_id, c.task_id, d.task_id], 'descendants of the root');
+  t.match((await svc.call('get_task_graph', { task_id: GHOST })).body.answer, /^KeyError: /);
+  t.equal((await svc.call('cancel', { task_id: d.task_id })).body.answer, true);
+});
+
+t.test('delete_tasks: terminal and metadata-only only; tolerant reading of bad records', async (t) => {
+  const workspace = await makeWorkspace(t);
+  const meta = 'base#demo#meta-only';
+  await writeRecord(workspace, meta, 'metadata.json', { task_id: meta, reg_name: 'demo', created_at: '2026-01-01T00:00:00.000Z', task_type: 'base', input_params: { x: 1, y: 1, source_tasks: '' }, output_params: { result: 2 } });
+  await writeRecord(workspace, 'base#demo#broken', 'status.json', '{not json');
+  await writeRecord(workspace, 'base#demo#wrong-id', 'status.json', { task_id: 'base#demo#other', run_id: 'r', task_type: 'base' });
+  const legacy = 'base#demo#legacy';
+  await writeRecord(workspace, legacy, 'status.json', { task_id: legacy, execution_id: 'old-run', task_type: 'base', state: 'succeeded', created_at: '2026-01-02T00:00:00.000Z' });
+  await symlink(join(workspace, 'base', legacy), join(workspace, 'base', 'base#demo#linked'));
+  const svc = await startTaskService(t, { workspace });
+
+  t.same((await svc.call('list_task_ids')).body.answer, [legacy], 'bad, foreign, symlinked and metadata-only records are not listed');
+  const status = (await svc.call('status', { task_id: legacy })).body.answer as Record<string, unknown>;
+  t.equal(status['run_id'], 'old-run', 'execution_id is read as run_id');
+  t.notOk('execution_id' in status);
+  t.same([status['exit_code'], status['steps'], status['error']], [0, [], ''], 'defaults filled');
+  t.match((await svc.call('status', { task_id: meta })).body.answer, /^KeyError: .*metadata/);
+  t.match((await svc.call('status', { task_id: 'base#demo#broken' })).body.answer, /^KeyError: /);
+
+  const done = await submitOk(t, svc, { task: 'demo', x: 1, y: 1, task_name: 'done-1' });
+  await waitTask(svc, done);
+  const active = await submitOk(t, svc, { task: 'sleep', seconds: 60, task_name: 'active-1' });
+  await waitState(svc, active.task_id, 'running');
+  const res = await svc.call('delete_tasks', { task_ids: [active.task_id, done.task_id, 'base#demo#unknown', 'not an id', meta] });
+  t.same(res.body, { answer: [done.task_id, meta], success: true, metadata: {} }, 'only terminal and metadata-only Tasks are deleted');
+  t.match((await svc.call('status', { task_id: done.task_id })).body.answer, /^KeyError: /);
+  t.same((await svc.call('delete_tasks', { task_ids: [done.task_id] })).body.answer, [], 'nothing left to delete');
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const viaMcp = await mcp.callTool({ name: 'delete_tasks', arguments: { task_ids: [legacy] } });
+  t.same((viaMcp.structuredContent as { answer: string[] }).answer, [legacy]);
+  t.same((await svc.call('list_task_ids')).body.answer, [active.task_id]);
+  t.equal((await svc.call('cancel', { task_id: active.task_id })).body.answer, true);
+});

@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import t, { type Test } from 'tap';
+import { groupMembers } from '../../supervisor/tasks/proc-info.js';
+import { parseSse, waitFor } from '../helpers/service.js';
+import { isRunning, killTaskProcesses, makeWorkspace, type Handle, type Status } from './task-helpers.js';
+
+const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
+const TOKEN = 'restart-test-token';
+
+interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  call(name: string, args?: Record<string, unknown>): Promise<{ answer: unknown; success: boolean }>;
+}
+
+/** Starts `taskyard serve` as a real child process and reads the URL it prints. */
+async function startServiceProcess(t: Test, workspace: string): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--workspace', workspace, '--token', TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = await waitFor(() => {
+    if (child.exitCode !== null) throw new Error(`service exited: ${output}`);
+    return /listening on (http:\/\/\S+)/.exec(output)?.[1];
+  }, 20_000, 'the service URL');
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const res = await fetch(`${url}/jobs/${name}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
+    return (await res.json()) as { answer: unknown; success: boolean };
+  };
+  return { url, child, call };
+}
+
+const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+
+/** Reads `stream_task` events until the first log event, then disconnects. */
+async function firstLogEvent(url: string, taskId: string): Promise<Record<string, unknown>> {
+  const abort = new AbortController();
+  const res = await fetch(`${url}/jobs/stream_task/events`, { method: 'POST', signal: abort.signal, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id: taskId } }) });
+  const reader = res.body!.getReader();
+  let raw = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`stream ended without a log event: ${raw}`);
+      raw += Buffer.from(value).toString('utf8');
+      const complete = raw.slice(0, raw.lastIndexOf('\n\n') + 2);
+      const log = parseSse(complete).find((e) => e['kind'] === 'log');
+      if (log) return log;
+    }
+  } finally {
+    abort.abort();
+  }
+}
+
+t.test('restart: a live worker is adopted again, a dead one is marked "worker lost"', async (t) => {
+  const workspace = await makeWorkspace(t);
+  t.teardown(() => killTaskProcesses(workspace));
+  const first = await startServiceProcess(t, workspace);
+  const keep = (await first.call('submit', { task: 'sleep', seconds: 120, steps: 240, task_name: 'keep' })).answer as Handle;
+  const lose = (await first.call('submit', { task: 'sleep', seconds: 120, task_name: 'lose' })).answer as Handle;
+  const running = async (svc: ServiceProcess, id: string) =>
+    waitFor(async () => {
+      const status = (await svc.call('status', { task_id: id })).answer as Status;
+      return status.state === 'running' ? status : null;
+    }, 15_000, `${id} running`);
+  const keepPid = (await running(first, keep.task_id)).pid!;
+  const losePid = (await running(first, lose.task_id)).pid!;
+
+  first.child.kill('SIGKILL');
+  await exited(first.child);
+  t.ok(isRunning(keepPid) && isRunning(losePid), 'workers outlive the service');
+  process.kill(-losePid, 'SIGKILL');
+  await waitFor(() => !isRunning(losePid), 5000, 'the lost worker to die');
+
+  const second = await startServiceProcess(t, workspace);
+  const lost = (await second.call('status', { task_id: lose.task_id })).answer as Status;
+  t.equal(lost.state, 'failed');
+  t.match(lost.error, /^RuntimeError: worker lost/);
+  t.not(lost.exit_code, 0);
+  const lostWait = await second.call('wait_task', { task_id: lose.task_id, run_id: lose.run_id });
+  t.equal(lostWait.success, false);
+
+  const adopted = (await second.call('status', { task_id: keep.task_id })).answer as Status;
+  t.same([adopted.state, adopted.pid, adopted.run_id], ['running', keepPid, keep.run_id], 'the live worker is still running under the new service');
+  const log = await firstLogEvent(second.url, keep.task_id);
+  t.match(log['content'], /step \d+\/240/, 'the adopted Task is followable');
+
+  const waiting = second.call('wait_task', { task_id: keep.task_id, run_id: keep.run_id });
+  t.equal((await second.call('cancel', { task_id: keep.task_id })).answer, true, 'the adopted Task is cancellable');
+  const waited = await waiting;
+  t.same([(waited.answer as Status).state, (waited.answer as Status).exit_code], ['cancelled', 130]);
+  await waitFor(() => groupMembers(keepPid).length === 0, 5000, 'the adopted group to end');
+  t.pass('adopted process group gone');
+
+  second.child.kill('SIGTERM');
+  await exited(second.child);
+  t.equal(second.child.exitCode, 0, 'the service stops cleanly');
+});

@@ -1,0 +1,168 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { groupMembers, readProcStat } from '../../supervisor/tasks/proc-info.js';
+import { startTestService, waitFor, type TestService, type TestServiceOptions } from '../helpers/service.js';
+
+export interface Handle {
+  task_id: string;
+  run_id: string;
+  task: string;
+}
+
+/** Every pid recorded in the workspace's status files (Task process-group leaders). */
+async function recordedPids(workspace: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const type of await readdir(workspace).catch(() => [] as string[])) {
+    for (const id of await readdir(join(workspace, type)).catch(() => [] as string[])) {
+      try {
+        const status = JSON.parse(await readFile(join(workspace, type, id, 'status.json'), 'utf8')) as { pid?: unknown };
+        if (typeof status.pid === 'number') pids.push(status.pid);
+      } catch {
+        // not a task directory
+      }
+    }
+  }
+  return pids;
+}
+
+/** Kills every Task process group recorded in the workspace and waits until they are gone. */
+export async function killTaskProcesses(workspace: string, extraPids: number[] = []): Promise<void> {
+  const pids = [...(await recordedPids(workspace)), ...extraPids];
+  for (const pid of pids) {
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+  await waitFor(() => pids.every((pid) => groupMembers(pid).length === 0 && !isRunning(pid)), 10_000, 'task processes to end');
+}
+
+/** True while the process exists and is not a zombie. */
+export function isRunning(pid: number): boolean {
+  const stat = readProcStat(pid);
+  return stat !== null && stat.state !== 'Z' && stat.state !== 'X';
+}
+
+/**
+ * The real service plus a teardown (run before the service's, tap runs them last-in first-out)
+ * that kills any Task process the test left running.
+ */
+export async function startTaskService(t: Test, opts: TestServiceOptions = {}): Promise<TestService> {
+  const svc = await startTestService(t, opts);
+  t.teardown(() => killTaskProcesses(svc.workspace));
+  return svc;
+}
+
+/** A temporary workspace removed at the end of the test (for tests that prepare files first). */
+export async function makeWorkspace(t: Test): Promise<string> {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-tasks-'));
+  t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  return workspace;
+}
+
+export async function submitOk(t: Test, svc: TestService, args: Record<string, unknown>): Promise<Handle> {
+  const res = await svc.call('submit', args);
+  t.equal(res.status, 200, 'submit answers 200');
+  t.equal(res.body.success, true, `submit ${JSON.stringify(args)} succeeds: ${JSON.stringify(res.body.answer)}`);
+  return res.body.answer as Handle;
+}
+
+export type Status = Record<string, unknown> & { state: string; exit_code: number; error: string; pid: number | null; run_id: string; task_id: string };
+
+export async function waitTask(svc: TestService, handle: Handle): Promise<{ success: boolean; status: Status }> {
+  const res = await svc.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id });
+  return { success: res.body.success, status: res.body.answer as Status };
+}
+
+export async function statusOf(svc: TestService, taskId: string): Promise<Status> {
+  return (await svc.call('status', { task_id: taskId })).body.answer as Status;
+}
+
+/** Waits (bounded) until the Task reaches `state`. */
+export async function waitState(svc: TestService, taskId: string, state: string, ms = 15_000): Promise<Status> {
+  return waitFor(async () => {
+    const status = await statusOf(svc, taskId);
+    return status.state === state ? status : null;
+  }, ms, `${taskId} to be ${state}`);
+}
+
+const PLUGIN_TASKS = `
+import { spawn } from 'node:child_process';
+import { symlinkSync, writeFileSync } from 'node:fs';
+import { setTimeout as delay } from 'node:timers/promises';
+import { defineTask, TaskError } from 'taskyard/task';
+
+export default [
+  defineTask({
+    name: 'echo-log',
+    taskType: 'fixture',
+    description: 'Writes the given text to the task log, repeated, waiting between writes.',
+    input: { type: 'object', properties: { text: { type: 'string' }, repeat: { type: 'integer', default: 1 }, pause: { type: 'number', default: 0 } }, required: ['text'] },
+    output: { type: 'object', properties: { bytes: { type: 'integer' } } },
+    async run(input) {
+      for (let i = 0; i < input.repeat; i++) {
+        process.stdout.write(input.text);
+        if (input.pause) await delay(input.pause * 1000);
+      }
+      return { bytes: Buffer.byteLength(input.text) * input.repeat };
+    },
+  }),
+  {
+    name: 'stubborn',
+    task_type: 'fixture',
+    description: 'A plain-object definition: starts a child ignoring SIGTERM and one that leaves the process group.',
+    input_schema: { type: 'object', properties: {} },
+    output_schema: { type: 'object', properties: {} },
+    async run(input, ctx) {
+      const ignoring = spawn('sh', ['-c', 'trap "" TERM; while :; do sleep 1; done'], { stdio: 'ignore' });
+      const escaped = spawn('sleep', ['300'], { stdio: 'ignore', detached: true });
+      ctx.logger.info('pids ' + ignoring.pid + ' ' + escaped.pid);
+      await delay(300000);
+      return {};
+    },
+  },
+  defineTask({
+    name: 'artifacts',
+    taskType: 'fixture',
+    description: 'Writes a file, registers it as an artifact and returns a non-finite number.',
+    input: { type: 'object', properties: { escape: { type: 'boolean', default: false } } },
+    output: { type: 'object', properties: { ratio: { type: ['number', 'null'] }, nested: { type: 'object' } } },
+    async run(input, ctx) {
+      writeFileSync('out.txt', 'hello artifact\\n');
+      await ctx.artifact('greeting', 'out.txt');
+      if (input.escape) {
+        symlinkSync('/etc/hostname', 'link.txt');
+        await ctx.artifact('bad', 'link.txt');
+      }
+      return { ratio: Number.NaN, nested: { values: [1, Number.POSITIVE_INFINITY] } };
+    },
+  }),
+  defineTask({
+    name: 'custom-exit',
+    taskType: 'fixture',
+    description: 'Fails with a custom exit code through TaskError.',
+    input: { type: 'object', properties: {} },
+    output: { type: 'object', properties: {} },
+    async run() {
+      throw new TaskError('ValueError', 'custom failure', 7);
+    },
+  }),
+];
+`;
+
+/** Installs the fixture plugin package into the workspace's plugin prefix (before the service starts). */
+export async function writeFixturePlugin(workspace: string, extra: { name: string; tasks: string } | null = null): Promise<void> {
+  const write = async (name: string, tasks: string) => {
+    const dir = join(workspace, '.taskyard', 'plugins', 'node_modules', name);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', type: 'module', taskyard: { tasks: './tasks.js' } }));
+    await writeFile(join(dir, 'tasks.js'), tasks);
+  };
+  await write('taskyard-fixture', PLUGIN_TASKS);
+  if (extra) await write(extra.name, extra.tasks);
+}
