@@ -16,7 +16,7 @@ const tooLarge = (limit: number) => new HttpError(413, `Upload exceeds the limit
 export function announcedLength(req: IncomingRequest, limit: number): number | null {
   const header = req.headers['content-length'];
   if (header === undefined) return null;
-  if (!/^\d{1,16}$/.test(header.trim())) throw new HttpError(400, `Invalid Content-Length: ${header}`);
+  if (!/^\d+$/.test(header.trim())) throw new HttpError(400, `Invalid Content-Length: ${header}`);
   const length = Number(header.trim());
   if (length > limit) throw tooLarge(limit);
   return length;

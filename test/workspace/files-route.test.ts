@@ -1,0 +1,156 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { startTestService, waitFor, type TestService } from '../helpers/service.js';
+import { rawExchange, writeChunk } from './raw-http.js';
+
+const LIMIT = 1024 * 1024;
+const sha = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
+const config = { service: { upload_limit_bytes: LIMIT } };
+
+function upload(svc: TestService, body: string | Uint8Array, headers: Record<string, string>) {
+  return svc.fetch('/files', { method: 'POST', headers: { 'content-type': 'application/octet-stream', ...headers }, body });
+}
+
+/** Nothing of a failed upload may stay: no part file, nothing staged. */
+async function stagingIsEmpty(svc: TestService): Promise<boolean> {
+  const parts = await readdir(join(svc.workspace, '.taskyard/uploads')).catch(() => []);
+  return parts.length === 0 && !existsSync(join(svc.workspace, 'tmp'));
+}
+
+t.test('POST /files stages by checksum, idempotently', async (t) => {
+  const svc = await startTestService(t, { config });
+  const digest = sha('hello world');
+  const res = await upload(svc, 'hello world', { 'x-file-name': 'greeting.txt' });
+  t.equal(res.status, 200);
+  t.same(await res.json(), { success: true, metadata: {}, answer: { path: `tmp/${digest}/greeting.txt`, sha256: digest, size: 11 } });
+  t.equal(await readFile(join(svc.workspace, 'tmp', digest, 'greeting.txt'), 'utf8'), 'hello world');
+  const again = await upload(svc, 'hello world', { 'x-file-name': 'greeting.txt' });
+  t.equal(again.status, 200, 'same content and name is idempotent');
+  t.same(((await again.json()) as { answer: unknown }).answer, { path: `tmp/${digest}/greeting.txt`, sha256: digest, size: 11 });
+
+  const nested = await upload(svc, 'hello world', { 'x-file-name': encodeURIComponent('données 100%.txt'), 'x-file-directory': 'tmp/plugins/v1' });
+  t.same(((await nested.json()) as { answer: unknown }).answer, { path: `tmp/plugins/v1/${digest}/données 100%.txt`, sha256: digest, size: 11 });
+  const empty = await upload(svc, '', { 'x-file-name': 'empty' });
+  t.same(((await empty.json()) as { answer: unknown }).answer, { path: `tmp/${sha('')}/empty`, sha256: sha(''), size: 0 });
+  t.same(await readdir(join(svc.workspace, '.taskyard/uploads')), [], 'no part files left');
+});
+
+t.test('POST /files: 409 for links and different content at the destination', async (t) => {
+  const svc = await startTestService(t, { config });
+  const digest = sha('payload');
+  await mkdir(join(svc.workspace, 'tmp', digest), { recursive: true });
+  await writeFile(join(svc.workspace, 'tmp', digest, 'taken.bin'), 'other content');
+  await symlink('/etc/hostname', join(svc.workspace, 'tmp', digest, 'link.bin'));
+  await mkdir(join(svc.workspace, 'elsewhere'));
+  await symlink(join(svc.workspace, 'elsewhere'), join(svc.workspace, 'tmp', 'linked-dir'));
+  for (const [headers, why] of [
+    [{ 'x-file-name': 'taken.bin' }, 'different content'],
+    [{ 'x-file-name': 'link.bin' }, 'symlink destination'],
+    [{ 'x-file-name': 'a.bin', 'x-file-directory': 'tmp/linked-dir' }, 'symlinked directory'],
+  ] as const) {
+    const res = await upload(svc, 'payload', headers);
+    t.equal(res.status, 409, why);
+    t.type(((await res.json()) as { detail: unknown }).detail, 'string');
+  }
+  t.equal(await readFile(join(svc.workspace, 'tmp', digest, 'taken.bin'), 'utf8'), 'other content');
+  t.same(await readdir(join(svc.workspace, 'elsewhere')), [], 'nothing written through the link');
+});
+
+t.test('POST /files: 422 for names and directories', async (t) => {
+  const svc = await startTestService(t, { config });
+  const cases: Array<Record<string, string>> = [
+    {},
+    { 'x-file-name': '' },
+    { 'x-file-name': '..' },
+    { 'x-file-name': 'a/b' },
+    { 'x-file-name': 'a%2Fb' },
+    { 'x-file-name': '..%2F..%2Fescape' },
+    { 'x-file-name': 'a\\b' },
+    { 'x-file-name': 'bad%zz' },
+    { 'x-file-name': 'nul%00.txt' },
+    { 'x-file-name': 'ok.txt', 'x-file-directory': 'other' },
+    { 'x-file-name': 'ok.txt', 'x-file-directory': 'tmpfoo' },
+    { 'x-file-name': 'ok.txt', 'x-file-directory': '../tmp' },
+    { 'x-file-name': 'ok.txt', 'x-file-directory': '/tmp' },
+    { 'x-file-name': 'ok.txt', 'x-file-directory': 'tmp/../../x' },
+    { 'x-file-name': 'ok.txt', 'x-file-directory': '.taskyard' },
+  ];
+  for (const headers of cases) t.equal((await upload(svc, 'data', headers)).status, 422, JSON.stringify(headers));
+  t.ok(await stagingIsEmpty(svc));
+});
+
+t.test('POST /files: 413 by Content-Length and by streamed count, 400 on bad length', async (t) => {
+  const svc = await startTestService(t, { config });
+  const exact = await upload(svc, new Uint8Array(LIMIT), { 'x-file-name': 'exact.bin' });
+  t.equal(exact.status, 200, 'exactly the limit is accepted');
+  const over = await upload(svc, new Uint8Array(LIMIT + 1), { 'x-file-name': 'over.bin' }).catch(() => null);
+  t.equal(over?.status ?? 413, 413);
+
+  const auth = `Authorization: Bearer ${svc.token}`;
+  const announced = await rawExchange(svc.url, `POST /files HTTP/1.1\nHost: x\n${auth}\nx-file-name: big.bin\nContent-Length: ${LIMIT * 100}\n`);
+  t.equal(announced?.status, 413, 'an announced length over the limit is refused before reading');
+
+  // Chunked, no length announced: refused once the count passes the limit, without reading the rest.
+  let sent = 0;
+  const chunked = await rawExchange(svc.url, `POST /files HTTP/1.1\nHost: x\n${auth}\nx-file-name: stream.bin\nTransfer-Encoding: chunked\n`, async (socket, answered) => {
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    while (!answered() && sent < LIMIT * 64) {
+      if (!(await writeChunk(socket, `${chunk.length.toString(16)}\r\n`)) || !(await writeChunk(socket, chunk)) || !(await writeChunk(socket, '\r\n'))) break;
+      sent += chunk.length;
+    }
+  });
+  t.equal(chunked?.status, 413);
+  t.equal(chunked?.headers['connection'], 'close');
+  t.ok(sent < LIMIT * 64, `the service answered before the whole body was sent (${sent} bytes sent)`);
+
+  for (const length of ['abc', '-1', '1.5', '5, 6']) {
+    const bad = await rawExchange(svc.url, `POST /files HTTP/1.1\nHost: x\n${auth}\nx-file-name: x.bin\nContent-Length: ${length}\n\nhello`);
+    // uWS's parser drops such a request without answering; node:http's answers 400 itself.
+    if (svc.adapter === 'uws') t.equal(bad, null, `Content-Length ${length}: connection closed, nothing staged`);
+    else t.equal(bad?.status, 400, `Content-Length ${length}`);
+  }
+  await waitFor(async () => (await readdir(join(svc.workspace, '.taskyard/uploads'))).length === 0, 5000, 'part files removed');
+  t.same((await readdir(join(svc.workspace, 'tmp'))).length, 1, 'only the accepted upload is staged');
+});
+
+t.test('POST /files: a connection closing before the announced length leaves nothing', async (t) => {
+  const svc = await startTestService(t, { config });
+  const parts = join(svc.workspace, '.taskyard/uploads');
+  const head = `POST /files HTTP/1.1\nHost: x\nAuthorization: Bearer ${svc.token}\nx-file-name: cut.bin\nContent-Length: 500000\n`;
+  const response = await rawExchange(svc.url, head, async (socket) => {
+    await writeChunk(socket, Buffer.alloc(100_000, 7));
+    // The upload is under way once its part file exists; then the client goes away.
+    await waitFor(async () => (await readdir(parts).catch(() => [])).length === 1, 5000, 'part file');
+    socket.destroy();
+  });
+  t.equal(response, null, 'no response to a vanished client');
+  await waitFor(() => stagingIsEmpty(svc), 5000, 'part file removed');
+  t.ok(await stagingIsEmpty(svc));
+});
+
+t.test('DELETE /files removes staged files only; repeating is harmless', async (t) => {
+  const svc = await startTestService(t, { config });
+  const staged = ((await (await upload(svc, 'bye', { 'x-file-name': 'bye.txt' })).json()) as { answer: { path: string } }).answer.path;
+  const remove = (query: string) => svc.fetch(`/files${query}`, { method: 'DELETE' });
+  const res = await remove(`?path=${encodeURIComponent(staged)}`);
+  t.equal(res.status, 200);
+  t.same(await res.json(), { success: true, metadata: {}, answer: { path: staged } });
+  t.notOk(existsSync(join(svc.workspace, staged)));
+  t.notOk(existsSync(join(svc.workspace, staged, '..')), 'the emptied checksum directory is gone too');
+  t.equal((await remove(`?path=${encodeURIComponent(staged)}`)).status, 200, 'a repeated cleanup is harmless');
+
+  await mkdir(join(svc.workspace, 'data'));
+  await writeFile(join(svc.workspace, 'data/keep.txt'), 'keep');
+  const digest = sha('x');
+  await mkdir(join(svc.workspace, 'tmp', digest, 'dir'), { recursive: true });
+  for (const query of ['', '?path=', '?path=/etc/passwd', '?path=..%2Fx', '?path=data%2Fkeep.txt', '?path=tmp%2Fx', `?path=tmp/${digest}/../../data/keep.txt`, `?path=tmp/${digest}/dir`]) {
+    t.equal((await remove(query)).status, 422, `DELETE /files${query}`);
+  }
+  t.ok(existsSync(join(svc.workspace, 'data/keep.txt')));
+  t.equal((await svc.fetch('/files', { method: 'GET' })).status, 405);
+  t.equal((await svc.fetch('/files/other', { method: 'POST' })).status, 404);
+  t.equal((await fetch(`${svc.url}/files?path=${encodeURIComponent(staged)}`, { method: 'DELETE' })).status, 401, 'the token is required');
+});

@@ -1,0 +1,54 @@
+import { connect, type Socket } from 'node:net';
+
+/** A response read off a raw socket. */
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Sends a hand-written request head on a raw TCP socket, lets `feed` write the body (it is told
+ * whether the response already arrived), and resolves with the response once its body is
+ * complete or the socket closes. For requests fetch() refuses to send: bad Content-Length,
+ * bodies shorter than announced, chunked bodies that do not stop.
+ */
+export function rawExchange(url: string, head: string, feed?: (socket: Socket, answered: () => boolean) => Promise<void>): Promise<RawResponse | null> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname);
+    let received = Buffer.alloc(0);
+    let parsed: RawResponse | null = null;
+    const finish = () => {
+      socket.destroy();
+      resolve(parsed);
+    };
+    const parse = () => {
+      const text = received.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end === -1) return;
+      const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) headers[line.slice(0, line.indexOf(':')).toLowerCase()] = line.slice(line.indexOf(':') + 1).trim();
+      const body = received.subarray(Buffer.byteLength(text.slice(0, end + 4), 'latin1'));
+      parsed = { status: Number(statusLine?.split(' ')[1]), headers, body: body.toString('utf8') };
+      if (headers['content-length'] !== undefined && body.length >= Number(headers['content-length'])) finish();
+    };
+    socket.on('data', (chunk) => {
+      received = Buffer.concat([received, chunk]);
+      parse();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', finish);
+    socket.write(head.replace(/\n/g, '\r\n') + '\r\n');
+    void feed?.(socket, () => parsed !== null).catch(() => undefined);
+  });
+}
+
+/** Writes a chunk and waits until the socket accepted it (false when it failed). */
+export function writeChunk(socket: Socket, chunk: string | Uint8Array): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (socket.destroyed) return resolve(false);
+    socket.write(chunk, (err) => resolve(!err));
+  });
+}
