@@ -1,11 +1,11 @@
-import { serveCommand } from './serve-command.js';
-import { jobCommand } from './job-command.js';
-
-/** `taskyard serve ...` starts the service; any other first word is a Job name. */
+/**
+ * `taskyard serve ...` starts the service; any other first word is a Job name. Each path loads
+ * only its own modules, so a Job call does not pay for importing the whole service.
+ */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'serve') return serveCommand(rest);
-  return jobCommand(argv);
+  if (command === 'serve') return (await import('./serve-command.js')).serveCommand(rest);
+  return (await import('./job-command.js')).jobCommand(argv);
 }
 
 main(process.argv.slice(2)).then(

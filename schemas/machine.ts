@@ -1,10 +1,16 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
+/** Seconds a `shell` command may run when the caller does not say. */
+export const DEFAULT_SHELL_TIMEOUT = 30;
+
 /** Arguments of `shell` (spec, Machine Jobs): only these fields are accepted. */
 export const ShellArguments = Type.Object(
   {
     command: Type.String({ minLength: 1, description: 'Command line run by /bin/sh -c in the workspace' }),
-    timeout: Type.Number({ exclusiveMinimum: 0, maximum: 300, default: 30, description: 'Seconds before the whole process group is killed' }),
+    // Optional with a default: validation fills it in, and clients see it is not required.
+    timeout: Type.Optional(
+      Type.Number({ exclusiveMinimum: 0, maximum: 300, default: DEFAULT_SHELL_TIMEOUT, description: 'Seconds before the whole process tree is killed' }),
+    ),
   },
   { additionalProperties: false },
 );

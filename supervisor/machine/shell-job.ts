@@ -1,4 +1,4 @@
-import { ShellArguments } from '../../schemas/machine.js';
+import { DEFAULT_SHELL_TIMEOUT, ShellArguments } from '../../schemas/machine.js';
 import { failed, ok } from '../../schemas/job-response.js';
 import type { WorkerPool } from '../../workers/pool.js';
 import { RuntimeError } from '../errors.js';
@@ -16,7 +16,7 @@ export function shellJob(pool: WorkerPool, workspace: string) {
       'on timeout the whole process tree is killed and exit_code is null. Succeeds only when the exit code is 0.',
     input: ShellArguments,
     async run(args, ctx) {
-      const output = await pool.run('shell', { command: args.command, timeout: args.timeout, cwd: workspace }, ctx.signal).catch((err: Error) => {
+      const output = await pool.run('shell', { command: args.command, timeout: args.timeout ?? DEFAULT_SHELL_TIMEOUT, cwd: workspace }, ctx.signal).catch((err: Error) => {
         // Errors cross the thread boundary as plain Errors: give them the spec's type name.
         throw new RuntimeError(err.message);
       });

@@ -1,0 +1,89 @@
+import { UsageError } from './cli-errors.js';
+import { acceptedTypes, arrayForm, jsonTypesOf, type SchemaNode } from './schema-node.js';
+
+/** Finds the schema property a `--flag` names: `--task-id` and `--task_id` both mean `task_id`. */
+function propertyFor(flag: string, properties: Record<string, SchemaNode>): string | undefined {
+  if (Object.hasOwn(properties, flag)) return flag;
+  const snake = flag.replace(/-/g, '_');
+  return Object.hasOwn(properties, snake) ? snake : undefined;
+}
+
+function isBooleanOnly(schema: SchemaNode): boolean {
+  const types = acceptedTypes(schema);
+  return types.size === 1 && types.has('boolean');
+}
+
+/**
+ * Converts one flag value by the property's schema: strings stay as typed, other types are read
+ * as JSON. Where a string is also accepted, text that is not JSON of another accepted type stays
+ * a string (so `--name 007` keeps its zeros for a string field).
+ */
+export function convertValue(flag: string, raw: string, schema: SchemaNode): unknown {
+  const types = acceptedTypes(schema);
+  if (types.size === 1 && types.has('string')) return raw;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    if (types.size === 0 || types.has('string')) return raw;
+    throw new UsageError(`--${flag} expects ${[...types].join(' or ')}, got ${JSON.stringify(raw)}`);
+  }
+  if (types.size === 0 || jsonTypesOf(parsed).some((t) => types.has(t))) return parsed;
+  if (types.has('string')) return raw;
+  throw new UsageError(`--${flag} expects ${[...types].join(' or ')}, got ${JSON.stringify(raw)}`);
+}
+
+/**
+ * Turns the Job's `--field value` tokens into its arguments using its input schema. Booleans may
+ * stand alone (`--flag` = true, `--no-flag` = false); array fields collect repeated flags (a value
+ * that is a JSON array adds all its items).
+ */
+export function parseFields(tokens: readonly string[], schema: SchemaNode, base: Record<string, unknown> = {}): Record<string, unknown> {
+  const properties = schema.properties ?? {};
+  const args: Record<string, unknown> = { ...base };
+  const seen = new Set<string>();
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    const match = /^--([^=]+)(?:=(.*))?$/s.exec(token);
+    if (!match) throw new UsageError(`unexpected argument ${JSON.stringify(token)}: parameters are given as --name value`);
+    const flag = match[1]!;
+    let inline = match[2];
+    let key = propertyFor(flag, properties);
+    if (key === undefined && flag.startsWith('no-') && inline === undefined) {
+      key = propertyFor(flag.slice(3), properties);
+      if (key === undefined || !isBooleanOnly(properties[key]!)) throw new UsageError(`unknown parameter --${flag}`);
+      inline = 'false';
+    }
+    if (key === undefined) throw new UsageError(`unknown parameter --${flag}`);
+    const property = properties[key]!;
+    let raw = inline;
+    if (raw === undefined && isBooleanOnly(property)) raw = tokens[i + 1] === 'true' || tokens[i + 1] === 'false' ? tokens[++i]! : 'true';
+    raw ??= tokens[++i];
+    if (raw === undefined) throw new UsageError(`--${flag} needs a value`);
+
+    const array = arrayForm(property);
+    if (array) {
+      const previous = seen.has(key) && Array.isArray(args[key]) ? (args[key] as unknown[]) : [];
+      const asJson = raw.trimStart().startsWith('[') ? convertValue(flag, raw, property) : undefined;
+      args[key] = Array.isArray(asJson) ? [...previous, ...asJson] : [...previous, convertValue(flag, raw, array.items ?? {})];
+    } else {
+      if (seen.has(key)) throw new UsageError(`--${flag} is given more than once`);
+      args[key] = convertValue(flag, raw, property);
+    }
+    seen.add(key);
+  }
+  return args;
+}
+
+/** Parses `--json '<object>'`: the raw arguments that `--field` flags then add to or override. */
+export function parseJsonArguments(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`--json is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('--json must be a JSON object of arguments');
+  return value as Record<string, unknown>;
+}

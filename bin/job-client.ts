@@ -1,0 +1,88 @@
+import { CallError } from './cli-errors.js';
+import type { Connection } from './connection.js';
+import type { SchemaNode } from './schema-node.js';
+import { readSse, type SseData } from './sse-reader.js';
+
+/** A Job as `GET /jobs` describes it. */
+export interface JobInfo {
+  name: string;
+  description: string;
+  input_schema: SchemaNode;
+}
+
+/** The JobResponse fields the CLI decides on. */
+export interface JobAnswer {
+  answer: unknown;
+  success: boolean;
+  metadata: Record<string, unknown>;
+}
+
+function headers(conn: Connection, extra: Record<string, string> = {}): Record<string, string> {
+  return { ...extra, ...(conn.token ? { authorization: `Bearer ${conn.token}` } : {}) };
+}
+
+/** One request; a network failure becomes a CallError naming the address and the cause. */
+async function request(conn: Connection, path: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(`${conn.url}${path}`, init);
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new CallError(`cannot reach ${conn.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+  }
+}
+
+/** Formats the `detail` of an error response: a text, or one line per validation issue. */
+function describeDetail(detail: unknown): string {
+  if (typeof detail === 'string') return detail;
+  if (Array.isArray(detail)) {
+    return detail
+      .map((issue: { loc?: unknown[]; msg?: string }) => `\n  ${(issue.loc ?? []).filter((p) => p !== 'body').join('.')}: ${issue.msg ?? JSON.stringify(issue)}`)
+      .join('');
+  }
+  return JSON.stringify(detail);
+}
+
+/** Throws a CallError with the status and detail unless the response is a 200. */
+async function expectOk(response: Response): Promise<void> {
+  if (response.status === 200) return;
+  const text = await response.text().catch(() => '');
+  let detail: unknown = text.slice(0, 2000);
+  try {
+    detail = (JSON.parse(text) as { detail?: unknown }).detail ?? detail;
+  } catch {
+    // Not JSON: show the text as it came.
+  }
+  throw new CallError(`HTTP ${response.status}: ${describeDetail(detail)}`);
+}
+
+async function readAnswer(response: Response): Promise<JobAnswer> {
+  await expectOk(response);
+  const body = (await response.json().catch(() => undefined)) as JobAnswer | undefined;
+  if (typeof body?.success !== 'boolean') throw new CallError('the service answered without a JobResponse');
+  return body;
+}
+
+/** The public Jobs of the service (`GET /jobs`). */
+export async function fetchCatalog(conn: Connection): Promise<JobInfo[]> {
+  const body = await readAnswer(await request(conn, '/jobs', { headers: headers(conn, { accept: 'application/json' }) }));
+  return (body.answer as { items: JobInfo[] }).items;
+}
+
+/** `POST /jobs/{name}`: the JobResponse. */
+export async function callJob(conn: Connection, job: string, args: Record<string, unknown>): Promise<JobAnswer> {
+  const init = { method: 'POST', headers: headers(conn, { 'content-type': 'application/json', accept: 'application/json' }), body: JSON.stringify({ arguments: args }) };
+  return readAnswer(await request(conn, `/jobs/${encodeURIComponent(job)}`, init));
+}
+
+/** `POST /jobs/{name}/events`: the events as they arrive, up to and including `result`. */
+export async function* streamJob(conn: Connection, job: string, args: Record<string, unknown>): AsyncGenerator<SseData> {
+  const init = { method: 'POST', headers: headers(conn, { 'content-type': 'application/json', accept: 'text/event-stream' }), body: JSON.stringify({ arguments: args }) };
+  const response = await request(conn, `/jobs/${encodeURIComponent(job)}/events`, init);
+  await expectOk(response);
+  if (!response.body) return;
+  try {
+    yield* readSse(response.body as unknown as AsyncIterable<Uint8Array>);
+  } catch (err) {
+    throw new CallError(`the event stream broke: ${(err as Error).message}`);
+  }
+}
