@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { startConsole } from '../helpers/browser.js';
+import { screenshot, startConsole } from '../helpers/browser.js';
 
 const COUNT = 3000;
 
@@ -34,6 +34,7 @@ t.test('thousands of Tasks: the table draws only what is in view and stays usabl
   t.ok(drawn > 5 && drawn < 80, `only the rows in view are in the page (${drawn} of ${COUNT})`);
   t.equal(await page.getAttribute('.vtable', 'aria-rowcount'), String(COUNT + 1), 'assistive technology still hears the full size');
   t.match(await page.textContent('.vt-spacer .vt-row'), /t-2999/, 'newest first');
+  await screenshot(page, 'tasks');
 
   await page.$eval('.vt-viewport', (el) => el.scrollTo(0, el.scrollHeight));
   await page.waitForSelector('.vt-spacer .vt-row:has-text("t-0000")');

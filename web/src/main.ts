@@ -4,7 +4,7 @@ import './styles/pages.css';
 import { Api, ApiError } from './api/client.js';
 import { clearToken, loadToken, takeTokenFromUrl } from './api/token.js';
 import type { Page } from './app/page.js';
-import { currentLocation } from './app/router.js';
+import { currentLocation, href, navigate } from './app/router.js';
 import { buildShell, type Shell } from './app/shell.js';
 import { renderJobs } from './pages/jobs.js';
 import { renderLogin } from './pages/login.js';
@@ -54,8 +54,14 @@ function show(): void {
   }
 }
 
+/** After a machine switch: paths and Task IDs belong to the other machine, so start at the section. */
+function showSectionRoot(): void {
+  const section = currentLocation().segments[0] ?? 'jobs';
+  navigate(href([section]), true);
+}
+
 function enter(): void {
-  shell = buildShell(api, { onTargetChange: show, onSignOut: () => login(null) });
+  shell = buildShell(api, { onTargetChange: showSectionRoot, onSignOut: () => login(null) });
   root.replaceChildren(shell.element);
   show();
 }
