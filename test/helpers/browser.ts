@@ -111,10 +111,10 @@ export async function startConsole(t: Test, opts: TestServiceOptions & { open?: 
 }
 
 /** Saves a screenshot of the page under `docs/` when TASKYARD_SCREENSHOTS=1 (the README shows them). */
-export async function screenshot(page: Page, name: string): Promise<void> {
+export async function screenshot(page: Page, name: string, opts: { fullPage?: boolean } = {}): Promise<void> {
   if (process.env['TASKYARD_SCREENSHOTS'] !== '1') return;
   await mkdir(join(REPO, 'docs'), { recursive: true });
-  await page.screenshot({ path: join(REPO, 'docs', `console-${name}.png`), fullPage: false });
+  await page.screenshot({ path: join(REPO, 'docs', `console-${name}.png`), fullPage: opts.fullPage ?? false });
 }
 
 export { waitFor };

@@ -30,7 +30,7 @@ t.test('submit demo from its form and watch it succeed, with output, metadata an
   t.equal(await page.locator('svg.lineage path.edge').count(), 1, 'one edge');
   t.equal(await page.locator('svg.lineage a.selected').getAttribute('aria-label'), 'base#demo#second succeeded');
   await page.waitForSelector('.page-head [data-state="succeeded"]');
-  await screenshot(page, 'task-detail');
+  await screenshot(page, 'task-detail', { fullPage: true });
   await page.click('svg.lineage a:not(.selected)');
   await page.waitForURL(/base%23demo%23first$/);
   t.same(errors, []);
