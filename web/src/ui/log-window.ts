@@ -9,6 +9,8 @@ export type Chunk = Pick<TaskLogChunk, 'content' | 'start_offset' | 'next_offset
 export type ReadLog = (offset: number, limit: number) => Promise<TaskLogChunk>;
 
 const MAX_READ = 262_144;
+/** The page keeps at most this much log text; older text is dropped and can be loaded again. */
+const MAX_HELD = 8 * 1024 * 1024;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -28,6 +30,8 @@ export class LogWindow {
   #end = -1;
   #size = 0;
   #queue: Promise<void> = Promise.resolve();
+  /** The text nodes in order with their byte lengths, so the front can be dropped by bytes. */
+  #pieces: Array<{ node: Text; bytes: number }> = [];
 
   constructor(private readonly read: ReadLog) {
     this.#earlier.addEventListener('click', () => void this.#loadEarlier());
@@ -56,7 +60,9 @@ export class LogWindow {
   async #place(chunk: Chunk): Promise<void> {
     if (chunk.file_size !== undefined) this.#size = Math.max(this.#size, chunk.file_size);
     if (chunk.reset || this.#end < 0) {
-      this.#pre.textContent = chunk.content;
+      const node = document.createTextNode(chunk.content);
+      this.#pre.replaceChildren(node);
+      this.#pieces = [{ node, bytes: chunk.next_offset - chunk.start_offset }];
       this.#start = chunk.start_offset;
       this.#end = chunk.next_offset;
       this.#earlier.hidden = !(chunk.has_more_before ?? chunk.start_offset > 0);
@@ -81,9 +87,12 @@ export class LogWindow {
 
   #append(text: string, end: number): void {
     const pinned = this.#pre.scrollTop + this.#pre.clientHeight >= this.#pre.scrollHeight - 4;
-    this.#pre.append(text);
+    const node = document.createTextNode(text);
+    this.#pre.append(node);
+    this.#pieces.push({ node, bytes: end - this.#end });
     this.#end = end;
     this.#size = Math.max(this.#size, end);
+    this.#trim();
     this.#render();
     if (this.#follow.checked && pinned) this.#pre.scrollTop = this.#pre.scrollHeight;
   }
@@ -94,12 +103,24 @@ export class LogWindow {
     try {
       const part = await this.read(from, Math.max(1024, this.#start - from));
       const keep = decoder.decode(encoder.encode(part.content).subarray(0, this.#start - part.start_offset));
-      this.#pre.prepend(keep);
+      const node = document.createTextNode(keep);
+      this.#pre.prepend(node);
+      this.#pieces.unshift({ node, bytes: this.#start - part.start_offset });
       this.#start = part.start_offset;
       this.#earlier.hidden = this.#start === 0;
     } finally {
       this.#earlier.disabled = false;
       this.#render();
+    }
+  }
+
+  /** A log followed all day must not grow the page without bound: drop the oldest pieces. */
+  #trim(): void {
+    while (this.#end - this.#start > MAX_HELD && this.#pieces.length > 1) {
+      const first = this.#pieces.shift()!;
+      first.node.remove();
+      this.#start += first.bytes;
+      this.#earlier.hidden = false;
     }
   }
 
