@@ -14,6 +14,7 @@ const NoArguments = Type.Object({}, { additionalProperties: false });
 export const machineCapability: CapabilityFactory = async (env) => {
   const targets = indexTargets(env.config.targets);
   const status = await startMachineStatus();
+  const shell = shellJob(env.pool, env.workspace);
   return {
     jobs: [
       defineJob({
@@ -34,8 +35,11 @@ export const machineCapability: CapabilityFactory = async (env) => {
         input: NoArguments,
         run: async () => ok(await status.read()),
       }),
-      shellJob(env.pool, env.workspace),
+      shell.job,
     ],
-    close: async () => status.stop(),
+    close: async () => {
+      status.stop();
+      await shell.settle();
+    },
   };
 };

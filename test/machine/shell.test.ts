@@ -1,7 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import type { ShellOutput } from '../../schemas/machine.js';
+import { validateConfig } from '../../supervisor/config.js';
+import { startService } from '../../supervisor/service.js';
 import { isAlive } from '../../workers/process-tree.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { parseSse, startTestService, waitFor } from '../helpers/service.js';
@@ -146,4 +149,19 @@ t.test('parseSse sanity for shell events', async (t) => {
   const sse = await svc.events('shell', { command: 'printf "x\\ny\\n"' });
   t.equal(sse.raw.split('\n').filter((l) => l.startsWith('data: ')).length, 1);
   t.same(parseSse(sse.raw).at(-1)?.['answer'], { stdout: 'x\ny\n', stderr: '', exit_code: 0, stdout_truncated: false, stderr_truncated: false });
+});
+
+t.test('stopping the service kills running commands before the pool goes away', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-shell-stop-'));
+  t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  const service = await startService({ config: validateConfig({ service: { workspace, port: 0 } }, 'test'), token: 'stop-token' });
+  const pending = fetch(`${service.url}/jobs/shell`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer stop-token', 'content-type': 'application/json' },
+    body: JSON.stringify({ arguments: { command: "trap '' TERM; sleep 120 & echo $! > stop.pid; wait", timeout: 120 } }),
+  }).catch(() => undefined);
+  const [pid] = await waitFor(() => readPidFile(workspace, 'stop.pid').catch(() => undefined), 10_000, 'the command to start');
+  await service.close();
+  t.notOk(await isAlive(pid!), 'the command is dead once close() resolved');
+  await pending;
 });
