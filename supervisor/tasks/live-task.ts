@@ -55,6 +55,11 @@ export class LiveTask {
     return this.#record.id;
   }
 
+  /** The run this watcher follows; a replacement run gets a watcher of its own. */
+  get runId(): string {
+    return this.#record.status?.run_id ?? '';
+  }
+
   get closed(): boolean {
     return this.#closed;
   }
@@ -158,7 +163,7 @@ export class LiveTask {
       if (!(await this.#index.load(id))?.status) this.#settle();
       return;
     }
-    if (known && known.run_id !== status.run_id) return this.#settle();
+    if (status.run_id !== this.runId) return this.#settle();
     if (!known || JSON.stringify(known) !== JSON.stringify(status)) this.#index.setStatus(id, parts, status);
     if (isTerminal(status.state)) this.#settle();
   }

@@ -36,10 +36,10 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
   const id = formatTaskId(parts);
   const existing = rt.index.get(id);
   const active = existing?.status ? !isTerminal(existing.status.state) : false;
-  if (rt.claims.has(id) || active || rt.launcher.isManaged(id)) {
+  if (rt.index.claims.has(id) || active || rt.launcher.isManaged(id)) {
     throw new FileExistsError(`Task ${id} is still active; a fixed task_name may only replace a finished Task`);
   }
-  rt.claims.add(id);
+  rt.index.claims.add(id);
   try {
     const dir = taskDirOf(rt.workspace, id, parts);
     await ensureTypeDir(rt.workspace, parts.type);
@@ -68,6 +68,6 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
     void rt.launch({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module });
     return { task_id: id, run_id: status.run_id, task: definition.name };
   } finally {
-    rt.claims.delete(id);
+    rt.index.claims.delete(id);
   }
 }

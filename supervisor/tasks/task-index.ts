@@ -21,6 +21,7 @@ export interface TaskRecord {
 }
 
 const SCAN_CONCURRENCY = 64;
+const STATE_RANK = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 } as const;
 
 async function exists(file: string): Promise<boolean> {
   return access(file).then(
@@ -36,7 +37,12 @@ async function exists(file: string): Promise<boolean> {
  */
 export class TaskIndex {
   readonly workspace: string;
+  /** Task IDs a submit or delete is rewriting right now: disk reads of them are not trusted meanwhile. */
+  readonly claims = new Set<string>();
   readonly #records = new Map<string, TaskRecord>();
+  /** A counter of writes, and the count at each Task's last write (to drop reads overtaken by writes). */
+  #changes = 0;
+  readonly #changed = new Map<string, number>();
   readonly #waiters = new Map<string, { promise: Promise<void>; resolve: () => void }>();
 
   constructor(workspace: string) {
@@ -63,11 +69,16 @@ export class TaskIndex {
   async load(id: string): Promise<TaskRecord | undefined> {
     const parts = parseTaskId(id);
     if (!parts) return undefined;
+    if (this.claims.has(id)) return this.#records.get(id);
+    const generation = this.#changes;
     const dir = taskDirOf(this.workspace, id, parts);
     const safe = (await isSafeDir(join(this.workspace, parts.type))) && (await isSafeDir(dir));
     const status = safe ? await readStatus(dir, id, parts.type) : null;
-    if (status) return this.put({ id, parts, dir, status, hasMetadata: await exists(join(dir, TASK_FILES.metadata)), createdAt: status.created_at, sources: recordedSources(status.config['source_tasks']) });
-    const metadata = safe ? await readMetadata(dir, id) : null;
+    const metadata = status || !safe ? null : await readMetadata(dir, id);
+    const hasMetadata = status ? await exists(join(dir, TASK_FILES.metadata)) : metadata !== null;
+    // Someone wrote this Task while we read it: what they recorded is newer than our read.
+    if ((this.#changed.get(id) ?? -1) > generation) return this.#records.get(id);
+    if (status) return this.put({ id, parts, dir, status, hasMetadata, createdAt: status.created_at, sources: recordedSources(status.config['source_tasks']) });
     if (metadata) return this.put({ id, parts, dir, status: null, hasMetadata: true, createdAt: metadata.created_at, sources: recordedSources(metadata.input_params['source_tasks']) });
     this.remove(id);
     return undefined;
@@ -76,6 +87,8 @@ export class TaskIndex {
   /** Records a status observed or written by the service (newer than what the index holds). */
   setStatus(id: string, parts: TaskIdParts, status: TaskStatus, hasMetadata?: boolean): TaskRecord {
     const previous = this.#records.get(id);
+    // A read that started before a newer write may land after it: a run's state never goes back.
+    if (previous?.status?.run_id === status.run_id && STATE_RANK[status.state] < STATE_RANK[previous.status.state]) return previous;
     return this.put({
       id,
       parts,
@@ -88,12 +101,14 @@ export class TaskIndex {
   }
 
   put(record: TaskRecord): TaskRecord {
+    this.#changed.set(record.id, ++this.#changes);
     this.#records.set(record.id, record);
     this.notify(record.id);
     return record;
   }
 
   remove(id: string): void {
+    this.#changed.set(id, ++this.#changes);
     if (this.#records.delete(id)) this.notify(id);
   }
 

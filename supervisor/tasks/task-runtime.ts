@@ -18,8 +18,6 @@ export class TaskRuntime {
   readonly index: TaskIndex;
   readonly catalog: DefinitionCatalog;
   readonly launcher: Launcher;
-  /** Task IDs a submit or delete is writing right now: nobody else may touch them meanwhile. */
-  readonly claims = new Set<string>();
   readonly #live = new Map<string, LiveTask>();
 
   constructor(workspace: string, config: Config) {
@@ -51,6 +49,7 @@ export class TaskRuntime {
   watch(record: TaskRecord): LiveTask | undefined {
     if (!record.status || isTerminal(record.status.state)) return undefined;
     let live = this.#live.get(record.id);
+    if (live && live.runId !== record.status.run_id) live.close();
     if (!live || live.closed) {
       live = new LiveTask(this.index, record, () => {
         if (this.#live.get(record.id) === live) this.#live.delete(record.id);
@@ -73,16 +72,16 @@ export class TaskRuntime {
     const deleted: string[] = [];
     for (const id of ids) {
       const record = parseTaskId(id) ? this.index.get(id) : undefined;
-      if (!record || this.claims.has(id) || this.launcher.isManaged(id)) continue;
+      if (!record || this.index.claims.has(id) || this.launcher.isManaged(id)) continue;
       if (record.status && !isTerminal(record.status.state)) continue;
-      this.claims.add(id);
+      this.index.claims.add(id);
       try {
         await rm(record.dir, { recursive: true, force: true });
         if (record.status) await removeWorkerFile(this.workspace, record.status.run_id);
         this.index.remove(id);
         deleted.push(id);
       } finally {
-        this.claims.delete(id);
+        this.index.claims.delete(id);
       }
     }
     return deleted;
