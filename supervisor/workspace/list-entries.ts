@@ -39,8 +39,8 @@ export async function listEntries(root: string, input: string): Promise<Workspac
   }
   const ranked: Ranked[] = [];
   for await (const dirent of handle) {
-    // The service-private directory is never shown.
-    if (dir.relative === '' && dirent.name === STATE_DIR) continue;
+    // The service-private directory is never shown, also not through a link to the root.
+    if (dir.real === root && dirent.name === STATE_DIR) continue;
     const item = await rank(at, dirent);
     if (item) ranked.push(item);
   }

@@ -78,7 +78,11 @@ t.test('path attacks against every workspace Job change nothing outside', async 
   }
   const listing = await svc.call('list_task_runs', { task_type: 'out-link' });
   t.same(listing.body, { success: false, metadata: {}, answer: 'PermissionError: path escapes the workspace: out-link' }, 'task runs are not listed through a link');
-  t.notOk(JSON.stringify((await svc.call('list_entries', {})).body).includes('.taskyard'), 'the private directory is not listed');
+  await symlink(ws, join(ws, 'self'));
+  for (const path of ['', 'self', 'self/self/']) {
+    t.notOk(JSON.stringify((await svc.call('list_entries', { path })).body).includes('.taskyard'), `the private directory is not listed in ${JSON.stringify(path)}`);
+  }
+  t.match((await svc.call('preview_file', { path: 'self/.taskyard/token' })).body, { success: false, answer: /^PermissionError: path is private/ });
 
   // Unicode names are ordinary names: listed, previewed, deleted.
   const unicode = (await svc.call('list_entries', { path: 'ünï' })).body.answer as { entries: Array<{ path: string }> };

@@ -1,5 +1,6 @@
 import { truncate } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse as parseCsvSync } from 'csv-parse/sync';
 import t from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { startTestService } from '../helpers/service.js';
@@ -107,6 +108,22 @@ t.test('csv: header, quoted newlines, windows and has_more, tsv', async (t) => {
   t.same(beyond['rows'], []);
   const tsv = (await svc.call('preview_file', { path: 'data/t.tsv' })).body.answer as Record<string, unknown>;
   t.same([tsv['columns'], tsv['rows']], [['a', 'b'], [['1', '2']]]);
+});
+
+t.test('csv: every window matches a full csv-parse of a tricky file', async (t) => {
+  const svc = await startTestService(t);
+  // BOM, empty lines, quoted newlines and delimiters, escaped quotes, quotes mid-field, ragged rows;
+  // once with LF and once with CRLF line ends (csv-parse detects the record delimiter per file).
+  const lf = '\uFEFFname,note\n\na,"x\ny, z"\nb,say ""hi""\n\n\nc,ab"c\nd,"q ""quoted"" \n done",extra\n"e\n",\n,\nf\n"g","h"';
+  for (const [name, text] of [['lf.csv', lf], ['crlf.csv', lf.replace(/\n/g, '\r\n')]] as const) {
+    await put(svc.workspace, name, text);
+    const [header, ...all] = parseCsvSync(text, { bom: true, relax_column_count: true, relax_quotes: true, skip_empty_lines: true }) as string[][];
+    t.equal(all.length, 8, `${name}: the oracle sees 8 rows`);
+    for (let offset = 0; offset <= all.length + 1; offset++) {
+      const answer = (await svc.call('preview_file', { path: name, offset, limit: 2 })).body.answer as Record<string, unknown>;
+      t.same([answer['columns'], answer['rows'], answer['has_more']], [header, all.slice(offset, offset + 2), offset + 2 < all.length], `${name}: window at ${offset}`);
+    }
+  }
 });
 
 t.test('parquet: several row groups, window across groups, schema from metadata', async (t) => {
