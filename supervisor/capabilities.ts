@@ -1,4 +1,5 @@
 import type { CapabilityFactory } from './capability.js';
+import { consoleCapability } from './console/capability.js';
 import { machineCapability } from './machine/capability.js';
 import { pluginsCapability } from './plugins/capability.js';
 import { proxyCapability } from './proxy/capability.js';
@@ -6,5 +7,16 @@ import { snapshotsCapability } from './snapshots/capability.js';
 import { tasksCapability } from './tasks/capability.js';
 import { workspaceCapability } from './workspace/capability.js';
 
-/** Every capability of the built-in service, in catalog order (tasks before plugins and snapshots, which use it). */
-export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [machineCapability, workspaceCapability, tasksCapability, pluginsCapability, snapshotsCapability, proxyCapability];
+/**
+ * Every capability of the built-in service, in catalog order: tasks before plugins and
+ * snapshots, which use it; the console's catch-all route last.
+ */
+export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [
+  machineCapability,
+  workspaceCapability,
+  tasksCapability,
+  pluginsCapability,
+  snapshotsCapability,
+  proxyCapability,
+  consoleCapability,
+];

@@ -1,0 +1,13 @@
+import type { CapabilityFactory } from '../capability.js';
+import { loadBundle } from './static-bundle.js';
+import { createStaticRoute } from './static-route.js';
+
+/**
+ * The web console: the built pages of `dist/web` at `/`. It adds no Jobs; the pages are a client
+ * of the public Jobs like any other. A missing build is not fatal: `/` then explains how to build.
+ */
+export const consoleCapability: CapabilityFactory = async () => {
+  const bundle = await loadBundle();
+  if (bundle === null) console.warn('taskyard: web console not built (dist/web/index.html missing); run `npm run build`');
+  return { jobs: [], routes: [createStaticRoute(bundle)] };
+};

@@ -1,0 +1,76 @@
+/**
+ * Types of what the console reads. They come from the service's own schemas (one source); only
+ * the JSON Schema shape the forms walk, and the lineage graph's shape, are written out here.
+ */
+export type { ProgressEvent, LogEvent, ArtifactEvent, ResultEvent, StreamEvent } from '../../../schemas/events.js';
+export type { WorkspaceEntry, WorkspaceListing, PreviewAnswer as Preview } from '../../../schemas/workspace.js';
+export type { MachineHealth, MachineInfo, GpuDevice } from '../../../schemas/machine.js';
+export type { ArtifactRecord, TaskHandle, TaskLogChunk, TaskState, TaskStatus, TaskStepStatus as TaskStep } from '../../../schemas/tasks.js';
+import type { JobDescriptor as WireJobDescriptor } from '../../../schemas/job-response.js';
+import type { TaskDefinition as WireTaskDefinition, TaskStatus } from '../../../schemas/tasks.js';
+
+export type JsonSchema = {
+  type?: string | string[];
+  title?: string;
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  patternProperties?: Record<string, JsonSchema>;
+  items?: JsonSchema;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  pattern?: string;
+  format?: string;
+};
+
+export interface JobResponse<T = unknown> {
+  answer: T;
+  success: boolean;
+  metadata: Record<string, unknown>;
+}
+
+/** Schemas as the console reads them (the wire types say only "an object"). */
+export type JobDescriptor = Omit<WireJobDescriptor, 'input_schema' | 'output_schema'> & { input_schema: JsonSchema; output_schema: JsonSchema };
+export type TaskDefinition = Omit<WireTaskDefinition, 'input_schema' | 'output_schema'> & { input_schema: JsonSchema; output_schema: JsonSchema };
+
+export const TERMINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
+
+export interface GraphNode {
+  task_id: string;
+  kind: string;
+  task_name: string;
+  created_at: string | null;
+  parent_ids: string[];
+  state: string | null;
+  missing: boolean;
+  provisional: boolean;
+}
+
+export interface TaskGraph {
+  root_id: string;
+  selected_id: string;
+  nodes: GraphNode[];
+  edges: unknown[];
+}
+
+export interface TaskContext {
+  task_id: string;
+  status: TaskStatus;
+  metadata_exists: boolean;
+  metadata_path: string;
+  log_path: string | null;
+  graph: TaskGraph;
+  relations: Record<'direct_upstream' | 'ancestors' | 'direct_downstream' | 'missing' | 'provisional', string[]>;
+}

@@ -1,0 +1,129 @@
+import { errorText } from '../api/client.js';
+import { TERMINAL_STATES, type TaskContext, type TaskStatus, type TaskStep } from '../api/types.js';
+import type { PageContext } from '../app/page.js';
+import { href, navigate } from '../app/router.js';
+import { h, notice } from '../ui/dom.js';
+import { jsonView } from '../ui/highlight.js';
+import { lineageGraph } from '../ui/lineage-graph.js';
+import { LogWindow } from '../ui/log-window.js';
+import { instanceName, stateBadge } from '../ui/task-bits.js';
+import { followTask, logReader } from './task-follow.js';
+import { artifactsSection, overviewSection, relationsSection, resultSection, stepsSection } from './task-sections.js';
+
+function card(title: string, body: Node, extra?: Node): HTMLElement {
+  return h('section', { class: 'card', 'aria-label': title }, h('h2', {}, title, extra ?? null), body);
+}
+
+/**
+ * One Task: status, steps, the live log, output, artifacts, metadata and lineage, with cancel
+ * and delete. While the Task is active the page follows it through `stream_task`; when it ends
+ * the page reloads its context once.
+ */
+export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskId: string): void {
+  const { api, signal } = ctx;
+  const log = new LogWindow(logReader(api, taskId, signal));
+  const head = h('div', { class: 'page-head' });
+  const message = h('div', { role: 'status' });
+  const slots = { overview: h('div', {}), steps: h('div', {}), result: h('div', {}), artifacts: h('div', {}), metadata: h('div', {}), lineage: h('div', { class: 'lineage-wrap' }), input: h('div', {}) };
+  const steps = new Map<string, TaskStep>();
+  let following = false;
+
+  container.replaceChildren(
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: href(['tasks']) }, 'Tasks'), ' / ', h('code', {}, taskId)),
+    head,
+    message,
+    h(
+      'div',
+      { class: 'detail-grid' },
+      h('div', { class: 'detail-main' }, card('Steps', slots.steps), card('Log', log.element), card('Result', slots.result), card('Artifacts', slots.artifacts), card('Lineage', slots.lineage)),
+      h('div', { class: 'detail-side' }, card('Status', slots.overview), card('Input', slots.input), card('Metadata', slots.metadata)),
+    ),
+  );
+
+  const action = (label: string, cls: string, run: () => Promise<void>) => {
+    const button = h('button', { type: 'button', class: cls }, label);
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      run()
+        .catch((err: unknown) => message.replaceChildren(notice(errorText(err), 'error')))
+        .finally(() => (button.disabled = false));
+    });
+    return button;
+  };
+
+  function showHead(s: TaskStatus): void {
+    const active = !TERMINAL_STATES.has(s.state);
+    const cancel = action('Cancel', 'danger', async () => {
+      const cancelled = await api.answer<boolean>('cancel', { task_id: taskId });
+      message.replaceChildren(notice(cancelled ? 'Cancellation requested.' : 'Nothing to cancel: the Task is not running under this service.'));
+      if (!following) await load();
+    });
+    cancel.disabled = !active;
+    const remove = action('Delete', 'danger', async () => {
+      if (!confirm(`Delete ${taskId} and its files?`)) return;
+      const deleted = await api.answer<string[]>('delete_tasks', { task_ids: [taskId] });
+      if (deleted.includes(taskId)) navigate(href(['tasks']));
+      else message.replaceChildren(notice('Not deleted: only finished Tasks can be deleted.', 'error'));
+    });
+    remove.disabled = active;
+    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), h('div', { class: 'actions' }, cancel, remove));
+  }
+
+  function showStatus(s: TaskStatus): void {
+    showHead(s);
+    slots.overview.replaceChildren(overviewSection(s));
+  }
+
+  // While following, progress events say something changed: re-read the status (from the
+  // service's memory, cheap) at most every 500 ms so state, pid and times stay current.
+  let statusTimer: ReturnType<typeof setTimeout> | undefined;
+  function refreshStatusSoon(): void {
+    statusTimer ??= setTimeout(() => {
+      api
+        .answer<TaskStatus>('status', { task_id: taskId }, { signal })
+        .then((s) => following && showStatus(s))
+        .catch(() => undefined)
+        .finally(() => (statusTimer = undefined));
+    }, 500);
+  }
+  signal.addEventListener('abort', () => clearTimeout(statusTimer), { once: true });
+
+  function showSteps(): void {
+    slots.steps.replaceChildren(stepsSection([...steps.values()]));
+  }
+
+  async function showMetadata(c: TaskContext): Promise<void> {
+    if (c.status.state !== 'succeeded') return slots.metadata.replaceChildren(notice('Written when the Task succeeds.', 'empty'));
+    try {
+      const preview = await api.answer<{ data?: unknown; content?: string }>('preview_file', { path: c.metadata_path }, { signal });
+      slots.metadata.replaceChildren(jsonView(preview.data ?? preview.content));
+    } catch (err) {
+      slots.metadata.replaceChildren(notice(errorText(err), 'error'));
+    }
+  }
+
+  async function load(): Promise<void> {
+    const c = await api.answer<TaskContext>('get_task_context', { task_id: taskId }, { signal });
+    if (signal.aborted) return;
+    showStatus(c.status);
+    steps.clear();
+    for (const s of c.status.steps) steps.set(s.name, s);
+    showSteps();
+    slots.result.replaceChildren(resultSection(c.status));
+    slots.artifacts.replaceChildren(artifactsSection(c.status));
+    slots.input.replaceChildren(jsonView(c.status.config));
+    slots.lineage.replaceChildren(lineageGraph(c.graph), relationsSection(c));
+    void showMetadata(c);
+    if (!TERMINAL_STATES.has(c.status.state) && !following) {
+      following = true;
+      void followTask(api, taskId, log, { onStep: (s) => (steps.set(s.name, s), showSteps(), refreshStatusSoon()), onEnd: () => void load().finally(() => (following = false)) }, signal);
+    } else if (TERMINAL_STATES.has(c.status.state)) {
+      // A finished Task: its tail at first, or whatever was written after the stream ended.
+      await log.add(await logReader(api, taskId, signal)(log.end < 0 ? -1 : log.end, log.end < 0 ? 65_536 : 262_144));
+    }
+  }
+
+  load().catch((err: unknown) => {
+    if (!signal.aborted) container.replaceChildren(h('nav', { class: 'crumbs' }, h('a', { href: href(['tasks']) }, 'Tasks')), notice(errorText(err), 'error'));
+  });
+}

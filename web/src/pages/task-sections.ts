@@ -1,0 +1,87 @@
+import type { ArtifactRecord, TaskContext, TaskStatus, TaskStep } from '../api/types.js';
+import { href } from '../app/router.js';
+import { h, notice } from '../ui/dom.js';
+import { durationBetween, formatBytes, formatDuration, formatTime } from '../ui/format.js';
+import { jsonView } from '../ui/highlight.js';
+import { progressBar } from '../ui/progress-bar.js';
+
+function row(label: string, value: Node | string): HTMLElement[] {
+  return [h('dt', {}, label), h('dd', {}, value)];
+}
+
+/** Identity, times and outcome of one run. */
+export function overviewSection(s: TaskStatus): HTMLElement {
+  return h(
+    'dl',
+    { class: 'facts' },
+    row('run', h('code', {}, s.run_id)),
+    row('task', s.task_name),
+    row('type', s.task_type),
+    row('pid', s.pid === null ? '—' : String(s.pid)),
+    row('created', formatTime(s.created_at)),
+    row('started', formatTime(s.started_at)),
+    row('finished', formatTime(s.finished_at)),
+    row('duration', formatDuration(durationBetween(s.started_at, s.finished_at))),
+    row('exit code', String(s.exit_code)),
+    s.error ? row('error', h('span', { class: 'error-text' }, s.error)) : [],
+  );
+}
+
+/** Every started step with its progress bar (a finished step without percentage counts as done). */
+export function stepsSection(steps: readonly TaskStep[]): HTMLElement {
+  if (!steps.length) return notice('No steps started yet.', 'empty');
+  return h(
+    'div',
+    { class: 'steps' },
+    steps.map((step) => {
+      const pct = step.percentage ?? (step.finished_at ? 100 : null);
+      return h(
+        'div',
+        { class: 'step', 'data-step': step.name },
+        h('span', { class: 'step-name', title: step.name }, step.name),
+        progressBar(pct, step.name),
+        h('span', { class: 'step-pct' }, pct === null ? 'running' : `${Math.round(pct)} %`),
+        h('span', { class: 'step-time muted' }, formatDuration(durationBetween(step.started_at, step.finished_at))),
+      );
+    }),
+  );
+}
+
+/** Artifacts with sizes and checksums; each path opens in the workspace browser. */
+export function artifactsSection(s: TaskStatus): HTMLElement {
+  const artifacts = Object.entries(s.result.artifacts ?? {}) as Array<[string, ArtifactRecord]>;
+  if (!artifacts.length) return notice('No artifacts.', 'empty');
+  const dir = `${s.task_type}/${s.task_id}`;
+  return h(
+    'table',
+    { class: 'grid' },
+    h('thead', {}, h('tr', {}, ['name', 'path', 'size', 'sha256'].map((c) => h('th', { scope: 'col' }, c)))),
+    h(
+      'tbody',
+      {},
+      artifacts.map(([name, a]) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, h('strong', {}, name)),
+          h('td', {}, h('a', { href: href(['workspace'], { path: dir, file: `${dir}/${a.path}` }) }, h('code', {}, a.path))),
+          h('td', { class: 'num' }, formatBytes(a.size)),
+          h('td', {}, h('code', { class: 'hash', title: a.sha256 }, a.sha256)),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The typed output without its artifacts (shown above), or a note while there is none. */
+export function resultSection(s: TaskStatus): HTMLElement {
+  const { artifacts: _artifacts, ...rest } = s.result;
+  return Object.keys(rest).length ? jsonView(rest) : notice(s.state === 'succeeded' ? 'The output has no fields besides artifacts.' : 'No result yet.', 'empty');
+}
+
+/** Upstream and downstream Task IDs as links. */
+export function relationsSection(ctx: TaskContext): HTMLElement {
+  const list = (label: string, ids: readonly string[]) =>
+    h('div', { class: 'relation' }, h('dt', {}, label), h('dd', {}, ids.length ? ids.map((id) => h('a', { href: href(['tasks', id]) }, h('code', {}, id))) : '—'));
+  return h('dl', { class: 'relations' }, list('upstream', ctx.relations.direct_upstream), list('downstream', ctx.relations.direct_downstream), ctx.relations.missing.length ? list('missing', ctx.relations.missing) : null);
+}

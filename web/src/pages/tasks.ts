@@ -1,0 +1,113 @@
+import { errorText } from '../api/client.js';
+import type { TaskStatus } from '../api/types.js';
+import { every, type PageContext } from '../app/page.js';
+import { href } from '../app/router.js';
+import { h, notice } from '../ui/dom.js';
+import { durationBetween, formatDuration, formatShortTime, formatTime } from '../ui/format.js';
+import { instanceName, progressCell, stateBadge } from '../ui/task-bits.js';
+import { type Column, virtualTable } from '../ui/virtual-table.js';
+
+const STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+
+const COLUMNS: readonly Column<TaskStatus>[] = [
+  { label: 'state', width: '112px', render: (t) => stateBadge(t.state) },
+  { label: 'type', width: 'minmax(70px, 0.6fr)', render: (t) => t.task_type },
+  { label: 'task', width: 'minmax(90px, 0.8fr)', render: (t) => t.task_name },
+  { label: 'name', width: 'minmax(140px, 1.4fr)', className: 'mono', render: (t) => instanceName(t.task_id) },
+  { label: 'created', width: '150px', render: (t) => h('span', { title: formatTime(t.created_at) }, formatShortTime(t.created_at, true)) },
+  { label: 'duration', width: '92px', className: 'num', render: (t) => formatDuration(durationBetween(t.started_at, t.finished_at)) },
+  { label: 'progress', width: 'minmax(150px, 1fr)', render: progressCell },
+];
+
+interface Filters {
+  state: string;
+  type: string;
+  text: string;
+}
+
+function matches(t: TaskStatus, f: Filters): boolean {
+  if (f.state && t.state !== f.state) return false;
+  if (f.type && t.task_type !== f.type) return false;
+  return !f.text || t.task_id.toLowerCase().includes(f.text);
+}
+
+/**
+ * The Tasks page: every Task of the selected machine in a virtualised table that refreshes
+ * itself, with filters by state (chips with counts), type and name kept in the URL.
+ */
+export function renderTasks(container: HTMLElement, ctx: PageContext): void {
+  const q = ctx.location.query;
+  const filters: Filters = { state: q.get('state') ?? '', type: q.get('type') ?? '', text: (q.get('q') ?? '').toLowerCase() };
+  const table = virtualTable(COLUMNS, { rowHeight: 40, link: (t) => href(['tasks', t.task_id]), label: 'Tasks', empty: 'No Task matches.' });
+  const chips = h('div', { class: 'chips', role: 'group', 'aria-label': 'Filter by state' });
+  const typeSelect = h('select', { 'aria-label': 'Filter by type' });
+  const search = h('input', { type: 'search', placeholder: 'Filter by ID', 'aria-label': 'Filter by Task ID', value: q.get('q') ?? '' });
+  const status = h('div', { class: 'muted', 'aria-live': 'polite' });
+  const error = h('div', {});
+  let all: TaskStatus[] = [];
+  let lastMs = 0;
+  let typeKey = '';
+
+  function keepInUrl(): void {
+    // Filters live in the URL (shareable, survive reloads) without re-rendering the page.
+    history.replaceState(null, '', href(['tasks'], { state: filters.state, type: filters.type, q: filters.text }));
+  }
+
+  function redraw(): void {
+    const shown = all.filter((t) => matches(t, filters));
+    table.setRows(shown);
+    const counts = new Map<string, number>();
+    for (const t of all) counts.set(t.state, (counts.get(t.state) ?? 0) + 1);
+    chips.replaceChildren(
+      ...[['', 'all', all.length] as const, ...STATES.map((s) => [s, s, counts.get(s) ?? 0] as const)].map(([value, label, n]) => {
+        const chip = h('button', { type: 'button', class: `chip${value ? ` chip-${value}` : ''}`, 'aria-pressed': String(filters.state === value) }, label, h('span', { class: 'count' }, String(n)));
+        chip.addEventListener('click', () => {
+          filters.state = value;
+          keepInUrl();
+          redraw();
+        });
+        return chip;
+      }),
+    );
+    const types = [...new Set(all.map((t) => t.task_type))].sort();
+    if (filters.type && !types.includes(filters.type)) types.unshift(filters.type);
+    // Rebuilt only when the set of types changes, so an open drop-down is not closed by a refresh.
+    if (types.join('\n') !== typeKey) {
+      typeKey = types.join('\n');
+      typeSelect.replaceChildren(h('option', { value: '' }, 'all types'), ...types.map((t) => h('option', { value: t, selected: t === filters.type }, t)));
+    }
+    status.textContent = `${shown.length} of ${all.length} Tasks · updated ${new Date().toLocaleTimeString()} in ${Math.round(lastMs)} ms`;
+  }
+
+  typeSelect.addEventListener('change', () => {
+    filters.type = typeSelect.value;
+    keepInUrl();
+    redraw();
+  });
+  search.addEventListener('input', () => {
+    filters.text = search.value.trim().toLowerCase();
+    keepInUrl();
+    redraw();
+  });
+
+  container.replaceChildren(
+    h('div', { class: 'page-head' }, h('h1', {}, 'Tasks'), status, h('div', { class: 'actions' }, h('a', { class: 'button primary', href: href(['tasks', 'new']) }, 'New task'))),
+    h('div', { class: 'toolbar' }, chips, typeSelect, search),
+    error,
+    table.element,
+  );
+
+  // The list has no change feed, so it is re-read; the pause grows with its cost (thousands of
+  // Tasks take longer to send) and stops while the tab is hidden.
+  every(() => Math.max(1000, lastMs * 5), ctx.signal, async () => {
+    const started = performance.now();
+    try {
+      all = await ctx.api.answer<TaskStatus[]>('list_task_statuses', {}, { signal: ctx.signal });
+      lastMs = performance.now() - started;
+      error.replaceChildren();
+      redraw();
+    } catch (err) {
+      if (!ctx.signal.aborted) error.replaceChildren(notice(errorText(err), 'error'));
+    }
+  });
+}

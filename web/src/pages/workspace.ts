@@ -1,0 +1,95 @@
+import { errorText } from '../api/client.js';
+import type { Preview, WorkspaceEntry, WorkspaceListing } from '../api/types.js';
+import type { PageContext } from '../app/page.js';
+import { href, navigate } from '../app/router.js';
+import { h, notice, replaceChildren } from '../ui/dom.js';
+import { formatBytes, formatShortTime, formatTime } from '../ui/format.js';
+import { previewView } from '../ui/preview-view.js';
+
+const PAGE_SIZE = 100;
+
+function parentOf(path: string): string {
+  return path.includes('/') ? path.slice(0, path.lastIndexOf('/')) : '';
+}
+
+function crumbs(path: string): HTMLElement {
+  const parts = path ? path.split('/') : [];
+  return h(
+    'nav',
+    { class: 'crumbs', 'aria-label': 'Folder' },
+    h('a', { href: href(['workspace']) }, 'workspace'),
+    parts.map((p, i) => [' / ', h('a', { href: href(['workspace'], { path: parts.slice(0, i + 1).join('/') }) }, p)]),
+  );
+}
+
+function entryRow(e: WorkspaceEntry, selected: string | null): HTMLElement {
+  const dir = e.kind === 'directory';
+  const link = dir ? href(['workspace'], { path: e.path }) : href(['workspace'], { path: parentOf(e.path), file: e.path });
+  return h(
+    'tr',
+    { class: e.path === selected ? 'selected' : undefined },
+    h('td', {}, h('a', { href: link, class: `entry entry-${e.kind}` }, h('span', { class: 'entry-icon', 'aria-hidden': 'true' }, dir ? '▸' : '·'), e.name, dir ? '/' : '')),
+    h('td', {}, e.preview_kind ? h('span', { class: `kind-tag${e.supported ? '' : ' muted'}` }, e.preview_kind) : h('span', { class: 'muted' }, e.kind)),
+    h('td', { class: 'num nowrap' }, dir ? '' : formatBytes(e.size)),
+    h('td', { class: 'muted nowrap', title: formatTime(e.modified_at) }, formatShortTime(e.modified_at)),
+  );
+}
+
+/**
+ * The workspace browser: one folder's entries (directories first, as the service sorts them)
+ * and a preview of the chosen file. Folder, file and table offset live in the URL.
+ */
+export function renderWorkspace(container: HTMLElement, ctx: PageContext): void {
+  const path = ctx.location.query.get('path') ?? '';
+  const file = ctx.location.query.get('file');
+  const listing = h('section', { class: 'card listing', 'aria-label': 'Folder contents' }, notice('Listing…'));
+  const preview = h('section', { class: 'card preview', 'aria-label': 'Preview', hidden: !file });
+  container.replaceChildren(h('div', { class: 'page-head' }, h('h1', {}, 'Workspace'), crumbs(path)), h('div', { class: `ws-grid${file ? ' with-preview' : ''}` }, listing, preview));
+
+  ctx.api
+    .answer<WorkspaceListing>('list_entries', { path }, { signal: ctx.signal })
+    .then((l) => {
+      const up = path ? h('tr', {}, h('td', { colspan: 4 }, h('a', { href: href(['workspace'], { path: parentOf(path) }), class: 'entry' }, '↑ ..'))) : null;
+      replaceChildren(
+        listing,
+        l.entries.length || up
+          ? h('table', { class: 'grid entries' }, h('thead', {}, h('tr', {}, ['name', 'preview', 'size', 'modified'].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, up, l.entries.map((e) => entryRow(e, file))))
+          : notice('This folder is empty.', 'empty'),
+        l.truncated ? notice(`Only the first ${l.entries.length} entries are listed.`) : null,
+      );
+    })
+    .catch((err: unknown) => listing.replaceChildren(notice(errorText(err), 'error')));
+
+  if (file) showPreview(preview, file, Number(ctx.location.query.get('offset') ?? 0) || 0, ctx);
+}
+
+function showPreview(box: HTMLElement, file: string, offset: number, ctx: PageContext): void {
+  const body = h('div', { class: 'preview-body' }, notice('Loading preview…'));
+  const del = h('button', { type: 'button', class: 'small danger' }, 'Delete');
+  del.addEventListener('click', () => {
+    if (!confirm(`Delete ${file}?`)) return;
+    ctx.api
+      .answer('delete_entries', { paths: [file] })
+      .then(() => navigate(href(['workspace'], { path: parentOf(file) })))
+      .catch((err: unknown) => body.prepend(notice(errorText(err), 'error')));
+  });
+  const meta = h('span', { class: 'muted' });
+  box.replaceChildren(h('header', { class: 'preview-head' }, h('h2', {}, h('code', {}, file.split('/').pop() ?? file)), meta, del), body);
+
+  const load = (at: number) => {
+    body.setAttribute('aria-busy', 'true');
+    ctx.api
+      .answer<Preview>('preview_file', { path: file, offset: at, limit: PAGE_SIZE }, { signal: ctx.signal })
+      .then((p) => {
+        meta.textContent = `${p.kind} · ${formatBytes(p.size)}`;
+        body.replaceChildren(previewView(p, PAGE_SIZE, (next) => {
+          // Paging keeps its place in the URL without re-rendering the folder listing.
+          history.replaceState(null, '', href(['workspace'], { path: parentOf(file), file, offset: next ? String(next) : null }));
+          load(next);
+        }));
+      })
+      .catch((err: unknown) => body.replaceChildren(notice(errorText(err), 'error')))
+      .finally(() => body.removeAttribute('aria-busy'));
+  };
+  load(offset);
+}
