@@ -1,4 +1,4 @@
-import { RequestEnvelope, type JobResponse } from '../schemas/job-response.js';
+import { RequestEnvelope, responseJson, type JobResponse } from '../schemas/job-response.js';
 import type { JobEvent } from '../schemas/events.js';
 import { check } from '../schemas/validator.js';
 import { describeError, HttpError, unknownJob } from '../supervisor/errors.js';
@@ -7,7 +7,7 @@ import { createJobContext } from '../supervisor/job.js';
 import type { JobRegistry } from '../supervisor/registry.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { readJson } from './json-body.js';
-import { sendJson } from './reply.js';
+import { JSON_HEADERS, sendJson } from './reply.js';
 import { SseWriter } from './sse.js';
 
 export interface JobRoutesOptions {
@@ -60,7 +60,7 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   if (!entry) throw unknownJob();
   const args = opts.registry.prepare(entry, envelope.arguments);
   const ctx = createJobContext(() => [req.signal, opts.shutdown], false, () => Promise.resolve());
-  sendJson(res, 200, (await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT);
+  res.send(200, JSON_HEADERS, responseJson((await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT));
 }
 
 /** `POST /jobs/{name}/events`: SSE frames of the Job's events, ending with `result`. */

@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest, JSONRPCMessageSchema, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { JobResponse } from '../schemas/job-response.js';
+import { JobResponse, plainAnswer } from '../schemas/job-response.js';
 import { describeIssues } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../supervisor/build-info.js';
 import { HttpError } from '../supervisor/errors.js';
@@ -77,7 +77,7 @@ function buildServer(opts: McpOptions): Server {
       throw err;
     }
     const ctx = createJobContext(() => [extra.signal, opts.shutdown], false, () => Promise.resolve());
-    const response = (await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT;
+    const response = plainAnswer((await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT);
     return {
       content: [{ type: 'text' as const, text: JSON.stringify(response) }],
       structuredContent: response,

@@ -1,4 +1,5 @@
 import type { StreamEvent } from '../schemas/events.js';
+import { responseJson } from '../schemas/job-response.js';
 import type { BodyWriter, ResponseSink } from './http.js';
 
 export const SSE_HEADERS = Object.freeze({
@@ -10,7 +11,8 @@ export const SSE_HEADERS = Object.freeze({
 /** One SSE frame: `event: <kind>`, `data: <single-line JSON>`, blank line. */
 export function frame(event: StreamEvent): string {
   // JSON.stringify never emits raw newlines, so the data line stays single.
-  return `event: ${event.kind}\ndata: ${JSON.stringify(event)}\n\n`;
+  const data = event.kind === 'result' ? responseJson(event, '{"kind":"result",') : JSON.stringify(event);
+  return `event: ${event.kind}\ndata: ${data}\n\n`;
 }
 
 /**

@@ -39,3 +39,31 @@ export function ok(answer: unknown, metadata: Record<string, unknown> = {}): Job
 export function failed(answer: unknown, metadata: Record<string, unknown> = {}): JobResponse {
   return { answer, success: false, metadata };
 }
+
+/**
+ * An answer whose JSON text is already known. Transports write `json` as it is instead of
+ * serialising `value` again; anything else that serialises it (MCP, forwarding) gets `value`
+ * through `toJSON`. Large answers served from memory (10,000 Task statuses) use it.
+ */
+export class SerializedAnswer {
+  constructor(
+    readonly value: unknown,
+    readonly json: string,
+  ) {}
+
+  toJSON(): unknown {
+    return this.value;
+  }
+}
+
+/** The JSON text of a JobResponse, reusing a SerializedAnswer's text. */
+export function responseJson(response: JobResponse, prefix = '{'): string {
+  const { answer, success, metadata } = response;
+  const answerJson = answer instanceof SerializedAnswer ? answer.json : JSON.stringify(answer === undefined ? '' : answer);
+  return `${prefix}"answer":${answerJson},"success":${success},"metadata":${JSON.stringify(metadata)}}`;
+}
+
+/** The plain value of an answer (for transports that need the object itself, such as MCP). */
+export function plainAnswer(response: JobResponse): JobResponse {
+  return response.answer instanceof SerializedAnswer ? { ...response, answer: response.answer.value } : response;
+}

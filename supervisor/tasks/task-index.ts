@@ -1,6 +1,7 @@
 import { access, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TaskStatus } from '../../schemas/tasks.js';
+import { SerializedAnswer } from '../../schemas/job-response.js';
 import { isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
 import { TaskEvents } from './task-events.js';
@@ -56,6 +57,10 @@ export class TaskIndex {
   readonly #changed = new Map<string, number>();
   readonly #listeners = new Map<string, Set<() => void>>();
   #sorted: TaskStatus[] | undefined;
+  /** `sortedStatuses()` as a JSON array, cached with it. */
+  #sortedJson: SerializedAnswer | undefined;
+  /** Each status's JSON text; statuses are replaced, never changed, so the text stays true. */
+  readonly #json = new WeakMap<TaskStatus, string>();
 
   constructor(workspace: string) {
     this.workspace = workspace;
@@ -114,7 +119,7 @@ export class TaskIndex {
 
   put(record: TaskRecord): TaskRecord {
     this.#changed.set(record.id, ++this.#changes);
-    this.#sorted = undefined;
+    this.#sorted = this.#sortedJson = undefined;
     this.#records.set(record.id, record);
     this.events.emit('task:status', { id: record.id, status: record.status });
     this.notify(record.id);
@@ -123,7 +128,7 @@ export class TaskIndex {
 
   remove(id: string): void {
     this.#changed.set(id, ++this.#changes);
-    this.#sorted = undefined;
+    this.#sorted = this.#sortedJson = undefined;
     if (!this.#records.delete(id)) return;
     this.events.emit('task:status', { id, status: null });
     this.notify(id);
@@ -162,5 +167,24 @@ export class TaskIndex {
   sortedStatuses(): readonly TaskStatus[] {
     this.#sorted ??= [...this.#records.values()].flatMap((r) => (r.status ? [r.status] : [])).sort(newestFirst);
     return this.#sorted;
+  }
+
+  /**
+   * `sortedStatuses()` with its JSON text, built from each status's cached text: a change to
+   * one Task re-serialises only that Task (10,000 statuses are ~5 MB of JSON).
+   */
+  sortedStatusesJson(): SerializedAnswer {
+    if (!this.#sortedJson) {
+      const sorted = this.sortedStatuses();
+      this.#sortedJson = new SerializedAnswer(sorted, `[${sorted.map((st) => this.statusJson(st).json).join(',')}]`);
+    }
+    return this.#sortedJson;
+  }
+
+  /** One status with its cached JSON text. */
+  statusJson(status: TaskStatus): SerializedAnswer {
+    let json = this.#json.get(status);
+    if (json === undefined) this.#json.set(status, (json = JSON.stringify(status)));
+    return new SerializedAnswer(status, json);
   }
 }

@@ -67,6 +67,8 @@ export class WorkspaceWatch {
     if (!watcher) return;
     this.#pending.set(id, watcher);
     setTimeout(() => this.#stopPending(id), PENDING_WATCH_MS).unref();
+    // A record written between the read above and the watch starting raised no event: read again.
+    if (await this.#index.load(id)) this.#stopPending(id);
   }
 
   #stopPending(id: string): void {

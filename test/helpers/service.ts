@@ -5,6 +5,9 @@ import type { Test } from 'tap';
 import { validateConfig } from '../../supervisor/config.js';
 import { startService, type RunningService, type ServiceOptions } from '../../supervisor/service.js';
 import type { JobResponse } from '../../schemas/job-response.js';
+import { killTaskProcesses } from './task-processes.js';
+
+export { waitFor } from './wait-for.js';
 
 export const TEST_TOKEN = 'test-token-0123456789';
 
@@ -56,6 +59,8 @@ export async function startTestService(t: Test, opts: TestServiceOptions = {}): 
   const token = opts.token === undefined ? TEST_TOKEN : opts.token;
   const running = await startService({ config, token, ...(opts.capabilities ? { capabilities: opts.capabilities } : {}) });
   t.teardown(async () => {
+    // Tasks outlive the service by design (a restart adopts them); a test must not leave any.
+    await killTaskProcesses(workspace);
     await running.close();
     if (!opts.workspace) await rm(workspace, { recursive: true, force: true });
   });
@@ -81,13 +86,3 @@ export async function startTestService(t: Test, opts: TestServiceOptions = {}): 
   };
 }
 
-/** Polls `condition` until it returns a truthy value or `timeoutMs` passes (then throws). */
-export async function waitFor<T>(condition: () => T | Promise<T>, timeoutMs = 10_000, what = 'condition'): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await condition();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}

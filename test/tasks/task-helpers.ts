@@ -2,8 +2,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { isAlive, listProcesses } from '../../workers/process-tree.js';
-import { startTestService, waitFor, type TestService, type TestServiceOptions } from '../helpers/service.js';
+import { startTestService, waitFor, type TestService } from '../helpers/service.js';
+export { groupGone, isRunning, killTaskProcesses } from '../helpers/task-processes.js';
 
 export interface Handle {
   task_id: string;
@@ -11,59 +11,8 @@ export interface Handle {
   task: string;
 }
 
-/** Every pid recorded in the workspace's status files (Task process-group leaders). */
-async function recordedPids(workspace: string): Promise<number[]> {
-  const pids: number[] = [];
-  for (const type of await readdir(workspace).catch(() => [] as string[])) {
-    for (const id of await readdir(join(workspace, type)).catch(() => [] as string[])) {
-      try {
-        const status = JSON.parse(await readFile(join(workspace, type, id, 'status.json'), 'utf8')) as { pid?: unknown };
-        if (typeof status.pid === 'number') pids.push(status.pid);
-      } catch {
-        // not a task directory
-      }
-    }
-  }
-  return pids;
-}
-
-/** Kills every Task process group recorded in the workspace and waits until they are gone. */
-export async function killTaskProcesses(workspace: string, extraPids: number[] = []): Promise<void> {
-  const pids = [...(await recordedPids(workspace)), ...extraPids];
-  for (const pid of pids) {
-    for (const target of [-pid, pid]) {
-      try {
-        process.kill(target, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
-  }
-  await waitFor(async () => {
-    for (const pid of pids) if (!(await groupGone(pid)) || (await isRunning(pid))) return false;
-    return true;
-  }, 10_000, 'task processes to end');
-}
-
-/** True while the process exists and is not a zombie. */
-export function isRunning(pid: number): Promise<boolean> {
-  return isAlive(pid);
-}
-
-/** True when no live process is left in the process group. */
-export async function groupGone(pgid: number): Promise<boolean> {
-  return (await listProcesses()).every((p) => p.pgid !== pgid || p.state === 'Z');
-}
-
-/**
- * The real service plus a teardown (run before the service's, tap runs them last-in first-out)
- * that kills any Task process the test left running.
- */
-export async function startTaskService(t: Test, opts: TestServiceOptions = {}): Promise<TestService> {
-  const svc = await startTestService(t, opts);
-  t.teardown(() => killTaskProcesses(svc.workspace));
-  return svc;
-}
+/** The real service; its teardown already kills any Task process a test left running. */
+export const startTaskService = startTestService;
 
 /** A temporary workspace removed at the end of the test (for tests that prepare files first). */
 export async function makeWorkspace(t: Test): Promise<string> {

@@ -21,7 +21,7 @@ export function queryJobs(rt: TaskRuntime) {
       name: 'list_task_statuses',
       description: 'Lists every TaskStatus, newest first (created_at, then task_id, descending). No filtering or pagination.',
       input: NoArguments,
-      run: async () => ok(rt.index.sortedStatuses()),
+      run: async () => ok(rt.index.sortedStatusesJson()),
     }),
     defineJob({
       name: 'status',
@@ -30,7 +30,7 @@ export function queryJobs(rt: TaskRuntime) {
       run: async ({ task_id }) => {
         const record = rt.index.get(task_id);
         if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
-        return ok(record.status);
+        return ok(rt.index.statusJson(record.status));
       },
     }),
     defineJob({

@@ -1,0 +1,52 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isAlive, listProcesses } from '../../workers/process-tree.js';
+import { waitFor } from './wait-for.js';
+
+/**
+ * The pids recorded by still-active status files (Task process-group leaders). Finished records
+ * are skipped: their pid may already belong to an unrelated process.
+ */
+async function recordedPids(workspace: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const type of await readdir(workspace).catch(() => [] as string[])) {
+    for (const id of await readdir(join(workspace, type)).catch(() => [] as string[])) {
+      try {
+        const status = JSON.parse(await readFile(join(workspace, type, id, 'status.json'), 'utf8')) as { pid?: unknown; state?: unknown };
+        if (typeof status.pid === 'number' && (status.state === 'queued' || status.state === 'running')) pids.push(status.pid);
+      } catch {
+        // not a task directory
+      }
+    }
+  }
+  return pids;
+}
+
+/** Kills every Task process group recorded in the workspace and waits until they are gone. */
+export async function killTaskProcesses(workspace: string, extraPids: number[] = []): Promise<void> {
+  const pids = [...(await recordedPids(workspace)), ...extraPids];
+  for (const pid of pids) {
+    for (const target of [-pid, pid]) {
+      try {
+        process.kill(target, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+  await waitFor(async () => {
+    for (const pid of pids) if (!(await groupGone(pid)) || (await isRunning(pid))) return false;
+    return true;
+  }, 10_000, 'task processes to end');
+}
+
+/** True while the process exists and is not a zombie. */
+export function isRunning(pid: number): Promise<boolean> {
+  return isAlive(pid);
+}
+
+/** True when no live process is left in the process group. */
+export async function groupGone(pgid: number): Promise<boolean> {
+  return (await listProcesses()).every((p) => p.pgid !== pgid || p.state === 'Z');
+}
+
