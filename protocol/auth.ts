@@ -1,14 +1,16 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import type { HeaderMap } from './http.js';
 
 const PROTECTED = ['/health', '/jobs', '/files', '/mcp'];
+const BEARER = /^Bearer[ \t]+(.+?)[ \t]*$/i;
 
 /** Spec, Authentication 1: the root and every subpath of these prefixes need the bearer token. */
 export function isProtectedPath(path: string): boolean {
   return PROTECTED.some((p) => path === p || path.startsWith(`${p}/`));
 }
 
-const digest = (s: string) => createHash('sha256').update(s).digest();
+// One-shot hashing: about twice as fast as a Hash object, and this runs on every request.
+const digest = (s: string): Buffer => hash('sha256', s, 'buffer') as unknown as Buffer;
 
 /**
  * Constant-time bearer check. Both sides are hashed first so neither the content nor the length
@@ -19,7 +21,7 @@ export function makeBearerCheck(token: string): (headers: HeaderMap) => boolean 
   return (headers) => {
     const header = headers['authorization'];
     if (!header) return false;
-    const match = /^Bearer[ \t]+(.+?)[ \t]*$/i.exec(header);
+    const match = BEARER.exec(header);
     if (!match?.[1]) return false;
     return timingSafeEqual(digest(match[1]), expected);
   };

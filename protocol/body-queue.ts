@@ -41,21 +41,24 @@ export class BodyQueue implements AsyncIterable<Uint8Array> {
     wake?.();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
-    for (;;) {
-      const chunk = this.#chunks.shift();
-      if (chunk) {
-        this.#buffered -= chunk.byteLength;
-        if (this.#paused && this.#buffered < this.highWater / 2) {
-          this.#paused = false;
-          this.resume();
+  /** Hand-written rather than an async generator: this runs for every request with a body. */
+  [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+    const next = async (): Promise<IteratorResult<Uint8Array>> => {
+      for (;;) {
+        const chunk = this.#chunks.shift();
+        if (chunk) {
+          this.#buffered -= chunk.byteLength;
+          if (this.#paused && this.#buffered < this.highWater / 2) {
+            this.#paused = false;
+            this.resume();
+          }
+          return { value: chunk, done: false };
         }
-        yield chunk;
-        continue;
+        if (this.#error) throw this.#error;
+        if (this.#done) return { value: undefined, done: true };
+        await new Promise<void>((r) => (this.#wake = r));
       }
-      if (this.#error) throw this.#error;
-      if (this.#done) return;
-      await new Promise<void>((r) => (this.#wake = r));
-    }
+    };
+    return { next };
   }
 }

@@ -23,7 +23,7 @@ export interface IncomingRequest {
    * The body as chunks. Reading pulls from the socket with backpressure; consume at most once.
    * A request without a body yields nothing.
    */
-  body(): AsyncIterable<Uint8Array>;
+  body(): AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 }
 
 export type HeaderMap = Record<string, string>;
@@ -69,6 +69,11 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = Object.freeze({
   503: 'Service Unavailable', 504: 'Gateway Timeout',
 });
 
+const STATUS_LINES = new Map<number, string>();
+
+/** `200 OK` and friends, built once per status. */
 export function statusLine(status: number): string {
-  return `${status} ${STATUS_TEXT[status] ?? 'Status'}`;
+  let line = STATUS_LINES.get(status);
+  if (line === undefined) STATUS_LINES.set(status, (line = `${status} ${STATUS_TEXT[status] ?? 'Status'}`));
+  return line;
 }

@@ -11,14 +11,22 @@ export async function readBody(req: IncomingRequest, limit: number): Promise<Buf
     if (!/^\d+$/.test(declared)) throw new HttpError(400, 'Invalid Content-Length header');
     throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
   }
+  const body = req.body();
+  // A body that arrived whole is an array: take it without the async iteration.
+  if (Array.isArray(body) && body.length <= 1) {
+    const only = body[0] as Uint8Array | undefined;
+    if (!only) return Buffer.alloc(0);
+    if (only.byteLength > limit) throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
+    return Buffer.from(only.buffer, only.byteOffset, only.byteLength);
+  }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req.body()) {
+  for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > limit) throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
     chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   }
-  return Buffer.concat(chunks, size);
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
 /** Nesting depth of a parsed JSON value, stopping early once past `max`. */
@@ -42,7 +50,8 @@ export function parseJson(bytes: Buffer): unknown {
   } catch (err) {
     throw new HttpError(422, [{ loc: ['body'], msg: `Invalid JSON: ${(err as Error).message}`, type: 'json_invalid' }]);
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH)) {
+  // A body shorter than the limit cannot nest deeper than it.
+  if (bytes.byteLength > MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) {
     throw new HttpError(422, [{ loc: ['body'], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' }]);
   }
   return value;

@@ -10,7 +10,7 @@ export interface UpstreamInit {
   method: string;
   headers: OutgoingHttpHeaders;
   /** A complete body, or a stream of chunks sent with backpressure as the upstream takes them. */
-  body?: string | Uint8Array | AsyncIterable<Uint8Array>;
+  body?: string | Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
   /** Aborting destroys the connection, including a response body still being read. */
   signal: AbortSignal;
 }

@@ -20,7 +20,15 @@ export function loadNativeUws(): UwsModule | Error {
   }
 }
 
-const EMPTY_BODY: AsyncIterable<Uint8Array> = { [Symbol.asyncIterator]: async function* () {} };
+const EMPTY_BODY: readonly Uint8Array[] = [];
+
+/** Bodies up to this size are gathered before the handler runs; larger ones stream. */
+const SMALL_BODY = 64 * 1024;
+
+function isSmall(headers: HeaderMap): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] === undefined && length !== undefined && /^\d+$/.test(length) && Number(length) <= SMALL_BODY;
+}
 
 function hasBody(headers: HeaderMap): boolean {
   const length = headers['content-length'];
@@ -140,32 +148,48 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
       req.forEach((name, value) => {
         headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
       });
+      const method = req.getMethod().toUpperCase();
+      const path = req.getUrl();
+      const query = req.getQuery() ?? '';
       const sink = new UwsResponse(res);
+      let abortBody: ((err: Error) => void) | null = null;
       res.onAborted(() => {
         sink.onAborted();
-        queue?.fail(new Error('client disconnected'));
+        abortBody?.(new Error('client disconnected'));
       });
-      let queue: BodyQueue | null = null;
-      if (hasBody(headers)) {
-        queue = new BodyQueue(() => res.pause(), () => res.resume());
-        const q = queue;
-        // uWS reuses the chunk's memory after the callback: copy it.
-        res.onData((chunk, last) => q.push(new Uint8Array(chunk.slice(0)), last));
-      }
-      const request: IncomingRequest = {
-        method: req.getMethod().toUpperCase(),
-        path: req.getUrl(),
-        query: req.getQuery() ?? '',
-        headers,
-        get signal() {
-          return sink.signal;
-        },
-        body: () => queue ?? EMPTY_BODY,
+      const run = (body: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>) => {
+        const request: IncomingRequest = {
+          method,
+          path,
+          query,
+          headers,
+          get signal() {
+            return sink.signal;
+          },
+          body,
+        };
+        handler(request, sink).catch((err: unknown) => {
+          console.error('taskyard: unhandled error in request handler', err);
+          sink.send(500, { 'content-type': 'application/json' }, JSON.stringify({ detail: 'Internal server error' }));
+        });
       };
-      handler(request, sink).catch((err: unknown) => {
-        console.error('taskyard: unhandled error in request handler', err);
-        sink.send(500, { 'content-type': 'application/json' }, JSON.stringify({ detail: 'Internal server error' }));
-      });
+      // uWS reuses a chunk's memory after onData returns: every chunk is copied (Buffer.from
+      // copies small ones into Node's shared pool rather than allocating a backing store each).
+      const copy = (chunk: ArrayBuffer) => Buffer.from(new Uint8Array(chunk));
+      if (!hasBody(headers)) return run(() => EMPTY_BODY);
+      if (isSmall(headers)) {
+        // A small body (a Job call) is gathered first, so the handler reads it without awaiting.
+        const parts: Buffer[] = [];
+        res.onData((chunk, last) => {
+          parts.push(copy(chunk));
+          if (last) run(() => (parts.length === 1 ? parts : [Buffer.concat(parts)]));
+        });
+        return;
+      }
+      const queue = new BodyQueue(() => res.pause(), () => res.resume());
+      abortBody = (err) => queue.fail(err);
+      res.onData((chunk, last) => queue.push(copy(chunk), last));
+      run(() => queue);
     });
     return new Promise((resolve, reject) => {
       app.listen(host, port, (socket: us_listen_socket | false) => {
