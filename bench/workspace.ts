@@ -10,7 +10,7 @@ import { chooseAdapter } from '../protocol/adapter.js';
 import type { ListeningServer } from '../protocol/http.js';
 import { validateConfig } from '../supervisor/config.js';
 import { startService, type RunningService } from '../supervisor/service.js';
-import { writeBigText, writeCsv, writeParquetFile } from './workspace-fixtures.js';
+import { writeBigText, writeCsv, writeParquetFile } from './lib/workspace-fixtures.js';
 
 const execFileAsync = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -48,7 +48,7 @@ async function preview(svc: RunningService, args: Record<string, unknown>): Prom
 
 /** One upload from a separate client process to `url`; resolves with its wall time (ms) and staged path. */
 async function timedUpload(url: string): Promise<{ ms: number; path: string }> {
-  const client = fileURLToPath(new URL('./upload-client.js', import.meta.url));
+  const client = fileURLToPath(new URL('./lib/upload-client.js', import.meta.url));
   const { stdout } = await execFileAsync(process.execPath, [client, url, TOKEN, String(UPLOAD_BYTES)], { maxBuffer: 1024 * 1024 });
   return JSON.parse(stdout) as { ms: number; path: string };
 }
