@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { createReadStream, realpathSync, statSync, writeSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { ArtifactRecord } from '../../schemas/tasks.js';
@@ -32,6 +31,8 @@ export function resolveInsideTaskDir(dir: string, relativePath: string): string 
 }
 
 async function sha256Of(file: string): Promise<string> {
+  // Loaded on first use: node:crypto costs every Task start several ms, and most record no artifact.
+  const { createHash } = await import('node:crypto');
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');
