@@ -54,10 +54,18 @@ export function parseFields(tokens: readonly string[], schema: SchemaNode, base:
       if (key === undefined || !isBooleanOnly(properties[key]!)) throw new UsageError(`unknown parameter --${flag}`);
       inline = 'false';
     }
-    if (key === undefined) throw new UsageError(`unknown parameter --${flag}`);
-    const property = properties[key]!;
+    if (key === undefined) {
+      // Schemas that declare extra fields (submit: the Task's own inputs) accept any flag; its
+      // value is read as JSON when it parses, and a flag with no value is `true`.
+      if (schema.additionalProperties === undefined || schema.additionalProperties === false) throw new UsageError(`unknown parameter --${flag}`);
+      key = flag.replace(/-/g, '_');
+    }
+    const property = properties[key] ?? (typeof schema.additionalProperties === 'object' ? schema.additionalProperties : {});
     let raw = inline;
-    if (raw === undefined && isBooleanOnly(property)) raw = tokens[i + 1] === 'true' || tokens[i + 1] === 'false' ? tokens[++i]! : 'true';
+    const bare = raw === undefined && (tokens[i + 1] === undefined || tokens[i + 1]!.startsWith('--'));
+    if (raw === undefined && (isBooleanOnly(property) || (bare && !properties[key]))) {
+      raw = tokens[i + 1] === 'true' || tokens[i + 1] === 'false' ? tokens[++i]! : 'true';
+    }
     raw ??= tokens[++i];
     if (raw === undefined) throw new UsageError(`--${flag} needs a value`);
 

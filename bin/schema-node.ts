@@ -5,6 +5,7 @@ export interface SchemaNode {
   oneOf?: SchemaNode[];
   items?: SchemaNode;
   properties?: Record<string, SchemaNode>;
+  additionalProperties?: boolean | SchemaNode;
   required?: string[];
   default?: unknown;
   description?: string;

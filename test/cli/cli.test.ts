@@ -181,3 +181,20 @@ t.test('--stream: a stream that ends without a result is a failure', async (t) =
   t.match(JSON.parse(run.stdout.trim()), { kind: 'progress', percentage: 50 }, 'the events that came are printed');
   t.match(run.stderr, 'the stream ended without a result event');
 });
+
+t.test('submit takes the Task inputs as flags; wait_task follows it', async (t) => {
+  const tasks = await startTestService(t);
+  const env = { TASKYARD_URL: tasks.url, TASKYARD_TOKEN: tasks.token ?? '' };
+  const submitted = await cli(['submit', '--task', 'demo', '--x', '2', '--y', '3', '--task-name', 'from-cli'], env);
+  t.equal(submitted.code, 0, submitted.stderr);
+  const handle = JSON.parse(submitted.stdout).answer as { task_id: string; run_id: string };
+  t.equal(handle.task_id, 'base#demo#from-cli');
+  const waited = await cli(['wait_task', '--task-id', handle.task_id, '--run-id', handle.run_id], env);
+  t.equal(waited.code, 0, waited.stderr);
+  t.match(JSON.parse(waited.stdout).answer, { state: 'succeeded', result: { result: 5, branch: 'different', operands: ['x', 'y'] } });
+  const failing = await cli(['submit', '--task', 'demo', '--x', '1', '--y', '1', '--fail'], env);
+  const failed = JSON.parse(failing.stdout).answer as { task_id: string; run_id: string };
+  const end = await cli(['wait_task', '--task-id', failed.task_id, '--run-id', failed.run_id], env);
+  t.equal(end.code, 1, 'a failed Task makes wait_task exit 1');
+  t.match(JSON.parse(end.stdout).answer, { state: 'failed', error: 'RuntimeError: Demo failure requested', exit_code: 1 });
+});

@@ -53,6 +53,19 @@ t.test('mistakes are usage errors', async (t) => {
   t.throws(() => parseJsonArguments('{'), UsageError);
 });
 
+t.test('a schema that declares extra fields takes any flag (submit and its Task inputs)', async (t) => {
+  const submit: SchemaNode = { type: 'object', properties: { task: { type: 'string' } }, additionalProperties: true };
+  t.same(parseFields(['--task', 'demo', '--x', '2', '--y', '3', '--fail', '--task-name', 'run-1', '--note', 'plain text'], submit), {
+    task: 'demo',
+    x: 2,
+    y: 3,
+    fail: true,
+    task_name: 'run-1',
+    note: 'plain text',
+  });
+  t.throws(() => parseFields(['--x', '2'], { ...submit, additionalProperties: false }), new UsageError('unknown parameter --x'));
+});
+
 t.test('--json gives a base that flags override', async (t) => {
   t.same(parseFields(['--count', '2'], schema, parseJsonArguments('{"count":1,"ratio":2}')), { count: 2, ratio: 2 });
 });
