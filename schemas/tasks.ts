@@ -80,3 +80,41 @@ export interface TaskLogChunk {
   has_more_after: boolean;
   reset: boolean;
 }
+
+/** A node of the lineage graph (spec: Task graph). */
+export interface GraphNode {
+  task_id: string;
+  /** The task type (directory type), known even for a missing node from its ID. */
+  kind: string;
+  /** Registration name, as TaskStatus.task_name holds it. */
+  task_name: string;
+  created_at: string | null;
+  parent_ids: string[];
+  state: string | null;
+  missing: boolean;
+  /** Queued or running: its outputs do not exist yet. */
+  provisional: boolean;
+}
+
+/** A parent → child edge (source = the upstream Task). */
+export interface GraphEdge {
+  source: string;
+  target: string;
+}
+
+/** Answer of get_task_graph. */
+export interface TaskGraph {
+  root_id: string;
+  selected_id: string;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+/** Relations of get_task_context, each an array of Task IDs. */
+export interface Relations {
+  direct_upstream: string[];
+  ancestors: string[];
+  direct_downstream: string[];
+  missing: string[];
+  provisional: string[];
+}

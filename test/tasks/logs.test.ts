@@ -1,18 +1,11 @@
 import t from 'tap';
+import type { TaskLogChunk } from '../../schemas/tasks.js';
 import { makeWorkspace, startTaskService, submitOk, waitTask, writeFixturePlugin } from './task-helpers.js';
 
 const UNIT = 'é€😀a'; // 2 + 3 + 4 + 1 bytes
 const REPEAT = 500;
 
-interface Chunk {
-  content: string;
-  start_offset: number;
-  next_offset: number;
-  file_size: number;
-  has_more_before: boolean;
-  has_more_after: boolean;
-  reset: boolean;
-}
+type Chunk = TaskLogChunk;
 
 t.test('read_task_log windows never split a UTF-8 character', async (t) => {
   const workspace = await makeWorkspace(t);

@@ -7,7 +7,9 @@ export type { WorkspaceEntry, WorkspaceListing, PreviewAnswer as Preview } from 
 export type { MachineHealth, MachineInfo, GpuDevice } from '../../../schemas/machine.js';
 export type { ArtifactRecord, TaskHandle, TaskLogChunk, TaskState, TaskStatus, TaskStepStatus as TaskStep } from '../../../schemas/tasks.js';
 import type { JobDescriptor as WireJobDescriptor } from '../../../schemas/job-response.js';
-import type { TaskDefinition as WireTaskDefinition, TaskStatus } from '../../../schemas/tasks.js';
+import type { Relations, TaskDefinition as WireTaskDefinition, TaskGraph, TaskStatus } from '../../../schemas/tasks.js';
+
+export type { GraphNode, TaskGraph } from '../../../schemas/tasks.js';
 
 export type JsonSchema = {
   type?: string | string[];
@@ -47,24 +49,6 @@ export type TaskDefinition = Omit<WireTaskDefinition, 'input_schema' | 'output_s
 
 export const TERMINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
-export interface GraphNode {
-  task_id: string;
-  kind: string;
-  task_name: string;
-  created_at: string | null;
-  parent_ids: string[];
-  state: string | null;
-  missing: boolean;
-  provisional: boolean;
-}
-
-export interface TaskGraph {
-  root_id: string;
-  selected_id: string;
-  nodes: GraphNode[];
-  edges: unknown[];
-}
-
 export interface TaskContext {
   task_id: string;
   status: TaskStatus;
@@ -72,5 +56,5 @@ export interface TaskContext {
   metadata_path: string;
   log_path: string | null;
   graph: TaskGraph;
-  relations: Record<'direct_upstream' | 'ancestors' | 'direct_downstream' | 'missing' | 'provisional', string[]>;
+  relations: Relations;
 }
