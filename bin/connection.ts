@@ -1,5 +1,4 @@
-import { homedir } from 'node:os';
-import { resolve } from 'node:path';
+import { resolveWorkspace } from '../supervisor/workspace-path.js';
 import { readToken } from '../supervisor/token-store.js';
 import type { GlobalOptions } from './cli-args.js';
 import { UsageError } from './cli-errors.js';
@@ -11,7 +10,6 @@ export interface Connection {
 }
 
 export const DEFAULT_URL = 'http://127.0.0.1:8420';
-export const DEFAULT_WORKSPACE = '~/.taskyard/workspace';
 
 const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
@@ -27,9 +25,6 @@ function baseUrl(address: string, option: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
-function expandHome(path: string): string {
-  return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
-}
 
 /**
  * Picks the service and token. `--target` connects straight to that address with `--token` or
@@ -44,7 +39,7 @@ export async function resolveConnection(options: GlobalOptions, env: NodeJS.Proc
   const url = baseUrl(options.url ?? (env['TASKYARD_URL'] || DEFAULT_URL), options.url !== undefined ? '--url' : 'TASKYARD_URL');
   let token = options.token ?? (env['TASKYARD_TOKEN'] || undefined);
   if (token === undefined && LOOPBACK_HOST.test(new URL(url).hostname)) {
-    token = await readToken(resolve(expandHome(options.workspace ?? DEFAULT_WORKSPACE)));
+    token = await readToken(resolveWorkspace(options.workspace));
   }
   return { url, token };
 }

@@ -1,26 +1,7 @@
+import type { JsonSchema } from '../schemas/json-schema.js';
+
 /** The parts of a Job's JSON Schema (from `GET /jobs`) that the CLI reads. */
-export interface SchemaNode {
-  type?: string | string[];
-  anyOf?: SchemaNode[];
-  oneOf?: SchemaNode[];
-  items?: SchemaNode;
-  properties?: Record<string, SchemaNode>;
-  additionalProperties?: boolean | SchemaNode;
-  required?: string[];
-  default?: unknown;
-  description?: string;
-  enum?: unknown[];
-  const?: unknown;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  minItems?: number;
-  maxItems?: number;
-}
+export type SchemaNode = JsonSchema;
 
 /** JSON type names of a value, as JSON Schema names them (an integer is also a number). */
 export function jsonTypesOf(value: unknown): string[] {

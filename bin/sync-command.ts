@@ -1,11 +1,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_WORKSPACE, resolveWorkspace } from '../supervisor/workspace-path.js';
 import { BusinessError } from '../supervisor/errors.js';
 import { packSnapshot } from '../supervisor/snapshots/pack-snapshot.js';
 import { splitArgs } from './cli-args.js';
 import { CallError, EXIT, UsageError } from './cli-errors.js';
-import { DEFAULT_WORKSPACE, resolveConnection } from './connection.js';
+import { resolveConnection } from './connection.js';
 import { callJob } from './job-client.js';
 import { uploadFile } from './upload-client.js';
 
@@ -17,7 +18,6 @@ results (status, log, metadata, artifacts) move between machines. The token is -
 TASKYARD_TARGET_TOKEN (--url instead of --target uses TASKYARD_TOKEN). Prints sync_tasks's
 JobResponse; exit code 0 when it succeeded.`;
 
-const expandHome = (path: string) => (path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path);
 
 /** `taskyard sync push <task_id>...`: returns the exit code. */
 export async function syncCommand(argv: string[]): Promise<number> {
@@ -31,7 +31,7 @@ export async function syncCommand(argv: string[]): Promise<number> {
     if (action !== 'push') throw new UsageError(action === undefined ? 'name an action' : `unknown action ${JSON.stringify(action)}`);
     if (!fields.length) throw new UsageError('name at least one Task ID to push');
     if (options.target === undefined && options.url === undefined) throw new UsageError('say where to push: --target ADDRESS (or --url URL)');
-    const workspace = resolve(expandHome(options.workspace ?? DEFAULT_WORKSPACE));
+    const workspace = resolveWorkspace(options.workspace);
     const conn = await resolveConnection(options);
     scratch = await mkdtemp(join(tmpdir(), 'taskyard-sync-'));
     const archive = join(scratch, 'tasks.tar.gz');

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { DEFAULT_WORKSPACE } from '../supervisor/workspace-path.js';
 
 const MiB = 1024 * 1024;
 
@@ -15,7 +16,7 @@ export const ServiceSection = Type.Object(
   {
     host: Type.String({ minLength: 1, default: '127.0.0.1' }),
     port: Type.Integer({ minimum: 0, maximum: 65535, default: 8420 }),
-    workspace: Type.String({ minLength: 1, default: '~/.taskyard/workspace' }),
+    workspace: Type.String({ minLength: 1, default: DEFAULT_WORKSPACE }),
     token: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { default: null }),
     upload_limit_bytes: Type.Integer({ minimum: 1, default: 256 * MiB }),
     json_body_limit_bytes: Type.Integer({ minimum: 1024, default: 16 * MiB }),

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { ConfigFile } from '../schemas/config.js';
+import { resolveWorkspace } from './workspace-path.js';
 import { check } from '../schemas/validator.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
@@ -24,9 +23,6 @@ export interface ConfigOverrides {
   token?: string | null;
 }
 
-function expandHome(path: string): string {
-  return path === '~' || path.startsWith('~/') ? homedir() + path.slice(1) : path;
-}
 
 /** Parses and validates a configuration document; `source` names it in error messages. */
 export function parseConfig(text: string, source: string): Config {
@@ -74,7 +70,7 @@ export function loadConfig(file: string | undefined, overrides: ConfigOverrides 
   if (overrides.port !== undefined) service.port = overrides.port;
   if (overrides.workspace !== undefined) service.workspace = overrides.workspace;
   if (overrides.token !== undefined) service.token = overrides.token;
-  service.workspace = resolve(expandHome(service.workspace));
+  service.workspace = resolveWorkspace(service.workspace);
   const { source, ...sections } = config;
   return validateConfig({ ...sections, service }, source);
 }

@@ -1,6 +1,5 @@
 /**
- * Types of what the console reads. They come from the service's own schemas (one source); only
- * the JSON Schema shape the forms walk, and the lineage graph's shape, are written out here.
+ * Types of what the console reads, all from the service's own schemas (one source).
  */
 export type { ProgressEvent, LogEvent, ArtifactEvent, ResultEvent, StreamEvent } from '../../../schemas/events.js';
 export type { WorkspaceEntry, WorkspaceListing, PreviewAnswer as Preview } from '../../../schemas/workspace.js';
@@ -11,31 +10,8 @@ import type { Relations, TaskDefinition as WireTaskDefinition, TaskGraph, TaskSt
 
 export type { GraphNode, TaskGraph } from '../../../schemas/tasks.js';
 
-export type JsonSchema = {
-  type?: string | string[];
-  title?: string;
-  description?: string;
-  default?: unknown;
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  additionalProperties?: boolean | JsonSchema;
-  patternProperties?: Record<string, JsonSchema>;
-  items?: JsonSchema;
-  minimum?: number;
-  maximum?: number;
-  exclusiveMinimum?: number;
-  exclusiveMaximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  minItems?: number;
-  maxItems?: number;
-  pattern?: string;
-  format?: string;
-};
+export type { JsonSchema } from '../../../schemas/json-schema.js';
+import type { JsonSchema } from '../../../schemas/json-schema.js';
 
 export interface JobResponse<T = unknown> {
   answer: T;
