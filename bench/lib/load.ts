@@ -31,6 +31,85 @@ export function percentile(sorted: Float64Array | number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
+/** One whole HTTP/1.1 response, as the raw clients here read it. */
+export interface RawResponse {
+  status: number;
+  body: Buffer;
+}
+
+/**
+ * Cuts Content-Length framed responses out of a socket's byte stream (all this service answers
+ * outside SSE). Returns false on a response it cannot frame.
+ */
+function responseFramer(onResponse: (res: RawResponse) => void): (chunk: Buffer) => boolean {
+  let buffer: Buffer = Buffer.alloc(0);
+  return (chunk) => {
+    buffer = buffer.length ? Buffer.concat([buffer, chunk]) : Buffer.from(chunk);
+    for (;;) {
+      const headEnd = buffer.indexOf('\r\n\r\n');
+      if (headEnd === -1) return true;
+      const head = buffer.subarray(0, headEnd).toString('latin1');
+      const match = /content-length:\s*(\d+)/i.exec(head);
+      if (!match) return false;
+      const total = headEnd + 4 + Number(match[1]);
+      if (buffer.length < total) return true;
+      const body = buffer.subarray(headEnd + 4, total);
+      buffer = buffer.subarray(total);
+      onResponse({ status: Number(head.slice(9, 12)), body });
+    }
+  };
+}
+
+async function openSocket(port: number, host = '127.0.0.1'): Promise<Socket> {
+  return new Promise<Socket>((resolve, reject) => {
+    const socket = connect(port, host, () => resolve(socket));
+    socket.setNoDelay(true);
+    socket.once('error', reject);
+  });
+}
+
+/**
+ * One keep-alive connection answering one request at a time: a client far lighter than fetch,
+ * for benches whose point is the CPU the service uses, not the client's.
+ */
+export class RawConnection {
+  readonly #socket: Socket;
+  #waiting: { resolve(res: RawResponse): void; reject(err: Error): void } | undefined;
+  #failed: Error | undefined;
+
+  private constructor(socket: Socket) {
+    this.#socket = socket;
+    const frame = responseFramer((res) => this.#settle()?.resolve(res));
+    socket.on('data', (chunk: Buffer) => {
+      if (!frame(chunk)) socket.destroy(new Error('response without Content-Length'));
+    });
+    socket.on('error', (err) => (this.#failed = err));
+    socket.on('close', () => this.#settle()?.reject((this.#failed ??= new Error('connection closed'))));
+  }
+
+  static async open(port: number, host?: string): Promise<RawConnection> {
+    return new RawConnection(await openSocket(port, host));
+  }
+
+  request(raw: Buffer): Promise<RawResponse> {
+    if (this.#failed) return Promise.reject(this.#failed);
+    return new Promise<RawResponse>((resolve, reject) => {
+      this.#waiting = { resolve, reject };
+      this.#socket.write(raw);
+    });
+  }
+
+  close(): void {
+    this.#socket.destroy();
+  }
+
+  #settle() {
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    return waiting;
+  }
+}
+
 /**
  * A closed-loop load generator on raw sockets: each connection sends one request, waits for its
  * whole response (Content-Length framed), records the latency and sends the next. Much lighter
@@ -45,32 +124,22 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
 
   const drive = (socket: Socket) =>
     new Promise<void>((resolve) => {
-      let buffer: Buffer = Buffer.alloc(0);
       let sentAt = 0;
       const send = () => {
         if (stopped) return resolve();
         sentAt = performance.now();
         socket.write(opts.request);
       };
+      const frame = responseFramer((res) => {
+        if (res.status !== 200) errors++;
+        if (recording) latencies.push(performance.now() - sentAt);
+        send();
+      });
       socket.on('data', (chunk: Buffer) => {
-        buffer = buffer.length ? Buffer.concat([buffer, chunk]) : Buffer.from(chunk);
-        for (;;) {
-          const headEnd = buffer.indexOf('\r\n\r\n');
-          if (headEnd === -1) return;
-          const head = buffer.subarray(0, headEnd).toString('latin1');
-          const match = /content-length:\s*(\d+)/i.exec(head);
-          if (!match) {
-            errors++;
-            socket.destroy();
-            return resolve();
-          }
-          const total = headEnd + 4 + Number(match[1]);
-          if (buffer.length < total) return;
-          if (!head.startsWith('HTTP/1.1 200')) errors++;
-          buffer = buffer.subarray(total);
-          if (recording) latencies.push(performance.now() - sentAt);
-          send();
-        }
+        if (frame(chunk)) return;
+        errors++;
+        socket.destroy();
+        resolve();
       });
       socket.on('error', () => {
         errors++;
@@ -80,13 +149,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       send();
     });
 
-  const connected = await Promise.all(
-    Array.from({ length: opts.connections }, () => new Promise<Socket>((res, rej) => {
-      const s = connect(opts.port, opts.host ?? '127.0.0.1', () => res(s));
-      s.setNoDelay(true);
-      s.once('error', rej);
-    })),
-  );
+  const connected = await Promise.all(Array.from({ length: opts.connections }, () => openSocket(opts.port, opts.host)));
   sockets.push(...connected);
   const done = Promise.all(connected.map(drive));
   await new Promise((r) => setTimeout(r, opts.warmupMs ?? 1000));

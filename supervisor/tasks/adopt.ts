@@ -1,32 +1,30 @@
 import { finalizeRun } from './finalize.js';
-import { isAlive } from '../../workers/process-tree.js';
+import { findRunners } from './runner-processes.js';
 import type { TaskRuntime } from './task-runtime.js';
-import { readWorkerFiles, removeWorkerFile } from './worker-files.js';
 
 /**
  * Restart: every record a previous service left queued or running is either adopted again (its
- * worker still runs: same pid and process start time) or marked failed with "worker lost". Worker
- * files of settled runs are removed. Nothing stays `running` without a worker.
+ * worker still runs: a live runner process whose environment names the run) or marked failed
+ * with "worker lost". Nothing stays `running` without a worker.
  */
 export async function adoptOrphans(rt: TaskRuntime): Promise<{ adopted: string[]; lost: string[] }> {
-  const workers = await readWorkerFiles(rt.workspace);
   const adopted: string[] = [];
   const lost: string[] = [];
-  for (const record of rt.index.active()) {
+  const active = rt.index.active();
+  if (active.length === 0) return { adopted, lost };
+  const runners = await findRunners();
+  for (const record of active) {
     const status = record.status!;
-    const worker = workers.get(status.run_id);
-    workers.delete(status.run_id);
+    const runner = runners.get(status.run_id);
     const target = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id };
-    if (worker && worker.task_id === record.id && worker.start_time && (await isAlive(worker.pid, worker.start_time))) {
-      void rt.launcher.adopt({ ...target, registration: record.parts.registration, module: '' }, worker.pid, worker.start_time);
+    if (runner) {
+      void rt.launcher.adopt({ ...target, registration: record.parts.registration, module: '' }, runner.pid, runner.startTime);
       rt.watch(record);
       adopted.push(record.id);
     } else {
-      await finalizeRun(rt.index, target, { kind: 'lost', pid: worker?.pid ?? status.pid }, false);
-      if (worker) await removeWorkerFile(rt.workspace, worker.run_id);
+      await finalizeRun(rt.index, target, { kind: 'lost', pid: status.pid }, false);
       lost.push(record.id);
     }
   }
-  for (const stale of workers.values()) await removeWorkerFile(rt.workspace, stale.run_id);
   return { adopted, lost };
 }

@@ -41,6 +41,9 @@ export interface FinalizeTarget {
  * another run is left alone.
  */
 export async function finalizeRun(index: TaskIndex, target: FinalizeTarget, end: WorkerEnd, cancelled: boolean): Promise<{ status: TaskStatus | null; written: boolean }> {
+  // The watcher usually read the worker's terminal status already, and that one is final.
+  const known = index.get(target.id)?.status;
+  if (known?.run_id === target.runId && isTerminal(known.state)) return { status: known, written: false };
   const current = await readStatus(target.dir, target.id, target.parts.type);
   if (!current || current.run_id !== target.runId) return { status: current, written: false };
   if (isTerminal(current.state)) {

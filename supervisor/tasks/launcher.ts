@@ -2,11 +2,12 @@ import { join } from 'node:path';
 import { TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { finalizeRun, type FinalizeTarget, type WorkerEnd } from './finalize.js';
 import { setTimeout as delay } from 'node:timers/promises';
-import { isAlive, readProcess } from '../../workers/process-tree.js';
+import { isAlive } from '../../workers/process-tree.js';
+import { runnerOf } from './runner-processes.js';
 import { stopWorker } from './stop-worker.js';
 import type { TaskIndex } from './task-index.js';
 import { SpawnerClient } from './spawner-client.js';
-import { removeWorkerFile, writeWorkerFile } from './worker-files.js';
+import { deferExtraCaCerts } from '../../workers/task-runner/extra-ca-certs.js';
 
 /** How often an adopted worker (not our child, so no exit event) is checked in /proc. */
 const ADOPTED_POLL_MS = 250;
@@ -63,7 +64,7 @@ export class Launcher {
     this.#opts = opts;
     const env: NodeJS.ProcessEnv = { ...process.env, ...opts.environment };
     for (const name of PRIVATE_ENV) delete env[name];
-    this.#spawner = new SpawnerClient(env);
+    this.#spawner = new SpawnerClient(deferExtraCaCerts(env));
   }
 
   /** Whether a worker of this Task is managed here (queued, running or being settled). */
@@ -92,10 +93,14 @@ export class Launcher {
     return run.settled;
   }
 
-  /** A worker whose exit nobody reports (adopted, or its spawner died) is checked in /proc. */
-  #watchOrphan(run: ManagedRun, pid: number, startTime: string | undefined): void {
+  /**
+   * A worker whose exit nobody reports (adopted, or its spawner died) is checked in /proc, by pid
+   * and process start time so that a later process reusing the pid is not mistaken for it.
+   */
+  #watchOrphan(run: ManagedRun, pid: number, startTime?: string): void {
     void (async () => {
-      while (!this.#closed && (await isAlive(pid, startTime))) await delay(ADOPTED_POLL_MS);
+      const since = startTime ?? (await runnerOf(pid, run.req.runId))?.startTime;
+      while (since !== undefined && !this.#closed && (await isAlive(pid, since))) await delay(ADOPTED_POLL_MS);
       run.end({ kind: 'lost', pid });
     })();
   }
@@ -137,14 +142,13 @@ export class Launcher {
 
   async #settle(run: ManagedRun): Promise<boolean> {
     const end = await run.exited;
-    // The service is stopping: the worker lives on, and so must its record and worker file.
+    // The service is stopping: the worker lives on, and so must its record.
     if (this.#closed && end.kind === 'lost') return false;
     const wasRunning = run.phase === 'running';
     try {
       const { written } = await finalizeRun(this.#opts.index, run.req, end, run.cancelRequested);
       return written && run.cancelRequested;
     } finally {
-      await removeWorkerFile(this.#opts.workspace, run.req.runId).catch(() => undefined);
       this.#runs.delete(run.req.id);
       if (wasRunning) this.#running--;
       this.#startQueued();
@@ -163,7 +167,6 @@ export class Launcher {
 
   #spawn(run: ManagedRun): void {
     const { req } = run;
-    let startTime: string | undefined;
     this.#spawner.spawn(
       {
         runId: req.runId,
@@ -183,15 +186,9 @@ export class Launcher {
         spawned: (pid) => {
           run.pid = pid;
           run.onStarted(pid);
-          void readProcess(pid)
-            .then((entry) => {
-              startTime = entry?.startTime;
-              return writeWorkerFile(this.#opts.workspace, { task_id: req.id, run_id: req.runId, pid, start_time: startTime ?? '' });
-            })
-            .catch(() => undefined);
         },
         ended: (end) => run.end(end),
-        orphaned: (pid) => this.#watchOrphan(run, pid, startTime),
+        orphaned: (pid) => this.#watchOrphan(run, pid),
       },
     );
   }

@@ -16,6 +16,18 @@ export const FOLLOW_WINDOW_BYTES = 65536;
 
 type Part = 'status' | 'log' | 'events';
 
+const EVERYTHING: Part[] = ['events', 'log', 'status'];
+
+/** What a change to one name in the Task directory calls for. */
+function readsFor(file: string | null): Part[] {
+  if (file === TASK_FILES.log) return ['log'];
+  if (file === TASK_FILES.events) return ['events'];
+  // The status says when metadata exists, and the temp files of atomic writes (dot names) only
+  // matter once renamed onto status.json, which raises an event of its own.
+  if (file === TASK_FILES.metadata || file?.startsWith('.')) return [];
+  return EVERYTHING;
+}
+
 /**
  * One `fs.watch` on the directory of a queued or running Task. Every event means "re-read from
  * my last offset": new lines of `events.jsonl` become progress events, growth of `task.log` is
@@ -38,18 +50,19 @@ export class LiveTask {
   #logReads = new Map<number, Promise<TaskLogChunk>>();
   #closed = false;
 
-  constructor(index: TaskIndex, record: TaskRecord, onSettled: () => void) {
+  /** `unread`: files may have changed since `record` was read, so read everything once now. */
+  constructor(index: TaskIndex, record: TaskRecord, unread: boolean, onSettled: () => void) {
     this.#index = index;
     this.#record = record;
     this.#onSettled = onSettled;
     try {
-      this.#watcher = watch(record.dir, (_event, file) => this.#request(file === TASK_FILES.log ? ['log'] : file === TASK_FILES.events ? ['events'] : ['events', 'log', 'status']));
-      this.#watcher.on('error', () => this.#request(['events', 'log', 'status']));
+      this.#watcher = watch(record.dir, (_event, file) => this.#request(readsFor(file)));
+      this.#watcher.on('error', () => this.#request(EVERYTHING));
     } catch {
       // The directory vanished already: the safety timer and the status read settle it.
     }
     this.#arm();
-    this.#request(['events', 'log', 'status']);
+    if (unread) this.#request(EVERYTHING);
   }
 
   get id(): string {
@@ -86,7 +99,7 @@ export class LiveTask {
 
   /** Re-reads everything now and waits for it (used before a terminal answer). */
   async refresh(): Promise<void> {
-    this.#request(['events', 'log', 'status']);
+    this.#request(EVERYTHING);
     while (this.#running) await this.#running;
   }
 
@@ -99,12 +112,12 @@ export class LiveTask {
 
   #arm(): void {
     clearInterval(this.#timer);
-    this.#timer = setInterval(() => this.#request(['events', 'log', 'status']), this.#stalenessMs);
+    this.#timer = setInterval(() => this.#request(EVERYTHING), this.#stalenessMs);
     this.#timer.unref();
   }
 
   #request(parts: Part[]): void {
-    if (this.#closed) return;
+    if (this.#closed || parts.length === 0) return;
     for (const p of parts) this.#pending.add(p);
     this.#running ??= this.#drain().finally(() => (this.#running = undefined));
   }

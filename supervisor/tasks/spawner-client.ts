@@ -2,25 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { SpawnerEvent, SpawnRequest } from '../../workers/task-runner/spawner-messages.js';
 import type { WorkerEnd } from './finalize.js';
-import { readFile } from 'node:fs/promises';
-import { listProcesses } from '../../workers/process-tree.js';
-
-/**
- * The task runner process of a run, found by the TASKYARD_RUN_ID in its environment: how the
- * service learns whether a spawner that died mid-request started that run after all.
- */
-async function findRunnerOf(runId: string): Promise<number | null> {
-  const needle = `\0TASKYARD_RUN_ID=${runId}\0`;
-  for (const p of await listProcesses()) {
-    try {
-      if (!(await readFile(`/proc/${p.pid}/cmdline`, 'latin1')).includes('task-runner/main.js')) continue;
-      if (`\0${await readFile(`/proc/${p.pid}/environ`, 'latin1')}`.includes(needle)) return p.pid;
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return null;
-}
+import { findRunners } from './runner-processes.js';
 
 const SPAWNER = fileURLToPath(new URL('../../workers/task-runner/spawner.js', import.meta.url));
 
@@ -104,7 +86,7 @@ export class SpawnerClient {
     const orphans = [...this.#runs].filter(([, run]) => run.spawner === child);
     for (const [runId] of orphans) this.#runs.delete(runId);
     for (const [runId, run] of orphans) {
-      const pid = run.pid ?? (await findRunnerOf(runId));
+      const pid = run.pid ?? (await findRunners()).get(runId)?.pid ?? null;
       if (pid === null) {
         this.spawn(run.req, run.handlers, false);
         continue;

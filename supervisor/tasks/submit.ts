@@ -43,9 +43,12 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
   try {
     const dir = taskDirOf(rt.workspace, id, parts);
     await ensureTypeDir(rt.workspace, parts.type);
-    // A fixed name replaces a finished Task entirely: its old files must not mix with the new run.
-    await rm(dir, { recursive: true, force: true });
-    await mkdir(dir);
+    await mkdir(dir).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+      // A fixed name replaces a finished Task entirely: its old files must not mix with the new run.
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir);
+    });
     const status: TaskStatus = {
       task_id: id,
       run_id: randomUUID().replaceAll('-', ''),

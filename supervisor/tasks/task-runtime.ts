@@ -6,7 +6,6 @@ import { Launcher, type RunRequest } from './launcher.js';
 import { LiveTask } from './live-task.js';
 import { parseTaskId } from './task-ids.js';
 import { TaskIndex, type TaskRecord } from './task-index.js';
-import { removeWorkerFile } from './worker-files.js';
 import { WorkspaceWatch } from './workspace-watch.js';
 
 /**
@@ -49,19 +48,23 @@ export class TaskRuntime {
   /** Starts a run whose queued record is written; the record is watched until it settles. */
   launch(req: RunRequest): Promise<boolean> {
     this.#workspaceWatch?.watchType(req.parts.type);
-    const settled = this.launcher.submit(req);
+    // Watched before the worker is asked for, so the watch sees all it writes and the record as
+    // the service just wrote it needs no first read.
     const record = this.index.get(req.id);
-    if (record) this.watch(record);
-    return settled;
+    if (record) this.watch(record, { unread: false });
+    return this.launcher.submit(req);
   }
 
-  /** The shared watcher of an active record (created on demand), or undefined once it is terminal. */
-  watch(record: TaskRecord): LiveTask | undefined {
+  /**
+   * The shared watcher of an active record (created on demand), or undefined once it is terminal.
+   * `unread: false` when nothing can have changed in the directory since the record was read.
+   */
+  watch(record: TaskRecord, { unread = true } = {}): LiveTask | undefined {
     if (!record.status || isTerminal(record.status.state)) return undefined;
     let live = this.#live.get(record.id);
     if (live && live.runId !== record.status.run_id) live.close();
     if (!live || live.closed) {
-      live = new LiveTask(this.index, record, () => {
+      live = new LiveTask(this.index, record, unread, () => {
         if (this.#live.get(record.id) === live) this.#live.delete(record.id);
       });
       this.#live.set(record.id, live);
@@ -87,7 +90,6 @@ export class TaskRuntime {
       this.index.claims.add(id);
       try {
         await rm(record.dir, { recursive: true, force: true });
-        if (record.status) await removeWorkerFile(this.workspace, record.status.run_id);
         this.index.remove(id);
         deleted.push(id);
       } finally {

@@ -51,6 +51,8 @@ export class WorkspaceWatch {
    * record a moment later, which the type directory's watch does not see: watch it until then.
    */
   async #loadTask(id: string): Promise<void> {
+    // Whoever holds a claim (submit, delete, a snapshot) settles the record itself.
+    if (this.#index.claims.has(id)) return;
     const parts = parseTaskId(id)!;
     const dir = join(this.#index.workspace, parts.type, id);
     // Most events are the service's own submits: an active record (its watcher reads it) whose

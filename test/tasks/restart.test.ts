@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { parseSse, waitFor } from '../helpers/service.js';
@@ -75,7 +77,19 @@ t.test('restart: a live worker is adopted again, a dead one is marked "worker lo
   process.kill(-losePid, 'SIGKILL');
   await waitFor(async () => !(await isRunning(losePid)), 5000, 'the lost worker to die');
 
+  // A record claiming a live process that is not its runner (this test process): a pid alone
+  // proves nothing, so it is lost too.
+  const impostor = 'base#demo#impostor';
+  await mkdir(join(workspace, 'base', impostor));
+  const now = new Date().toISOString();
+  await writeFile(join(workspace, 'base', impostor, 'status.json'), JSON.stringify({
+    task_id: impostor, run_id: 'f'.repeat(32), task_type: 'base', task_name: 'demo', config: { x: 1, y: 2, fail: false, task_name: 'impostor', source_tasks: '' },
+    state: 'running', pid: process.pid, created_at: now, started_at: now, finished_at: null, steps: [], result: {}, error: '', exit_code: 0, log_path: `base/${impostor}/task.log`,
+  }));
+
   const second = await startServiceProcess(t, workspace);
+  const impostorStatus = (await second.call('status', { task_id: impostor })).answer as Status;
+  t.same([impostorStatus.state, impostorStatus.error.startsWith('RuntimeError: worker lost')], ['failed', true], 'a live pid that is not the run\'s runner is not adopted');
   const lost = (await second.call('status', { task_id: lose.task_id })).answer as Status;
   t.equal(lost.state, 'failed');
   t.match(lost.error, /^RuntimeError: worker lost/);

@@ -3,12 +3,14 @@
  * supervisor with the identity in TASKYARD_TASK_* variables and stdout/stderr on `task.log`.
  * While it lives it owns the record; on success the order is output → exit code → metadata →
  * `succeeded` (spec: TaskMetadata). Kept to node built-ins and a few small modules: every
- * millisecond of import time is paid by every submit.
+ * millisecond of import time is paid by every submit, which is also why the build bundles it into
+ * one CommonJS file (`runner.cjs`, see bundle.mjs): loading this as several ES modules costs ~8 ms.
  */
 import { openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ArtifactRecord, TaskStatus } from '../../schemas/tasks.js';
+import { restoreExtraCaCerts } from './extra-ca-certs.js';
 import { buildOutput } from './output-check.js';
 import { TASK_FILES, writeJsonAtomicSync } from './record-files.js';
 import { StatusPublisher } from './status-publisher.js';
@@ -63,6 +65,9 @@ process.on('unhandledRejection', fail);
 
 async function main(): Promise<void> {
   publisher.markRunning(process.pid);
+  // Built-in Tasks open no TLS connection: only plugin code needs the extra CAs (loading node:tls
+  // for them costs ~4 ms per run).
+  await restoreExtraCaCerts({ tls: moduleFile !== '' });
   const def = await loadDefinition();
   const artifacts = new Map<string, ArtifactRecord>();
   const ctx = createTaskContext(

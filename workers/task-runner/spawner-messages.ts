@@ -1,7 +1,11 @@
 /**
- * Typed messages between the launcher (service) and the spawner process over its IPC channel.
- * Types only: nothing here exists at runtime.
+ * Typed messages between the launcher (service) and the spawner process over its IPC channel,
+ * and the file the spawner starts.
  */
+import { fileURLToPath } from 'node:url';
+
+/** The task runner, bundled by the build into one file (see bundle.mjs). */
+export const RUNNER = fileURLToPath(new URL('./runner.cjs', import.meta.url));
 
 /** Service → spawner: start one task runner. */
 export interface SpawnRequest {

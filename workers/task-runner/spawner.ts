@@ -8,10 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import type { SpawnerEvent, SpawnRequest } from './spawner-messages.js';
-
-const RUNNER = fileURLToPath(new URL('./main.js', import.meta.url));
+import { RUNNER, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
 
 function send(event: SpawnerEvent): void {
   if (process.connected) process.send!(event);

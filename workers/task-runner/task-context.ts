@@ -32,7 +32,7 @@ export function resolveInsideTaskDir(dir: string, relativePath: string): string 
 
 async function sha256Of(file: string): Promise<string> {
   // Loaded on first use: node:crypto costs every Task start several ms, and most record no artifact.
-  const { createHash } = await import('node:crypto');
+  const { createHash } = process.getBuiltinModule?.('node:crypto') ?? (await import('node:crypto'));
   const hash = createHash('sha256');
   for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
   return hash.digest('hex');

@@ -61,8 +61,12 @@ export interface TaskDefinitionEntry {
   readonly run: (input: Record<string, unknown>, ctx: TaskContext) => unknown;
 }
 
+const TASK_ERROR = Symbol.for('taskyard.TaskError');
+
 /** A failure with the spec's `<Type>: <message>` text and, optionally, a custom exit code. */
 export class TaskError extends Error {
+  readonly [TASK_ERROR] = true;
+
   constructor(
     readonly type: string,
     message: string,
@@ -70,6 +74,14 @@ export class TaskError extends Error {
   ) {
     super(message);
     this.name = type;
+  }
+
+  /**
+   * By brand, not by class: the runner carries its own bundled copy of this module, and plugins
+   * may bundle theirs, yet a TaskError thrown from any copy keeps its type and exit code.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[TASK_ERROR] === true;
   }
 }
 
