@@ -5,10 +5,15 @@
 export class BodyQueue implements AsyncIterable<Uint8Array> {
   readonly #chunks: Uint8Array[] = [];
   #buffered = 0;
+  /** The last chunk arrived. */
   #done = false;
+  /** Why reading cannot go on: the client is gone, or the body is being discarded. */
   #error: Error | null = null;
+  #clientGone = false;
   #wake: (() => void) | null = null;
   #paused = false;
+  #discarding = false;
+  #ended: (() => void) | null = null;
 
   constructor(
     private readonly pause: () => void,
@@ -17,12 +22,26 @@ export class BodyQueue implements AsyncIterable<Uint8Array> {
     private readonly highWater = 4 * 1024 * 1024,
   ) {}
 
+  /** Whether nothing more will arrive: the whole body is in, or the client is gone. */
+  get complete(): boolean {
+    return this.#done || this.#clientGone;
+  }
+
+  /** Whether chunks are dropped as they come (see `discard`): the producer need not copy them. */
+  get discarding(): boolean {
+    return this.#discarding;
+  }
+
   push(chunk: Uint8Array, last: boolean): void {
+    if (last) this.#done = true;
+    if (this.#discarding) {
+      if (last) this.#settleDiscard();
+      return;
+    }
     if (chunk.byteLength) {
       this.#chunks.push(chunk);
       this.#buffered += chunk.byteLength;
     }
-    if (last) this.#done = true;
     if (!this.#done && !this.#paused && this.#buffered >= this.highWater) {
       this.#paused = true;
       this.pause();
@@ -30,9 +49,37 @@ export class BodyQueue implements AsyncIterable<Uint8Array> {
     this.#notify();
   }
 
+  /** The client went away: a waiting reader fails with `error`. */
   fail(error: Error): void {
-    this.#error = error;
+    this.#clientGone = true;
+    this.#error ??= error;
+    this.#settleDiscard();
     this.#notify();
+  }
+
+  /**
+   * Drops the buffered chunks and every one still to come, reading on at full speed, and resolves
+   * once nothing more will arrive. For answers given before the body was read: the client can
+   * finish sending and then read the answer, instead of meeting a reset connection.
+   */
+  discard(): Promise<void> {
+    this.#discarding = true;
+    this.#chunks.length = 0;
+    this.#buffered = 0;
+    if (this.#paused) {
+      this.#paused = false;
+      this.resume();
+    }
+    this.#error ??= new Error('the request body was discarded');
+    this.#notify();
+    if (this.complete) return Promise.resolve();
+    return new Promise<void>((resolve) => (this.#ended = resolve));
+  }
+
+  #settleDiscard(): void {
+    const ended = this.#ended;
+    this.#ended = null;
+    ended?.();
   }
 
   #notify(): void {

@@ -24,6 +24,12 @@ export interface IncomingRequest {
    * A request without a body yields nothing.
    */
   body(): AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  /**
+   * Hands a chunk read from `body()` back once nothing reads it any more, so the adapter may
+   * reuse its memory for a later chunk. Optional for consumers: a chunk never handed back is
+   * simply garbage collected. Consumers of large bodies should call it.
+   */
+  recycle?(chunk: Uint8Array): void;
 }
 
 export type HeaderMap = Record<string, string>;

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { BodyQueue } from './body-queue.js';
+import { ChunkPool } from './chunk-pool.js';
 import { statusLine, type BodyWriter, type Handler, type HeaderMap, type HttpAdapter, type IncomingRequest, type ListeningServer, type ResponseHeaders, type ResponseSink } from './http.js';
 
 // Every uWebSockets.js import lives in this file. We load the native binary ourselves: the
@@ -21,6 +22,7 @@ export function loadNativeUws(): UwsModule | Error {
 }
 
 const EMPTY_BODY: readonly Uint8Array[] = [];
+const EMPTY_CHUNK = new Uint8Array(0);
 
 /** Bodies up to this size are gathered before the handler runs; larger ones stream. */
 const SMALL_BODY = 64 * 1024;
@@ -37,6 +39,8 @@ function hasBody(headers: HeaderMap): boolean {
 
 const NUDGE_MIN_MS = 50;
 const NUDGE_MAX_MS = 2000;
+/** How long an answer given before its request body ended waits for the rest of the body. */
+const LINGER_MS = 2000;
 
 class UwsResponse implements ResponseSink {
   aborted = false;
@@ -46,6 +50,8 @@ class UwsResponse implements ResponseSink {
   #drained: (() => void) | null = null;
   /** How long to wait for onWritable before writing on regardless (grows while nothing drains). */
   #nudgeMs = NUDGE_MIN_MS;
+  /** The streamed request body, while it may still be arriving. */
+  requestBody: BodyQueue | null = null;
 
   constructor(private readonly res: HttpResponse) {}
 
@@ -65,25 +71,49 @@ class UwsResponse implements ResponseSink {
     this.#drained?.();
   }
 
-  #head(status: number, headers: ResponseHeaders): boolean {
+  /** Writes status and headers; `connection: close` is left to uWS's end() unless `writeClose`. */
+  #head(status: number, headers: ResponseHeaders, writeClose = false): void {
     this.res.writeStatus(statusLine(status));
-    let close = false;
     for (const [name, value] of Object.entries(headers)) {
       // uWS writes content-length itself on end(); a second one would corrupt the response.
       if (name === 'content-length') continue;
-      if (name === 'connection' && value === 'close') close = true;
-      else if (typeof value === 'string') this.res.writeHeader(name, value);
+      if (name === 'connection' && value === 'close' && !writeClose) continue;
+      if (typeof value === 'string') this.res.writeHeader(name, value);
       else for (const v of value) this.res.writeHeader(name, v);
     }
-    return close;
   }
 
   send(status: number, headers: ResponseHeaders, body: string | Uint8Array = ''): void {
     if (this.aborted) return;
     this.aborted = true; // a response is finished once; later calls are ignored
+    if (this.requestBody && !this.requestBody.complete) return this.#answerThenLinger(status, headers, body);
+    const close = headers['connection'] === 'close';
     this.res.cork(() => {
-      const close = this.#head(status, headers);
+      this.#head(status, headers);
       this.res.end(body, close);
+    });
+  }
+
+  /**
+   * An answer given while the client is still sending a body nobody will read (a 413 mid-upload,
+   * a 401 or 422 before it). Left alone, the unread body would pause the socket for good; and
+   * uWS's end(…, close) closes at once, and a socket closed with unread data sends a reset that
+   * can destroy the answer before the client reads it. So the answer goes out now, the rest of the
+   * body is read and dropped, and the response ends once the body has ended (after a
+   * `connection: close` answer the client then closes) or, for a client that keeps sending, the
+   * connection is cut after LINGER_MS.
+   */
+  #answerThenLinger(status: number, headers: ResponseHeaders, body: string | Uint8Array): void {
+    this.res.cork(() => {
+      this.#head(status, headers, true);
+      this.res.write(body);
+    });
+    const timer = setTimeout(() => {
+      if (!this.disconnected) this.res.close();
+    }, LINGER_MS);
+    void this.requestBody!.discard().then(() => {
+      clearTimeout(timer);
+      if (!this.disconnected) this.res.cork(() => this.res.end());
     });
   }
 
@@ -127,6 +157,8 @@ class UwsResponse implements ResponseSink {
       end: () => {
         if (this.aborted) return;
         this.aborted = true;
+        // Body chunks still to come have no reader now; the ended response must not be paused.
+        if (this.requestBody && !this.requestBody.complete) void this.requestBody.discard();
         this.res.cork(() => this.res.end());
       },
       abort: () => {
@@ -142,6 +174,7 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
   name: 'uws',
   listen(host: string, port: number, handler: Handler): Promise<ListeningServer> {
     const app: TemplatedApp = uws.App();
+    const chunks = new ChunkPool();
     app.any('/*', (res, req) => {
       // Read everything from `req` now: it is invalid after this callback returns.
       const headers: HeaderMap = {};
@@ -167,6 +200,7 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
             return sink.signal;
           },
           body,
+          recycle: (chunk) => chunks.recycle(chunk),
         };
         handler(request, sink).catch((err: unknown) => {
           console.error('taskyard: unhandled error in request handler', err);
@@ -188,7 +222,8 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
       }
       const queue = new BodyQueue(() => res.pause(), () => res.resume());
       abortBody = (err) => queue.fail(err);
-      res.onData((chunk, last) => queue.push(copy(chunk), last));
+      sink.requestBody = queue;
+      res.onData((chunk, last) => queue.push(queue.discarding ? EMPTY_CHUNK : chunks.copy(chunk), last));
       run(() => queue);
     });
     return new Promise((resolve, reject) => {

@@ -29,8 +29,10 @@ export class PositionalWriter {
 
   constructor(private readonly file: FileHandle) {}
 
-  async write(chunk: Uint8Array): Promise<void> {
+  /** `written` is called once the chunk is on its way to the disk and its memory may be reused. */
+  async write(chunk: Uint8Array, written?: () => void): Promise<void> {
     const done = writeAt(this.file, chunk, this.#position);
+    if (written) void done.then(written, () => undefined);
     // Failures surface when awaited below or in flush(); this only keeps them from being unhandled meanwhile.
     done.catch(() => undefined);
     this.#position += chunk.byteLength;

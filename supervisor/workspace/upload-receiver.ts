@@ -40,8 +40,9 @@ export async function receiveUpload(req: IncomingRequest, tempPath: string, limi
     for await (const chunk of req.body()) {
       size += chunk.byteLength;
       if (size > limit) throw tooLarge(limit);
-      // The write starts at once (thread pool); hash on this thread meanwhile.
-      const queued = writer.write(chunk);
+      // The write starts at once (thread pool); hash on this thread meanwhile. Once both are done
+      // the chunk's memory goes back to the front end for later chunks.
+      const queued = writer.write(chunk, () => req.recycle?.(chunk));
       hash.update(chunk);
       await queued;
     }

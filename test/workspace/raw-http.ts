@@ -52,3 +52,53 @@ export function writeChunk(socket: Socket, chunk: string | Uint8Array): Promise<
     socket.write(chunk, (err) => resolve(!err));
   });
 }
+
+/**
+ * One keep-alive connection for requests written by hand: `send` writes a request (head and body)
+ * and resolves with the status of the next complete response (Content-Length or chunked), or
+ * null when the connection closed first.
+ */
+export async function rawConnection(url: string): Promise<{ send(head: string, body?: Uint8Array): Promise<number | null>; close(): void }> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  socket.on('error', () => undefined);
+  let received = Buffer.alloc(0);
+  let waiting: ((status: number | null) => void) | null = null;
+  const complete = (): number | null => {
+    const end = received.indexOf('\r\n\r\n');
+    if (end === -1) return null;
+    const head = received.subarray(0, end).toString('latin1');
+    const length = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+    let total: number;
+    if (length) total = end + 4 + Number(length[1]);
+    else if (/\r\ntransfer-encoding:\s*chunked/i.test(head)) {
+      const last = received.indexOf('\r\n0\r\n\r\n', end);
+      if (last === -1) return null;
+      total = last + 7;
+    } else return null;
+    if (received.length < total) return null;
+    received = received.subarray(total);
+    return Number(head.split(' ')[1]);
+  };
+  socket.on('data', (chunk: Buffer) => {
+    received = Buffer.concat([received, chunk]);
+    const status = waiting ? complete() : null;
+    if (status !== null) {
+      const resolve = waiting!;
+      waiting = null;
+      resolve(status);
+    }
+  });
+  socket.on('close', () => waiting?.(null));
+  return {
+    send(head, body) {
+      return new Promise((resolve) => {
+        waiting = resolve;
+        socket.write(head.replace(/\n/g, '\r\n') + '\r\n');
+        if (body) socket.write(body);
+      });
+    },
+    close: () => socket.destroy(),
+  };
+}
