@@ -59,7 +59,7 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   const entry = opts.registry.get(name);
   if (!entry) throw unknownJob();
   const args = opts.registry.prepare(entry, envelope.arguments);
-  const ctx = createJobContext(() => [req.signal, opts.shutdown], false, () => Promise.resolve());
+  const ctx = createJobContext(() => [req.signal, opts.shutdown], false);
   res.send(200, JSON_HEADERS, responseJson((await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT));
 }
 

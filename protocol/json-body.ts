@@ -17,7 +17,7 @@ export async function readBody(req: IncomingRequest, limit: number): Promise<Buf
     const only = body[0] as Uint8Array | undefined;
     if (!only) return Buffer.alloc(0);
     if (only.byteLength > limit) throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
-    return Buffer.from(only.buffer, only.byteOffset, only.byteLength);
+    return Buffer.isBuffer(only) ? only : Buffer.from(only.buffer, only.byteOffset, only.byteLength);
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -41,6 +41,16 @@ export function depthExceeds(value: unknown, max: number): boolean {
   return false;
 }
 
+/** How many `{` and `[` bytes there are (inside strings too: an upper bound of the nesting). */
+function openers(bytes: Buffer): number {
+  let count = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (b === 0x7b || b === 0x5b) count++;
+  }
+  return count;
+}
+
 /** Parses a JSON body: 422 with a validation-style detail for malformed or too deep input. */
 export function parseJson(bytes: Buffer): unknown {
   if (bytes.byteLength === 0) return undefined;
@@ -50,8 +60,9 @@ export function parseJson(bytes: Buffer): unknown {
   } catch (err) {
     throw new HttpError(422, [{ loc: ['body'], msg: `Invalid JSON: ${(err as Error).message}`, type: 'json_invalid' }]);
   }
-  // A body shorter than the limit cannot nest deeper than it.
-  if (bytes.byteLength > MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) {
+  // Nesting deeper than the limit needs more opening brackets than the limit: most bodies are
+  // cleared by counting them, without walking the parsed value.
+  if (openers(bytes) > MAX_JSON_DEPTH && depthExceeds(value, MAX_JSON_DEPTH)) {
     throw new HttpError(422, [{ loc: ['body'], msg: `JSON nested deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep' }]);
   }
   return value;

@@ -74,7 +74,8 @@ class UwsResponse implements ResponseSink {
   /** Writes status and headers; `connection: close` is left to uWS's end() unless `writeClose`. */
   #head(status: number, headers: ResponseHeaders, writeClose = false): void {
     this.res.writeStatus(statusLine(status));
-    for (const [name, value] of Object.entries(headers)) {
+    for (const name in headers) {
+      const value = headers[name]!;
       // uWS writes content-length itself on end(); a second one would corrupt the response.
       if (name === 'content-length') continue;
       if (name === 'connection' && value === 'close' && !writeClose) continue;
@@ -170,6 +171,27 @@ class UwsResponse implements ResponseSink {
   }
 }
 
+/** A request as read in uWS's callback (a class: its getter then costs nothing per request). */
+class UwsRequest implements IncomingRequest {
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly query: string,
+    readonly headers: HeaderMap,
+    private readonly sink: UwsResponse,
+    readonly body: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    private readonly chunks: ChunkPool,
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.sink.signal;
+  }
+
+  recycle(chunk: Uint8Array): void {
+    this.chunks.recycle(chunk);
+  }
+}
+
 export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
   name: 'uws',
   listen(host: string, port: number, handler: Handler): Promise<ListeningServer> {
@@ -191,18 +213,7 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
         abortBody?.(new Error('client disconnected'));
       });
       const run = (body: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>) => {
-        const request: IncomingRequest = {
-          method,
-          path,
-          query,
-          headers,
-          get signal() {
-            return sink.signal;
-          },
-          body,
-          recycle: (chunk) => chunks.recycle(chunk),
-        };
-        handler(request, sink).catch((err: unknown) => {
+        handler(new UwsRequest(method, path, query, headers, sink, body, chunks), sink).catch((err: unknown) => {
           console.error('taskyard: unhandled error in request handler', err);
           sink.send(500, { 'content-type': 'application/json' }, JSON.stringify({ detail: 'Internal server error' }));
         });

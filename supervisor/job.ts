@@ -43,17 +43,29 @@ export function defineJob<S extends TSchema>(job: Job<S>): Job<S> {
   return job;
 }
 
+/** The `emit` of callers that read no events (JSON, MCP). */
+export const NO_EVENTS: JobContext['emit'] = () => Promise.resolve();
+
 /**
  * A JobContext whose signal is combined from `sources` only when a Job first reads it:
- * `AbortSignal.any` costs more than a whole small request, and most Jobs never look.
+ * `AbortSignal.any` costs more than a whole small request, and most Jobs never look. A class, so
+ * the getter lives on the prototype (an object literal with a getter is slow to create, and this
+ * runs for every call).
  */
-export function createJobContext(sources: () => AbortSignal[], streaming: boolean, emit: JobContext['emit']): JobContext {
-  let signal: AbortSignal | undefined;
-  return {
-    get signal() {
-      return (signal ??= AbortSignal.any(sources()));
-    },
-    streaming,
-    emit,
-  };
+class LazyJobContext implements JobContext {
+  #signal: AbortSignal | undefined;
+
+  constructor(
+    private readonly sources: () => AbortSignal[],
+    readonly streaming: boolean,
+    readonly emit: JobContext['emit'],
+  ) {}
+
+  get signal(): AbortSignal {
+    return (this.#signal ??= AbortSignal.any(this.sources()));
+  }
+}
+
+export function createJobContext(sources: () => AbortSignal[], streaming: boolean, emit: JobContext['emit'] = NO_EVENTS): JobContext {
+  return new LazyJobContext(sources, streaming, emit);
 }
