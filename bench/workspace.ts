@@ -56,7 +56,7 @@ async function timedUpload(url: string): Promise<{ ms: number; path: string }> {
 /** The transport's own ceiling: the same front end reading and dropping the body. */
 function listenDrain(): Promise<ListeningServer> {
   return chooseAdapter().listen('127.0.0.1', 0, async (req, res) => {
-    for await (const chunk of req.body()) void chunk;
+    for await (const chunk of req.body()) req.recycle?.(chunk);
     res.send(200, { 'content-type': 'application/json' }, JSON.stringify({ answer: { path: '' } }));
   });
 }

@@ -43,8 +43,20 @@ export interface RawResponse {
  */
 function responseFramer(onResponse: (res: RawResponse) => void): (chunk: Buffer) => boolean {
   let buffer: Buffer = Buffer.alloc(0);
+  // Bytes of a large body still arriving: kept as a list and joined once complete, not re-joined
+  // at every chunk (quadratic for a 5 MB answer).
+  const parts: Buffer[] = [];
+  let have = 0;
+  let need = 0;
   return (chunk) => {
-    buffer = buffer.length ? Buffer.concat([buffer, chunk]) : Buffer.from(chunk);
+    if (need > 0) {
+      parts.push(chunk);
+      have += chunk.length;
+      if (have < need) return true;
+      buffer = Buffer.concat(parts, have);
+      parts.length = 0;
+      need = 0;
+    } else buffer = buffer.length ? Buffer.concat([buffer, chunk]) : chunk;
     for (;;) {
       const headEnd = buffer.indexOf('\r\n\r\n');
       if (headEnd === -1) return true;
@@ -52,7 +64,13 @@ function responseFramer(onResponse: (res: RawResponse) => void): (chunk: Buffer)
       const match = /content-length:\s*(\d+)/i.exec(head);
       if (!match) return false;
       const total = headEnd + 4 + Number(match[1]);
-      if (buffer.length < total) return true;
+      if (buffer.length < total) {
+        parts.push(buffer);
+        have = buffer.length;
+        need = total;
+        buffer = Buffer.alloc(0);
+        return true;
+      }
       const body = buffer.subarray(headEnd + 4, total);
       buffer = buffer.subarray(total);
       onResponse({ status: Number(head.slice(9, 12)), body });

@@ -7,6 +7,7 @@ import { LiveTask } from './live-task.js';
 import { parseTaskId } from './task-ids.js';
 import { TaskIndex, type TaskRecord } from './task-index.js';
 import { WorkspaceWatch } from './workspace-watch.js';
+import { adoptOrSettle } from './adopt.js';
 
 /**
  * Everything the task Jobs share: the definition catalog, the in-memory index of records, the
@@ -19,6 +20,8 @@ export class TaskRuntime {
   readonly catalog: DefinitionCatalog;
   readonly launcher: Launcher;
   readonly #live = new Map<string, LiveTask>();
+  /** Foreign active records being adopted or settled right now. */
+  readonly #settling = new Set<string>();
   #workspaceWatch: WorkspaceWatch | undefined;
 
   constructor(workspace: string, config: Config) {
@@ -32,7 +35,18 @@ export class TaskRuntime {
   async start(): Promise<void> {
     await this.catalog.reload();
     await this.index.scan();
-    this.#workspaceWatch = new WorkspaceWatch(this.index);
+    this.#workspaceWatch = new WorkspaceWatch(this.index, (record) => void this.#settleForeign(record));
+  }
+
+  /** A queued or running record that appeared from outside: adopted, or settled as lost. */
+  async #settleForeign(record: TaskRecord): Promise<void> {
+    if (this.launcher.isManaged(record.id) || this.#settling.has(record.id)) return;
+    this.#settling.add(record.id);
+    try {
+      await adoptOrSettle(this, [record]);
+    } finally {
+      this.#settling.delete(record.id);
+    }
   }
 
   /** Re-describes plugin definitions (call after installing or removing a plugin). */

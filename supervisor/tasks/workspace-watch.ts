@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { isTerminal } from '../../workers/task-runner/record-files.js';
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
 import { parseTaskId } from './task-ids.js';
-import type { TaskIndex } from './task-index.js';
+import type { TaskIndex, TaskRecord } from './task-index.js';
 
 /** How long a new, still empty Task directory is watched for its first record. */
 const PENDING_WATCH_MS = 60_000;
@@ -16,14 +16,17 @@ const PENDING_WATCH_MS = 60_000;
  */
 export class WorkspaceWatch {
   readonly #index: TaskIndex;
+  /** Told of every queued or running record found this way: nothing the service runs itself. */
+  readonly #onActive: (record: TaskRecord) => void;
   readonly #root: FSWatcher | undefined;
   readonly #types = new Map<string, FSWatcher>();
   /** Task directories that appeared before their records were written, watched until they are. */
   readonly #pending = new Map<string, FSWatcher>();
   #closed = false;
 
-  constructor(index: TaskIndex) {
+  constructor(index: TaskIndex, onActive: (record: TaskRecord) => void) {
     this.#index = index;
+    this.#onActive = onActive;
     this.#root = this.#open(index.workspace, (name) => this.#onRootEntry(name));
     for (const entry of readdirSync(index.workspace, { withFileTypes: true })) if (entry.isDirectory()) this.watchType(entry.name);
   }
@@ -59,10 +62,10 @@ export class WorkspaceWatch {
     // directory is there needs no second read.
     const known = this.#index.get(id)?.status;
     if (known && !isTerminal(known.state) && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
-    const record = await this.#index.load(id);
+    const record = await this.#load(id);
     if (record || this.#closed || this.#pending.has(id) || !lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
     const watcher = this.#open(dir, () => {
-      void this.#index.load(id).then((loaded) => {
+      void this.#load(id).then((loaded) => {
         if (loaded) this.#stopPending(id);
       });
     });
@@ -70,7 +73,13 @@ export class WorkspaceWatch {
     this.#pending.set(id, watcher);
     setTimeout(() => this.#stopPending(id), PENDING_WATCH_MS).unref();
     // A record written between the read above and the watch starting raised no event: read again.
-    if (await this.#index.load(id)) this.#stopPending(id);
+    if (await this.#load(id)) this.#stopPending(id);
+  }
+
+  async #load(id: string): Promise<TaskRecord | undefined> {
+    const record = await this.#index.load(id);
+    if (record?.status && !isTerminal(record.status.state) && !this.#closed) this.#onActive(record);
+    return record;
   }
 
   #stopPending(id: string): void {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t, { type Test } from 'tap';
 import { parseSse, waitFor } from '../helpers/service.js';
-import { groupGone, isRunning, killTaskProcesses, makeWorkspace, type Handle, type Status } from './task-helpers.js';
+import { groupGone, isRunning, killTaskProcesses, makeWorkspace, startTaskService, type Handle, type Status } from './task-helpers.js';
 
 const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
 const TOKEN = 'restart-test-token';
@@ -33,6 +33,21 @@ async function startServiceProcess(t: Test, workspace: string): Promise<ServiceP
     return (await res.json()) as { answer: unknown; success: boolean };
   };
   return { url, child, call };
+}
+
+/**
+ * Writes a record that claims to be running, as another tool might: its pid is this test
+ * process, alive but no task runner. Answers its Task ID.
+ */
+async function writeForeignRecord(workspace: string, name: string): Promise<string> {
+  const id = `base#demo#${name}`;
+  await mkdir(join(workspace, 'base', id), { recursive: true });
+  const now = new Date().toISOString();
+  await writeFile(join(workspace, 'base', id, 'status.json'), JSON.stringify({
+    task_id: id, run_id: 'f'.repeat(32), task_type: 'base', task_name: 'demo', config: { x: 1, y: 2, fail: false, task_name: name, source_tasks: '' },
+    state: 'running', pid: process.pid, created_at: now, started_at: now, finished_at: null, steps: [], result: {}, error: '', exit_code: 0, log_path: `base/${id}/task.log`,
+  }));
+  return id;
 }
 
 const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
@@ -79,13 +94,7 @@ t.test('restart: a live worker is adopted again, a dead one is marked "worker lo
 
   // A record claiming a live process that is not its runner (this test process): a pid alone
   // proves nothing, so it is lost too.
-  const impostor = 'base#demo#impostor';
-  await mkdir(join(workspace, 'base', impostor));
-  const now = new Date().toISOString();
-  await writeFile(join(workspace, 'base', impostor, 'status.json'), JSON.stringify({
-    task_id: impostor, run_id: 'f'.repeat(32), task_type: 'base', task_name: 'demo', config: { x: 1, y: 2, fail: false, task_name: 'impostor', source_tasks: '' },
-    state: 'running', pid: process.pid, created_at: now, started_at: now, finished_at: null, steps: [], result: {}, error: '', exit_code: 0, log_path: `base/${impostor}/task.log`,
-  }));
+  const impostor = await writeForeignRecord(workspace, 'impostor');
 
   const second = await startServiceProcess(t, workspace);
   const impostorStatus = (await second.call('status', { task_id: impostor })).answer as Status;
@@ -112,4 +121,17 @@ t.test('restart: a live worker is adopted again, a dead one is marked "worker lo
   second.child.kill('SIGTERM');
   await exited(second.child);
   t.equal(second.child.exitCode, 0, 'the service stops cleanly');
+});
+
+t.test('a running record written by another tool while the service runs is settled as "worker lost"', async (t) => {
+  const svc = await startTaskService(t);
+  const id = await writeForeignRecord(svc.workspace, 'foreign');
+  const settled = await waitFor(async () => {
+    const res = await svc.call('status', { task_id: id });
+    const status = res.body.answer as Status;
+    return res.body.success && status.state !== 'running' ? status : null;
+  }, 15_000, 'the foreign record to be settled');
+  t.equal(settled.state, 'failed');
+  t.match(settled.error, /^RuntimeError: worker lost/);
+  t.equal((await svc.call('wait_task', { task_id: id, run_id: 'f'.repeat(32) })).body.success, false, 'waiting on it ends');
 });
