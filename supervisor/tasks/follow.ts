@@ -63,7 +63,10 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
   let sentProgress = 0;
   let offset = -2;
 
-  const readLog = (at: number): Promise<TaskLogChunk> => (live && !live.closed && at >= 0 ? live.readLog(at) : readLogWindow(logFile, at, FOLLOW_WINDOW_BYTES));
+  // Reads go through the Task's watcher, shared by all followers at the same offset, even once
+  // it has closed: at the end a thousand followers read the last lines together, and a read each
+  // made that the slowest moment of a stream.
+  const readLog = (at: number): Promise<TaskLogChunk> => (live && at >= 0 ? live.readLog(at) : readLogWindow(logFile, at, FOLLOW_WINDOW_BYTES));
   const drainLog = async (final: boolean) => {
     for (;;) {
       if (offset === -2) {

@@ -87,7 +87,10 @@ export class LiveTask {
     }
   }
 
-  /** A log window; followers at the same offset share one read per log size. */
+  /**
+   * A log window; followers at the same offset share one read per log size. Still answers once
+   * closed (the Task ended): the log is complete then, and the last windows are shared too.
+   */
   readLog(offset: number): Promise<TaskLogChunk> {
     let read = this.#logReads.get(offset);
     if (!read) {
@@ -106,6 +109,8 @@ export class LiveTask {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    // Reads after the end start afresh (lines may have landed after the last size check), then are shared.
+    this.#logReads.clear();
     this.#watcher?.close();
     clearInterval(this.#timer);
   }

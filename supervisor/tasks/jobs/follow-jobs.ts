@@ -22,7 +22,8 @@ export function followJobs(rt: TaskRuntime) {
       ),
       run: async ({ task_id, run_id, poll_interval }, ctx) => {
         const status = await waitForTerminal(rt, task_id, run_id, poll_interval * 1000, ctx.signal);
-        return status.state === 'succeeded' ? ok(status) : failed(status);
+        // The status's JSON is cached: every waiter and follower of a Task answers the same text.
+        return status.state === 'succeeded' ? ok(rt.index.statusJson(status)) : failed(rt.index.statusJson(status));
       },
     }),
     defineJob({
@@ -40,7 +41,7 @@ export function followJobs(rt: TaskRuntime) {
       run: async ({ task_id, poll_interval }, ctx) => {
         const pollMs = poll_interval * 1000;
         const status = ctx.streaming ? await streamTask(rt, task_id, pollMs, ctx) : await waitForTerminal(rt, task_id, undefined, pollMs, ctx.signal);
-        return status.exit_code === 0 ? ok(status) : failed(status);
+        return status.exit_code === 0 ? ok(rt.index.statusJson(status)) : failed(rt.index.statusJson(status));
       },
     }),
   ];
