@@ -44,7 +44,7 @@ export function defineJob<S extends TSchema>(job: Job<S>): Job<S> {
 }
 
 /** The `emit` of callers that read no events (JSON, MCP). */
-export const NO_EVENTS: JobContext['emit'] = () => Promise.resolve();
+const NO_EVENTS: JobContext['emit'] = () => Promise.resolve();
 
 /**
  * A JobContext whose signal is combined from `sources` only when a Job first reads it:

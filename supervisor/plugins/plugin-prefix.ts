@@ -1,5 +1,6 @@
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonObject } from '../json-file.js';
 
 /**
  * The installed plugins are one npm prefix: `package.json` lists each plugin as a dependency on
@@ -15,18 +16,9 @@ export interface PluginManifest {
   tasks: string | null;
 }
 
-async function readJson(file: string): Promise<Record<string, unknown> | null> {
-  try {
-    const value: unknown = JSON.parse(await readFile(file, 'utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
-
 /** Installed plugin packages: name → dependency spec (`file:tarballs/<sha256>.tgz`). */
 export async function readDependencies(prefix: string): Promise<Map<string, string>> {
-  const deps = (await readJson(join(prefix, 'package.json')))?.['dependencies'];
+  const deps = (await readJsonObject(join(prefix, 'package.json')))?.['dependencies'];
   const out = new Map<string, string>();
   if (typeof deps === 'object' && deps !== null) {
     for (const [name, spec] of Object.entries(deps)) if (typeof spec === 'string') out.set(name, spec);
@@ -36,7 +28,7 @@ export async function readDependencies(prefix: string): Promise<Map<string, stri
 
 /** The installed package's own manifest, or null when it is missing or unreadable. */
 export async function readManifest(prefix: string, name: string): Promise<PluginManifest | null> {
-  const pkg = await readJson(join(prefix, 'node_modules', ...name.split('/'), 'package.json'));
+  const pkg = await readJsonObject(join(prefix, 'node_modules', ...name.split('/'), 'package.json'));
   if (!pkg) return null;
   const taskyard = pkg['taskyard'];
   const tasks = typeof taskyard === 'object' && taskyard !== null ? (taskyard as Record<string, unknown>)['tasks'] : undefined;

@@ -3,7 +3,7 @@ import { TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { finalizeRun, type FinalizeTarget, type WorkerEnd } from './finalize.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isAlive } from '../../workers/process-tree.js';
-import { runnerOf } from './runner-processes.js';
+import { RUN_ID_VARIABLE, runnerOf } from './runner-processes.js';
 import { stopWorker } from './stop-worker.js';
 import type { TaskIndex } from './task-index.js';
 import { SpawnerClient } from './spawner-client.js';
@@ -176,7 +176,7 @@ export class Launcher {
           TASKYARD_WORKSPACE: this.#opts.workspace,
           TASKYARD_TASK_DIR: req.dir,
           TASKYARD_TASK_ID: req.id,
-          TASKYARD_RUN_ID: req.runId,
+          [RUN_ID_VARIABLE]: req.runId,
           TASKYARD_TASK_TYPE: req.parts.type,
           TASKYARD_TASK_REGISTRATION: req.registration,
           TASKYARD_TASK_MODULE: req.module,

@@ -1,4 +1,5 @@
-import { lstat, readFile } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
+import { readJsonObject } from '../json-file.js';
 import { join } from 'node:path';
 import { TaskMetadata, TaskStatus } from '../../schemas/tasks.js';
 import { check } from '../../schemas/validator.js';
@@ -9,15 +10,6 @@ import { TASK_FILES } from '../../workers/task-runner/record-files.js';
  * task_type differs from its directory, or a directory that is a symlink makes the record look
  * missing (null); nothing is repaired.
  */
-
-async function readJsonObject(file: string): Promise<Record<string, unknown> | null> {
-  try {
-    const parsed: unknown = JSON.parse(await readFile(file, 'utf8'));
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
-  } catch {
-    return null;
-  }
-}
 
 /** True when `dir` is a real directory (not a symlink), so reading inside it stays in the workspace. */
 export async function isSafeDir(dir: string): Promise<boolean> {

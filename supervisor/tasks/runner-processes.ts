@@ -11,18 +11,16 @@ import { RUNNER } from '../../workers/task-runner/spawner-messages.js';
  * mid-request started a run after all, without keeping files about either.
  */
 
-const RUN_ID_VARIABLE = 'TASKYARD_RUN_ID';
+/** The variable that names a runner's run; the launcher sets it. */
+export const RUN_ID_VARIABLE = 'TASKYARD_RUN_ID';
 
 /** The run a process works for, when it is a task runner (and still there). */
 async function runOf(pid: number): Promise<string | null> {
   try {
     if (!(await readFile(`/proc/${pid}/cmdline`, 'latin1')).includes(RUNNER)) return null;
-    const environ = await readFile(`/proc/${pid}/environ`, 'latin1');
-    const at = `\0${environ}`.indexOf(`\0${RUN_ID_VARIABLE}=`);
-    if (at < 0) return null;
-    const start = at + RUN_ID_VARIABLE.length + 1;
-    const end = environ.indexOf('\0', start);
-    return environ.slice(start, end < 0 ? undefined : end);
+    const prefix = `${RUN_ID_VARIABLE}=`;
+    const entry = (await readFile(`/proc/${pid}/environ`, 'latin1')).split('\0').find((e) => e.startsWith(prefix));
+    return entry ? entry.slice(prefix.length) : null;
   } catch {
     return null; // gone meanwhile, or not ours to read
   }

@@ -85,8 +85,10 @@ export class SpawnerClient {
     if (this.#child === child) this.#child = undefined;
     const orphans = [...this.#runs].filter(([, run]) => run.spawner === child);
     for (const [runId] of orphans) this.#runs.delete(runId);
+    // One look at /proc serves every request whose pid never came back.
+    let runners: Awaited<ReturnType<typeof findRunners>> | undefined;
     for (const [runId, run] of orphans) {
-      const pid = run.pid ?? (await findRunners()).get(runId)?.pid ?? null;
+      const pid = run.pid ?? (runners ??= await findRunners()).get(runId)?.pid ?? null;
       if (pid === null) {
         this.spawn(run.req, run.handlers, false);
         continue;

@@ -23,7 +23,8 @@ export function followJobs(rt: TaskRuntime) {
       run: async ({ task_id, run_id, poll_interval }, ctx) => {
         const status = await waitForTerminal(rt, task_id, run_id, poll_interval * 1000, ctx.signal);
         // The status's JSON is cached: every waiter and follower of a Task answers the same text.
-        return status.state === 'succeeded' ? ok(rt.index.statusJson(status)) : failed(rt.index.statusJson(status));
+        const answer = rt.index.statusJson(status);
+        return status.state === 'succeeded' ? ok(answer) : failed(answer);
       },
     }),
     defineJob({
@@ -41,7 +42,8 @@ export function followJobs(rt: TaskRuntime) {
       run: async ({ task_id, poll_interval }, ctx) => {
         const pollMs = poll_interval * 1000;
         const status = ctx.streaming ? await streamTask(rt, task_id, pollMs, ctx) : await waitForTerminal(rt, task_id, undefined, pollMs, ctx.signal);
-        return status.exit_code === 0 ? ok(rt.index.statusJson(status)) : failed(rt.index.statusJson(status));
+        const answer = rt.index.statusJson(status);
+        return status.exit_code === 0 ? ok(answer) : failed(answer);
       },
     }),
   ];
