@@ -1,8 +1,11 @@
 import { createServer, type Server } from 'node:http';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
-import { startTestService } from '../helpers/service.js';
+import { startTestService, waitFor } from '../helpers/service.js';
+import { checkTarget } from '../../supervisor/machine/list-machines.js';
 
 /** A plain HTTP server on a free port, closed at test end. */
 async function listen(t: Test, handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; address: string }> {
@@ -62,4 +65,19 @@ t.test('targets: live, dead, wrong token, broken and silent services', async (t)
   t.same(json.body, { answer: expected, success: true, metadata: {} }, 'unhealthy targets do not fail the query');
   const sse = await svc.events('list_machines');
   t.same(sse.events.at(-1), { kind: 'result', answer: expected, success: true, metadata: {} });
+});
+
+t.test('the check of a silent target ends at its timeout even while garbage collections run', async (t) => {
+  // Node 20 drops a timeout signal combined with AbortSignal.any when a collection runs, and the
+  // check then hangs for good: collect all the time while it waits.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const silent = await listen(t, () => {});
+  const collector = setInterval(gc, 5);
+  t.teardown(() => clearInterval(collector));
+  let settled: boolean | undefined;
+  void Promise.all(Array.from({ length: 10 }, () => checkTarget({ address: silent.address, token: null }, new AbortController().signal, 200))).then((all) => {
+    settled = all.every((h) => !h.healthy);
+  });
+  t.equal(await waitFor(() => settled, 5_000, 'every check to give up'), true);
 });
