@@ -103,12 +103,14 @@ async function lineage(): Promise<Array<Array<string | number>>> {
         const job = label.startsWith('get_task_graph') ? 'get_task_graph' : 'get_task_context';
         const times: number[] = [];
         let bytes = 0;
+        const request = rawRequest('POST', `/jobs/${job}`, auth, JSON.stringify({ arguments: { task_id: id } }));
         for (let i = 0; i < 13; i++) {
+          // To the last byte of the answer: the client's JSON.parse of 14 MB is not the service's cost.
           const t0 = performance.now();
-          const res = await jobCall<unknown>(conn, job, { task_id: id });
-          if (!res.success) throw new Error(`${job} failed: ${JSON.stringify(res.answer).slice(0, 200)}`);
-          bytes = res.bytes;
+          const res = await conn.request(request);
           if (i >= 3) times.push(performance.now() - t0);
+          bytes = res.body.length;
+          if (res.status !== 200 || !res.body.subarray(-40).toString().includes('"success":true')) throw new Error(`${job} answered ${res.status}: ${res.body.subarray(0, 200).toString()}`);
         }
         times.sort((a, b) => a - b);
         rows.push([label, percentile(times, 50), percentile(times, 99), `${(bytes / 1e6).toFixed(1)} MB`]);

@@ -140,7 +140,9 @@ export class LiveTask {
   #request(parts: Part[]): void {
     if (this.#closed || parts.length === 0) return;
     for (const p of parts) this.#pending.add(p);
-    this.#running ??= this.#drain().finally(() => (this.#running = undefined));
+    this.#running ??= this.#drain()
+      .catch((err: unknown) => console.error(`taskyard: ${this.#run.id}: reading its files failed`, err))
+      .finally(() => (this.#running = undefined));
   }
 
   async #drain(): Promise<void> {

@@ -178,7 +178,10 @@ export class LocalExecutor implements Executor {
         continue;
       }
       if (run.pid === null) run.started(pid);
-      void this.#watchOrphan(pid, run.req.runId, found?.startTime).then(run.ended);
+      this.#watchOrphan(pid, run.req.runId, found?.startTime).then(run.ended, (err: unknown) => {
+        console.error(`taskyard: watching the worker ${pid} failed`, err);
+        run.ended({ kind: 'lost', pid });
+      });
     }
   }
 

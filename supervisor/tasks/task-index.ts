@@ -54,6 +54,8 @@ export class TaskIndex {
   readonly #claims = new Set<string>();
   /** Child links (recorded source_tasks, reversed), so lineage costs the size of its answer. */
   readonly #children = new Map<string, Set<string>>();
+  /** `childrenOf` answers, sorted once until the links of that parent change. */
+  readonly #sortedChildren = new Map<string, readonly string[]>();
   /** A counter of writes, and the count at each Task's last write (to drop reads overtaken by writes). */
   #changes = 0;
   readonly #changed = new Map<string, number>();
@@ -138,9 +140,13 @@ export class TaskIndex {
     return this.#claims.has(id);
   }
 
-  /** IDs of the Tasks that name `id` among their source_tasks, sorted. */
-  childrenOf(id: string): string[] {
-    return [...(this.#children.get(id) ?? [])].sort();
+  /** IDs of the Tasks that name `id` among their source_tasks, sorted (do not modify the answer). */
+  childrenOf(id: string): readonly string[] {
+    const set = this.#children.get(id);
+    if (!set) return [];
+    let sorted = this.#sortedChildren.get(id);
+    if (!sorted) this.#sortedChildren.set(id, (sorted = [...set].sort()));
+    return sorted;
   }
 
   put(record: TaskRecord): TaskRecord {
@@ -166,13 +172,17 @@ export class TaskIndex {
 
   /** Keeps the child links in step with a record's sources. */
   #link(previous: TaskRecord | undefined, next: TaskRecord | undefined): void {
-    if (previous?.sources === next?.sources) return;
+    const before = previous?.sources ?? [];
+    const after = next?.sources ?? [];
+    if (before.length === after.length && before.every((id, i) => id === after[i])) return;
     for (const parent of previous?.sources ?? []) {
+      this.#sortedChildren.delete(parent);
       const set = this.#children.get(parent);
       set?.delete(previous!.id);
       if (set?.size === 0) this.#children.delete(parent);
     }
     for (const parent of next?.sources ?? []) {
+      this.#sortedChildren.delete(parent);
       let set = this.#children.get(parent);
       if (!set) this.#children.set(parent, (set = new Set()));
       set.add(next!.id);

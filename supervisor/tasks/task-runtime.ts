@@ -65,6 +65,7 @@ export class TaskRuntime {
     const foreign = () => records.filter((r) => r.status && !isTerminal(r.status.state) && !this.runs.get(r.id));
     if (foreign().length === 0 || this.#closing.signal.aborted) return;
     const runners = await findRunners();
+    const settling: Array<Promise<unknown>> = [];
     // Another event may have taken some of them over meanwhile: look again after the await.
     for (const record of foreign()) {
       const status = record.status!;
@@ -72,8 +73,10 @@ export class TaskRuntime {
       const spec = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id, registration: record.parts.registration, module: '' };
       const runner = runners.get(status.run_id);
       if (runner) this.runs.take(spec, { kind: 'adopt', worker: this.#executor.adopt(runner.pid, status.run_id, runner.startTime) });
-      else this.runs.take(spec, { kind: 'lost', end: status.state === 'queued' ? null : { kind: 'lost', pid: status.pid } });
+      else settling.push(this.runs.take(spec, { kind: 'lost', end: status.state === 'queued' ? null : { kind: 'lost', pid: status.pid } }).published);
     }
+    // Settled before the service answers: nobody sees a lost run as running.
+    await Promise.all(settling);
   }
 
   /** Re-describes plugin definitions (call after installing or removing a plugin). */
