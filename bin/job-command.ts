@@ -6,7 +6,7 @@ import { callJob, fetchCatalog, streamJob, type JobInfo } from './job-client.js'
 import { generalHelp, jobHelp, OPTIONS, parameterLines } from './job-help.js';
 import type { SchemaNode } from './schema-node.js';
 import { followTask } from './task-follow.js';
-import { responseText } from './text-output.js';
+import { printResponse } from './text-output.js';
 
 /** Finds the Job in the service's catalog; an unknown name is a usage error listing the Jobs. */
 function findJob(jobs: readonly JobInfo[], name: string): JobInfo {
@@ -59,10 +59,6 @@ function offlineHelp(name: string, conn: Connection, err: CallError): string {
   return [`usage: taskyard ${name} [--field value ...] [options]`, '', `The parameters of ${name} come from the service, which could not be asked: ${err.message}`, `(service address: ${conn.url}; start it with \`taskyard serve\` or pass --url / --target)`, '', OPTIONS].join('\n');
 }
 
-function printResponse(response: { answer: unknown; success: boolean; metadata: Record<string, unknown> }, options: GlobalOptions): void {
-  console.log(options.output === 'text' ? responseText(response) : JSON.stringify(response, null, 2));
-}
-
 async function runJob(name: string, options: GlobalOptions, fields: string[]): Promise<number> {
   const conn = await resolveConnection(options);
   let jobs: JobInfo[];
@@ -96,7 +92,7 @@ async function runJob(name: string, options: GlobalOptions, fields: string[]): P
     console.error(`submitted ${handle.task_id}  (run ${handle.run_id})`);
     return followTask(conn, handle.task_id, { progress: true });
   }
-  printResponse(response, options);
+  printResponse(response, options.output);
   return response.success ? EXIT.success : EXIT.failure;
 }
 

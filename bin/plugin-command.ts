@@ -8,7 +8,7 @@ import { resolveConnection } from './connection.js';
 import { callJob, type JobAnswer } from './job-client.js';
 import { isDirectory, packDirectory } from './pack-directory.js';
 import { initPlugin } from './plugin-init.js';
-import { responseText } from './text-output.js';
+import { printResponse } from './text-output.js';
 import { uploadFile } from './upload-client.js';
 
 const USAGE = `usage: taskyard plugin install <package.tgz | package-dir> [--target ADDRESS | --url URL] [--token TOKEN]
@@ -61,7 +61,7 @@ export function pluginCommand(argv: string[]): Promise<number> {
         response = await callJob(await resolveConnection(options), 'list_plugins', {});
       } else if (action === 'init') return initPlugin(one('plugin name'));
       else throw new UsageError(action === undefined ? 'name an action: install, uninstall, list or init' : `unknown action ${JSON.stringify(action)}`);
-      console.log(options.output === 'text' ? responseText(response) : JSON.stringify(response, null, 2));
+      printResponse(response, options.output);
       return response.success ? EXIT.success : EXIT.failure;
     },
     [BusinessError],

@@ -108,15 +108,14 @@ async function report(workspace: string, dir: string, exitCode: number | null): 
 export function taskRunCommand(argv: string[]): Promise<number> {
   return runCommand('taskyard task', USAGE, async () => {
     const { job: action, options, fields } = splitArgs(argv);
-    if (action !== 'run') {
-      if (options.help) return console.log(USAGE), EXIT.success;
-      throw new UsageError(action === undefined ? 'name an action: run' : `unknown action ${JSON.stringify(action)}`);
-    }
     const [modulePath, ...inputs] = fields;
-    if (modulePath === undefined || modulePath.startsWith('-')) {
-      if (options.help) return console.log(USAGE), EXIT.success;
-      throw new UsageError('name the task module to run (the compiled .js file that package.json names in taskyard.tasks)');
+    const noModule = modulePath === undefined || modulePath.startsWith('-');
+    if (options.help && (action !== 'run' || noModule)) {
+      console.log(USAGE);
+      return EXIT.success;
     }
+    if (action !== 'run') throw new UsageError(action === undefined ? 'name an action: run' : `unknown action ${JSON.stringify(action)}`);
+    if (noModule) throw new UsageError('name the task module to run (the compiled .js file that package.json names in taskyard.tasks)');
     const { file, definitions } = await loadTaskModule(modulePath);
     const taskAt = inputs.findIndex((t) => t === '--task' || t.startsWith('--task='));
     const taskName = taskAt === -1 ? undefined : (inputs[taskAt]!.split('=')[1] ?? inputs[taskAt + 1]);
@@ -124,7 +123,10 @@ export function taskRunCommand(argv: string[]): Promise<number> {
     const def = pickDefinition(definitions, taskName);
     const schema = fullInputSchema(def.input_schema);
     const job = { name: `task run ${modulePath} --task ${def.name}`, description: def.description, input_schema: schema };
-    if (options.help) return console.log(`usage: taskyard ${job.name} [--input value ...]\n\n${def.description}\n\nInputs:\n${parameterLines(job).join('\n')}`), EXIT.success;
+    if (options.help) {
+      console.log(`usage: taskyard ${job.name} [--input value ...]\n\n${def.description}\n\nInputs:\n${parameterLines(job).join('\n')}`);
+      return EXIT.success;
+    }
     let config: Record<string, unknown>;
     try {
       const args = parseFields(rest, schema, parseJsonArguments(options.json));

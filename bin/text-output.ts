@@ -57,3 +57,8 @@ export function responseText(response: JobAnswer): string {
   const text = answerText(response.answer);
   return response.success ? text : `failed: ${text}`;
 }
+
+/** Prints a JobResponse: pretty JSON by default (for scripts), the text summary with `--output text`. */
+export function printResponse(response: JobAnswer, output: string | undefined): void {
+  console.log(output === 'text' ? responseText(response) : JSON.stringify(response, null, 2));
+}
