@@ -1,8 +1,8 @@
 import type { TaskLogChunk } from '../schemas/tasks.js';
-import { splitArgs } from './cli-args.js';
-import { CallError, EXIT, runCommand, UsageError } from './cli-errors.js';
+import { CallError, EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection, type Connection } from './connection.js';
 import { callJob } from './job-client.js';
+import { subCommand } from './sub-command.js';
 import { followTask } from './task-follow.js';
 
 const USAGE = `usage: taskyard logs TASK_ID [--follow] [--url URL | --target ADDRESS] [--token TOKEN]
@@ -29,12 +29,7 @@ async function printLog(conn: Connection, taskId: string): Promise<number> {
 
 /** `taskyard logs TASK_ID [--follow]`: returns the exit code. */
 export function logsCommand(argv: string[]): Promise<number> {
-  return runCommand('taskyard logs', USAGE, async () => {
-    const { job: taskId, options, fields } = splitArgs(argv);
-    if (options.help) {
-      console.log(USAGE);
-      return EXIT.success;
-    }
+  return subCommand('taskyard logs', USAGE, argv, async ({ job: taskId, options, fields }) => {
     if (taskId === undefined) throw new UsageError('name the Task ID whose log to print');
     if (fields.length) throw new UsageError(`unexpected argument ${JSON.stringify(fields[0])}`);
     const conn = await resolveConnection(options);

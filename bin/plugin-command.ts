@@ -2,12 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BusinessError } from '../supervisor/errors.js';
-import { splitArgs, type GlobalOptions } from './cli-args.js';
-import { EXIT, runCommand, UsageError } from './cli-errors.js';
+import type { GlobalOptions } from './cli-args.js';
+import { EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection } from './connection.js';
 import { callJob, type JobAnswer } from './job-client.js';
 import { isDirectory, packDirectory } from './pack-directory.js';
 import { initPlugin } from './plugin-init.js';
+import { subCommand } from './sub-command.js';
 import { printResponse } from './text-output.js';
 import { uploadFile } from './upload-client.js';
 
@@ -40,15 +41,11 @@ async function install(path: string, options: GlobalOptions): Promise<JobAnswer>
 
 /** `taskyard plugin install|uninstall|list|init`: returns the exit code. */
 export function pluginCommand(argv: string[]): Promise<number> {
-  return runCommand(
+  return subCommand(
     'taskyard plugin',
     USAGE,
-    async () => {
-      const { job: action, options, fields } = splitArgs(argv);
-      if (options.help) {
-        console.log(USAGE);
-        return EXIT.success;
-      }
+    argv,
+    async ({ job: action, options, fields }) => {
       const one = (what: string): string => {
         if (fields.length !== 1 || fields[0]!.startsWith('-')) throw new UsageError(`give exactly one ${what}`);
         return fields[0]!;

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { DEFAULT_WORKSPACE, resolveWorkspace } from '../supervisor/workspace-path.js';
 import { BusinessError } from '../supervisor/errors.js';
 import { packSnapshot } from '../supervisor/snapshots/pack-snapshot.js';
-import { splitArgs } from './cli-args.js';
-import { EXIT, runCommand, UsageError } from './cli-errors.js';
+import { EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection } from './connection.js';
 import { callJob } from './job-client.js';
+import { subCommand } from './sub-command.js';
 import { printResponse } from './text-output.js';
 import { uploadFile } from './upload-client.js';
 
@@ -22,15 +22,11 @@ JobResponse; exit code 0 when it succeeded.`;
 
 /** `taskyard sync push <task_id>...`: returns the exit code. */
 export function syncCommand(argv: string[]): Promise<number> {
-  return runCommand(
+  return subCommand(
     'taskyard sync',
     USAGE,
-    async () => {
-      const { job: action, options, fields } = splitArgs(argv);
-      if (options.help) {
-        console.log(USAGE);
-        return EXIT.success;
-      }
+    argv,
+    async ({ job: action, options, fields }) => {
       if (action !== 'push') throw new UsageError(action === undefined ? 'name an action' : `unknown action ${JSON.stringify(action)}`);
       if (!fields.length) throw new UsageError('name at least one Task ID to push');
       if (options.target === undefined && options.url === undefined) throw new UsageError('say where to push: --target ADDRESS (or --url URL)');

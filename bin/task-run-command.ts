@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
-import type { TaskStatus } from '../schemas/tasks.js';
+import { Value } from '@sinclair/typebox/value';
+import { TaskStatus } from '../schemas/tasks.js';
 import { check, describeIssues } from '../schemas/validator.js';
 import { PACKAGE_ROOT } from '../supervisor/build-info.js';
 import { fullInputSchema } from '../supervisor/tasks/base-fields.js';
@@ -35,21 +36,15 @@ async function writeQueued(workspace: string, def: TaskDefinitionEntry, config: 
   const id = formatTaskId(parts);
   const dir = taskDirOf(workspace, id, parts);
   await mkdir(dir, { recursive: true });
+  // Every other field is the schema's default (queued, no pid, no steps, exit code 0, ...).
   const status: TaskStatus = {
+    ...(Value.Create(TaskStatus) as TaskStatus),
     task_id: id,
     run_id: randomUUID().replaceAll('-', ''),
     task_type: parts.type,
     task_name: def.name,
     config,
-    state: 'queued',
-    pid: null,
     created_at: nowIso(),
-    started_at: null,
-    finished_at: null,
-    steps: [],
-    result: {},
-    error: '',
-    exit_code: 0,
     log_path: relativeTaskPath(parts, id, TASK_FILES.log),
   };
   await writeJsonAtomic(join(dir, TASK_FILES.status), status);
