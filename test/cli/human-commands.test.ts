@@ -51,6 +51,9 @@ t.test('help without a reachable service shows what it can and says why', async 
     t.match(general.stdout, `taskyard ${command}`, `general help lists ${command}`);
   }
   t.match(general.stdout, /could not be asked for its Jobs/);
+  const refused = await cli(['shell', '--help'], { TASKYARD_TOKEN: 'nope' });
+  t.equal(refused.code, 0, 'a refused token does not stop help either');
+  t.match(refused.stdout, /could not be asked: HTTP 401: Invalid bearer token/);
 });
 
 t.test('submit --task demo --help shows the Task’s own inputs', async (t) => {
@@ -139,6 +142,9 @@ export default [defineTask({ name: 'dir-task', taskType: 'dirs', description: 'A
   t.equal(removed.code, 0, removed.stderr);
   t.match(JSON.parse(removed.stdout).answer, { name: 'dir-plugin' });
   t.same(JSON.parse((await cli(['plugin', 'list'])).stdout).answer, []);
+  const missing = await cli(['plugin', 'install', join(dir, 'nope.tgz')]);
+  t.equal(missing.code, 2);
+  t.match(missing.stderr, /nope\.tgz does not exist/);
   const noName = await cli(['plugin', 'uninstall']);
   t.equal(noName.code, 2);
   t.match(noName.stderr, 'give exactly one plugin name');

@@ -61,6 +61,16 @@ t.test('a failing Task exits 1 with its error', async (t) => {
   t.match(run.stdout, /failed in [\d.]+ s {2}· {2}exit code 1 {2}· {2}ValueError: n must not be negative/);
 });
 
+t.test('plugin init refuses a bad name or an existing directory', async (t) => {
+  const bad = await runCli(['plugin', 'init', 'Bad Name'], { HOME: plugin }, { cwd: plugin });
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, 'is not an npm package name');
+  await mkdir(join(plugin, 'taken'));
+  const taken = await runCli(['plugin', 'init', 'taken'], { HOME: plugin }, { cwd: plugin });
+  t.equal(taken.code, 2);
+  t.match(taken.stderr, 'already exists');
+});
+
 t.test('usage errors: TypeScript module, unknown Task, missing input, several Tasks', async (t) => {
   const ts = await cli(['tasks.ts']);
   t.equal(ts.code, 2);
