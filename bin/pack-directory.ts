@@ -24,6 +24,7 @@ export async function packDirectory(dir: string, into: string): Promise<string> 
   }
   const tasks = manifest.taskyard?.tasks;
   if (typeof tasks !== 'string') throw new UsageError(`${join(dir, 'package.json')} has no "taskyard": {"tasks": "<module>"}: the service would not know which module holds the Tasks`);
+  if (/\.[cm]?ts$/.test(tasks)) throw new UsageError(`taskyard.tasks of ${dir} names ${tasks}, a TypeScript file Node does not run: point it at the compiled .js (e.g. ./dist/tasks.js) and build`);
   if (!(await stat(resolve(dir, tasks)).then((s) => s.isFile(), () => false))) {
     throw new UsageError(`the task module ${tasks} of ${dir} does not exist yet: build the plugin first (\`npm run build\` in ${dir})`);
   }

@@ -123,6 +123,11 @@ t.test('plugin uninstall and list are commands; a directory is packed before ins
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-plugin-dir-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'dir-plugin', version: '1.0.0', type: 'module', taskyard: { tasks: './dist/tasks.js' } }));
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'dir-plugin', version: '1.0.0', type: 'module', taskyard: { tasks: './src/tasks.ts' } }));
+  const typescript = await cli(['plugin', 'install', dir]);
+  t.equal(typescript.code, 2);
+  t.match(typescript.stderr, /a TypeScript file Node does not run: point it at the compiled \.js/);
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: 'dir-plugin', version: '1.0.0', type: 'module', taskyard: { tasks: './dist/tasks.js' } }));
   const unbuilt = await cli(['plugin', 'install', dir]);
   t.equal(unbuilt.code, 2);
   t.match(unbuilt.stderr, /does not exist yet: build the plugin first/);
