@@ -9,6 +9,8 @@ import { TaskStatus } from '../schemas/tasks.js';
 import { check, describeIssues } from '../schemas/validator.js';
 import { PACKAGE_ROOT } from '../supervisor/build-info.js';
 import { fullInputSchema } from '../supervisor/tasks/base-fields.js';
+import { identityVariables, taskEnvironment } from '../supervisor/tasks/task-environment.js';
+import { RUNNER } from '../workers/task-runner/runner-file.js';
 import { anonymousName, formatTaskId, normalizeSourceTasks, relativeTaskPath, taskDirOf } from '../supervisor/tasks/task-ids.js';
 import { nowIso, TASK_FILES, writeJsonAtomic } from '../workers/task-runner/record-files.js';
 import type { TaskDefinitionEntry } from '../workers/task-runner/task-sdk.js';
@@ -28,7 +30,6 @@ status, log and artifacts. Inputs are flags, as for submit (\`taskyard task run 
 lists them). Exit code 0 when the Task succeeded, 1 when it failed, 2 on a usage error.`;
 
 /** The runner the service starts for every Task; the same file runs Tasks here. */
-const RUNNER = join(PACKAGE_ROOT, 'dist', 'workers', 'task-runner', 'runner.cjs');
 
 /** The queued record, as `submit` writes it, so the runner sees exactly what the service gives it. */
 async function writeQueued(workspace: string, def: TaskDefinitionEntry, config: Record<string, unknown> & { task_name: string }): Promise<{ dir: string; status: TaskStatus }> {
@@ -51,21 +52,12 @@ async function writeQueued(workspace: string, def: TaskDefinitionEntry, config: 
   return { dir, status };
 }
 
-/** Starts the runner with the identity variables the launcher passes; resolves with its exit code. */
+/** Starts the runner with the identity variables the service's executor passes; resolves with its exit code. */
 async function runRunner(workspace: string, dir: string, status: TaskStatus, def: TaskDefinitionEntry, module: string): Promise<number | null> {
   const log = await open(join(dir, TASK_FILES.log), 'a');
   try {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      TASKYARD_WORKSPACE: workspace,
-      TASKYARD_TASK_DIR: dir,
-      TASKYARD_TASK_ID: status.task_id,
-      TASKYARD_RUN_ID: status.run_id,
-      TASKYARD_TASK_TYPE: status.task_type,
-      TASKYARD_TASK_REGISTRATION: def.name,
-      TASKYARD_TASK_MODULE: module,
-    };
-    delete env['TASKYARD_TOKEN'];
+    const identity = { workspace, dir, taskId: status.task_id, runId: status.run_id, taskType: status.task_type, registration: def.name, module };
+    const env = taskEnvironment(identityVariables(identity));
     const child = spawn(process.execPath, [RUNNER], { cwd: dir, stdio: ['ignore', log.fd, log.fd], env });
     // Ctrl-C stops the Task, not just this command.
     const forward = () => child.kill('SIGTERM');

@@ -11,9 +11,6 @@ import { runIdOfCommandLine } from '../../workers/task-runner/runner-file.js';
  * keeping files about either.
  */
 
-/** The variable that tells Task code its run_id. */
-export const RUN_ID_VARIABLE = 'TASKYARD_RUN_ID';
-
 /** The run a process works for, when it is a task runner (and still there). */
 async function runOf(pid: number): Promise<string | null> {
   try {

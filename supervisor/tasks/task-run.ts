@@ -2,7 +2,7 @@ import type { TaskStatus } from '../../schemas/tasks.js';
 import { TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { LiveTask } from './live-task.js';
 import type { Executor, Worker, WorkerEnd } from './local-executor.js';
-import { RUN_ID_VARIABLE } from './runner-processes.js';
+import { identityVariables } from './task-environment.js';
 import { retryTerminalRecord, terminalStatusOf, writeTerminalRecord } from './settle-record.js';
 import type { TaskIndex } from './task-index.js';
 import type { TaskIdParts } from './task-ids.js';
@@ -131,15 +131,7 @@ export class TaskRun {
         runId: spec.runId,
         cwd: spec.dir,
         logFile: join(spec.dir, TASK_FILES.log),
-        env: {
-          TASKYARD_WORKSPACE: this.#host.workspace,
-          TASKYARD_TASK_DIR: spec.dir,
-          TASKYARD_TASK_ID: spec.id,
-          [RUN_ID_VARIABLE]: spec.runId,
-          TASKYARD_TASK_TYPE: spec.parts.type,
-          TASKYARD_TASK_REGISTRATION: spec.registration,
-          TASKYARD_TASK_MODULE: spec.module,
-        },
+        env: identityVariables({ workspace: this.#host.workspace, dir: spec.dir, taskId: spec.id, runId: spec.runId, taskType: spec.parts.type, registration: spec.registration, module: spec.module }),
       });
     } catch (err) {
       return { kind: 'spawn-failed', message: (err as Error).message };
