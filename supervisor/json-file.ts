@@ -1,12 +1,22 @@
-import { readFile } from 'node:fs/promises';
+import { openRegularFile } from '../workers/safe-file.js';
 
 /**
  * A JSON file holding an object, read tolerantly: missing, unreadable, invalid JSON or any other
  * JSON value all answer null (records and package manifests written by others look missing).
+ * A symbolic link, FIFO or other non-regular file looks missing too: it is opened without
+ * following links and without waiting for a writer, so a FIFO named status.json cannot hold a
+ * libuv thread (and with four of them, every file operation of the service).
  */
 export async function readJsonObject(file: string): Promise<Record<string, unknown> | null> {
   try {
-    const parsed: unknown = JSON.parse(await readFile(file, 'utf8'));
+    const handle = await openRegularFile(file);
+    let text: string;
+    try {
+      text = await handle.readFile('utf8');
+    } finally {
+      await handle.close();
+    }
+    const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
   } catch {
     return null;

@@ -1,5 +1,5 @@
-import { open } from 'node:fs/promises';
 import type { TaskLogChunk } from '../../schemas/tasks.js';
+import { openTaskFile } from './task-file.js';
 
 /** True for a UTF-8 continuation byte (10xxxxxx). */
 const isContinuation = (byte: number) => (byte & 0xc0) === 0x80;
@@ -28,12 +28,11 @@ function incompleteTail(buf: Buffer): number {
  * forward past continuation bytes, the end stops before a character the window (or the file, while
  * a writer is mid-character) does not finish. `offset` -1 reads the tail; an offset past the end
  * means the log was reset (replaced or truncated): the answer starts at 0 with `reset` set.
+ * A missing log reads as empty; one that is not a regular file is refused (PermissionError).
  */
 export async function readLogWindow(file: string, offset: number, limit: number): Promise<TaskLogChunk> {
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch {
+  const handle = await openTaskFile(file);
+  if (!handle) {
     return { content: '', start_offset: 0, next_offset: 0, file_size: 0, has_more_before: false, has_more_after: false, reset: offset > 0 };
   }
   try {
