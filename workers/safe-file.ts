@@ -60,12 +60,14 @@ export async function openRegularFile(path: string): Promise<FileHandle> {
   }
 }
 
-/** The same, synchronous, answering a file descriptor (for the runner). */
-export function openRegularFileSync(path: string): number {
+/** Opens with `flags` (which carry O_NOFOLLOW | O_NONBLOCK), then refuses anything but a regular file. */
+function openCheckedSync(path: string, flags: number, mode?: number): number {
   let fd: number;
   try {
-    fd = openSync(path, FLAGS);
+    fd = openSync(path, flags, mode);
   } catch (err) {
+    // Under O_NONBLOCK a FIFO without a reader refuses a writer with ENXIO (so does a socket).
+    if ((err as NodeJS.ErrnoException).code === 'ENXIO') throw new UnsafeFileError(path, 'not-regular', 'named pipe or socket');
     throw asRefusal(path, err);
   }
   try {
@@ -75,4 +77,18 @@ export function openRegularFileSync(path: string): number {
     closeSync(fd);
     throw err;
   }
+}
+
+/** The same, synchronous, answering a file descriptor (for the runner). */
+export function openRegularFileSync(path: string): number {
+  return openCheckedSync(path, FLAGS);
+}
+
+/**
+ * Opens (creating if needed, mode 0644) `path` for appending, with the same guarantees: no link
+ * followed, no wait on a FIFO, regular files only. For the log a Task's output goes to: a link
+ * planted there must not make the service write outside the workspace.
+ */
+export function openAppendFileSync(path: string): number {
+  return openCheckedSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
 }

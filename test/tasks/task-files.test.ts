@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, constants, openSync, readSync, symlinkSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
+import { closeSync, constants, openSync, readSync, symlinkSync, writeSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { openRegularFile, openRegularFileSync, UnsafeFileError } from '../../workers/safe-file.js';
+import { openAppendFileSync, openRegularFile, openRegularFileSync, UnsafeFileError } from '../../workers/safe-file.js';
 import { parseSse, waitFor, type TestService } from '../helpers/service.js';
 import { makeWorkspace, startTaskService, statusOf, submitOk, waitTask, writeFixturePlugin, type Status } from './task-helpers.js';
 
@@ -85,6 +85,17 @@ t.test('safe-file: regular files open, everything else is refused on the descrip
     t.match(err, { path, reason, kind, message: `${path} is not a regular file (${kind})` });
     t.throws(() => openRegularFileSync(path), new UnsafeFileError(path, reason, kind), `sync: ${name} is refused`);
   }
+
+  const appended = openAppendFileSync(join(dir, 'new.log'));
+  writeSync(appended, 'one\n');
+  closeSync(appended);
+  const again = openAppendFileSync(join(dir, 'new.log'));
+  writeSync(again, 'two\n');
+  closeSync(again);
+  t.equal(await readFile(join(dir, 'new.log'), 'utf8'), 'one\ntwo\n', 'append: created, then appended to');
+  t.throws(() => openAppendFileSync(join(dir, 'link')), new UnsafeFileError(join(dir, 'link'), 'symlink', 'symbolic link'), 'append: a link is not followed');
+  t.equal(await readFile(regular, 'utf8'), 'hello\n', 'and its target is untouched');
+  t.throws(() => openAppendFileSync(join(dir, 'fifo')), new UnsafeFileError(join(dir, 'fifo'), 'not-regular', 'named pipe or socket'), 'append: a FIFO without a reader is refused, not waited on');
 });
 
 t.test('read_task_log does not follow a task.log replaced by a symbolic link', async (t) => {
@@ -225,4 +236,19 @@ t.test('artifacts: a FIFO is refused, and the file hashed is the file checked', 
   t.equal(done.state, 'succeeded', done.error);
   const sha256 = createHash('sha256').update('original content\n').digest('hex');
   t.same((done['result'] as { artifacts: unknown }).artifacts, { data: { path: 'data.txt', size: 17, sha256 } }, 'size and hash of the file that was opened');
+});
+
+t.test('a task.log planted as a link while the run is queued is not written through', async (t) => {
+  const svc = await startTaskService(t, { config: { service: { max_running_tasks: 1 } } });
+  const { path: outside } = await secretFile(t);
+  const before = await readFile(outside, 'utf8');
+  const blocker = await submitOk(t, svc, { task: 'sleep', seconds: 60 });
+  const queued = await submitOk(t, svc, { task: 'demo', x: 1, y: 2 });
+  t.equal((await statusOf(svc, queued.task_id)).state, 'queued');
+  symlinkSync(outside, join(svc.workspace, 'base', queued.task_id, 'task.log'));
+  t.equal((await svc.call('cancel', { task_id: blocker.task_id })).body.answer, true);
+
+  const ended = await terminal(svc, queued.task_id);
+  t.same([ended.state, ended.error], ['failed', 'RuntimeError: the task runner could not start: task.log is not a regular file (symbolic link); it is not written']);
+  t.equal(await readFile(outside, 'utf8'), before, 'nothing was appended outside the workspace');
 });

@@ -7,7 +7,8 @@
  * service adopts them.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync } from 'node:fs';
+import { openAppendFileSync, UnsafeFileError } from '../safe-file.js';
 import { RUNNER, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
 
 function send(event: SpawnerEvent): void {
@@ -17,13 +18,16 @@ function send(event: SpawnerEvent): void {
 function start(req: SpawnRequest): void {
   let logFd: number | undefined;
   try {
-    logFd = openSync(req.logFile, 'a');
+    // The log is opened safely: a link planted as task.log while the run was queued must not
+    // send the Task's output outside the workspace, nor a FIFO stop this process.
+    logFd = openAppendFileSync(req.logFile);
     const child = spawn(process.execPath, [RUNNER], { cwd: req.cwd, detached: true, stdio: ['ignore', logFd, logFd], env: { ...process.env, ...req.env } });
     child.once('error', (err) => send({ type: 'spawn-failed', runId: req.runId, message: err.message }));
     child.once('exit', (code, signal) => send({ type: 'exited', runId: req.runId, code, signal }));
     if (child.pid !== undefined) send({ type: 'spawned', runId: req.runId, pid: child.pid });
   } catch (err) {
-    send({ type: 'spawn-failed', runId: req.runId, message: (err as Error).message });
+    const message = err instanceof UnsafeFileError ? `task.log is not a regular file (${err.kind}); it is not written` : (err as Error).message;
+    send({ type: 'spawn-failed', runId: req.runId, message });
   } finally {
     if (logFd !== undefined) closeSync(logFd);
   }
