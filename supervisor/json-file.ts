@@ -1,4 +1,4 @@
-import { openRegularFile } from '../workers/safe-file.js';
+import { readRegularFile } from '../workers/safe-file.js';
 
 /**
  * A JSON file holding an object, read tolerantly: missing, unreadable, invalid JSON or any other
@@ -9,13 +9,7 @@ import { openRegularFile } from '../workers/safe-file.js';
  */
 export async function readJsonObject(file: string): Promise<Record<string, unknown> | null> {
   try {
-    const handle = await openRegularFile(file);
-    let text: string;
-    try {
-      text = await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
+    const text = (await readRegularFile(file)).toString('utf8');
     const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
   } catch {

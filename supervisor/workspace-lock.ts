@@ -3,7 +3,7 @@ import { link, mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isAlive, readProcess } from '../workers/process-tree.js';
-import { openRegularFile } from '../workers/safe-file.js';
+import { readRegularFile } from '../workers/safe-file.js';
 import { STATE_DIR } from './token-store.js';
 
 /** Who holds a workspace: the content of the lock file. */
@@ -43,12 +43,7 @@ const ATTEMPTS = 200;
 /** The file's text, or undefined when it does not exist; a link or FIFO reads as '' (garbage). */
 async function readText(file: string): Promise<string | undefined> {
   try {
-    const handle = await openRegularFile(file);
-    try {
-      return await handle.readFile('utf8');
-    } finally {
-      await handle.close();
-    }
+    return (await readRegularFile(file)).toString('utf8');
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : '';
   }

@@ -31,12 +31,12 @@ function incompleteTail(buf: Buffer): number {
  * A missing log reads as empty; one that is not a regular file is refused (PermissionError).
  */
 export async function readLogWindow(file: string, offset: number, limit: number): Promise<TaskLogChunk> {
-  const handle = await openTaskFile(file);
-  if (!handle) {
+  const opened = await openTaskFile(file);
+  if (!opened) {
     return { content: '', start_offset: 0, next_offset: 0, file_size: 0, has_more_before: false, has_more_after: false, reset: offset > 0 };
   }
+  const { handle, stat: { size } } = opened;
   try {
-    const size = (await handle.stat()).size;
     const reset = offset > size;
     let start = offset < 0 ? Math.max(0, size - limit) : reset ? 0 : offset;
     // Read up to 3 extra bytes so a start inside a character can move to the next one.

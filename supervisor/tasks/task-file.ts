@@ -1,6 +1,7 @@
+import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { openRegularFile, UnsafeFileError } from '../../workers/safe-file.js';
+import { openRegularFileWithStat, UnsafeFileError } from '../../workers/safe-file.js';
 import { PermissionError } from '../errors.js';
 
 /** The business failure for a Task file that is not a regular file; the Task directory is named by its ID. */
@@ -14,11 +15,12 @@ export function refusedTaskFile(err: UnsafeFileError): InstanceType<typeof Permi
  * Opens a file of a Task directory the way the service reads anything a Task could have made:
  * no symbolic link followed, no wait on a FIFO, regular files only. A missing file answers
  * undefined; one that is not a regular file is a PermissionError (a business failure, so Jobs and
- * followers report it as such); other I/O errors are thrown as they are.
+ * followers report it as such); other I/O errors are thrown as they are. The stat is the one the
+ * check was made with.
  */
-export async function openTaskFile(path: string): Promise<FileHandle | undefined> {
+export async function openTaskFile(path: string): Promise<{ handle: FileHandle; stat: Stats } | undefined> {
   try {
-    return await openRegularFile(path);
+    return await openRegularFileWithStat(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
