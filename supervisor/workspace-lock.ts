@@ -3,7 +3,7 @@ import { link, mkdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isAlive, readProcess } from '../workers/process-tree.js';
-import { readRegularFile } from '../workers/safe-file.js';
+import { readRegularFile, UnsafeFileError } from '../workers/safe-file.js';
 import { STATE_DIR } from './token-store.js';
 
 /** Who holds a workspace: the content of the lock file. */
@@ -40,12 +40,18 @@ const LOCK_FILE = 'service.lock';
 /** A starter waiting on another's take-over gives up after this many rounds (a few seconds). */
 const ATTEMPTS = 200;
 
-/** The file's text, or undefined when it does not exist; a link or FIFO reads as '' (garbage). */
+/**
+ * The file's text, or undefined when it does not exist; a link or FIFO in its place reads as ''
+ * (no live holder). Any other error (a lock another user's service keeps unreadable) is thrown:
+ * what cannot be read is not taken over.
+ */
 async function readText(file: string): Promise<string | undefined> {
   try {
     return (await readRegularFile(file)).toString('utf8');
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : '';
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (err instanceof UnsafeFileError) return '';
+    throw err;
   }
 }
 

@@ -1,5 +1,5 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -76,6 +76,17 @@ t.test('a lock left by a dead process, or by a pid now used by another process, 
     await writeLock(workspace, holder);
     const service = await start(workspace);
     t.same([(await readHolder(workspace)).pid, (await readHolder(workspace)).address], [process.pid, service.url], `pid ${holder.pid} start ${holder.start_time}: taken over`);
+    await service.close();
+  }
+  // Damaged locks have no live holder: garbage, a link (not followed), a FIFO (not waited on).
+  for (const plant of [
+    () => writeFile(lockFile(workspace), '{"pid": 1, "half'),
+    () => symlink(lockFile(workspace) + '.elsewhere', lockFile(workspace)),
+    () => void execFileSync('mkfifo', [lockFile(workspace)]),
+  ]) {
+    await plant();
+    const service = await start(workspace);
+    t.equal((await readHolder(workspace)).address, service.url, 'a damaged lock is replaced');
     await service.close();
   }
   await writeLock(workspace, { pid: process.pid, start_time: (await readProcess(process.pid))!.startTime, address: null, started_at: now });
