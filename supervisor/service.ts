@@ -65,16 +65,19 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const host = config.service.host.includes(':') ? `[${config.service.host}]` : config.service.host;
     const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${server.port}`;
     await lock.setAddress(url);
+    // Closing twice must be harmless: a second close of the uWS listen socket crashes the process.
+    let closed: Promise<void> | undefined;
     return {
       url,
       port: server.port,
       adapter: server.adapter,
       workspace,
       registry,
-      close: async () => {
-        await server.close();
-        await closeAll();
-      },
+      close: () =>
+        (closed ??= (async () => {
+          await server.close();
+          await closeAll();
+        })()),
     };
   } catch (err) {
     await closeAll();

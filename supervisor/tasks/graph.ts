@@ -24,13 +24,13 @@ function nodeOf(id: string, record: TaskRecord | undefined): GraphNode {
 function closure(start: string, next: (id: string) => readonly string[]): string[] {
   const seen = new Set([start]);
   const order: string[] = [];
-  const queue = [start];
-  while (queue.length) {
-    for (const id of next(queue.shift()!)) {
+  // `order` doubles as the queue: index `head` is the next to expand.
+  let current: string | undefined = start;
+  for (let head = 0; current !== undefined; current = order[head++]) {
+    for (const id of next(current)) {
       if (seen.has(id)) continue;
       seen.add(id);
       order.push(id);
-      queue.push(id);
     }
   }
   return order;
@@ -39,16 +39,13 @@ function closure(start: string, next: (id: string) => readonly string[]): string
 /**
  * The lineage of one Task from recorded `source_tasks` (status, else metadata): its ancestors,
  * itself and its descendants. Referenced IDs without a record become `missing` nodes. Nothing is
- * executed: this only reads the index.
+ * executed: this only reads the index, whose child links make the cost that of the answer.
  */
 export function buildLineage(index: TaskIndex, selected: string): { graph: TaskGraph; relations: Relations } {
-  const children = new Map<string, string[]>();
-  for (const record of index.all()) {
-    for (const parent of record.sources) children.set(parent, [...(children.get(parent) ?? []), record.id]);
-  }
   const parentsOf = (id: string) => index.get(id)?.sources ?? [];
   const ancestors = closure(selected, parentsOf);
-  const descendants = closure(selected, (id) => (children.get(id) ?? []).sort());
+  const directChildren = index.childrenOf(selected);
+  const descendants = closure(selected, (id) => (id === selected ? directChildren : index.childrenOf(id)));
   const nodes = [...ancestors.slice().reverse(), selected, ...descendants].map((id) => nodeOf(id, index.get(id)));
   const inGraph = new Set(nodes.map((n) => n.task_id));
   const edges = nodes.flatMap((n) => n.parent_ids.filter((p) => inGraph.has(p)).map((p) => ({ source: p, target: n.task_id })));
@@ -59,7 +56,7 @@ export function buildLineage(index: TaskIndex, selected: string): { graph: TaskG
     relations: {
       direct_upstream: [...parentsOf(selected)],
       ancestors,
-      direct_downstream: (children.get(selected) ?? []).sort(),
+      direct_downstream: directChildren,
       missing: nodes.filter((n) => n.missing).map((n) => n.task_id),
       provisional: nodes.filter((n) => n.provisional).map((n) => n.task_id),
     },
