@@ -238,24 +238,27 @@ t.test('artifacts: a FIFO is refused, and the file hashed is the file checked', 
   t.same((done['result'] as { artifacts: unknown }).artifacts, { data: { path: 'data.txt', size: 17, sha256 } }, 'size and hash of the file that was opened');
 });
 
-t.test('a task.log planted as a link while the run is queued is not written through', async (t) => {
-  const svc = await startTaskService(t, { config: { service: { max_running_tasks: 1 } } });
-  const { path: outside } = await secretFile(t);
-  const before = await readFile(outside, 'utf8');
-  const blocker = await submitOk(t, svc, { task: 'sleep', seconds: 60 });
-  const queued = await submitOk(t, svc, { task: 'demo', x: 1, y: 2 });
-  t.equal((await statusOf(svc, queued.task_id)).state, 'queued');
-  symlinkSync(outside, join(svc.workspace, 'base', queued.task_id, 'task.log'));
-  t.equal((await svc.call('cancel', { task_id: blocker.task_id })).body.answer, true);
+for (const pool of [0, 2]) {
+  t.test(`a task.log planted as a link while the run is queued is not written through (runner pool ${pool})`, async (t) => {
+    const svc = await startTaskService(t, { config: { service: { max_running_tasks: 1, runner_pool_size: pool } } });
+    const { path: outside } = await secretFile(t);
+    const before = await readFile(outside, 'utf8');
+    const blocker = await submitOk(t, svc, { task: 'sleep', seconds: 60 });
+    const queued = await submitOk(t, svc, { task: 'demo', x: 1, y: 2 });
+    t.equal((await statusOf(svc, queued.task_id)).state, 'queued');
+    const log = join(svc.workspace, 'base', queued.task_id, 'task.log');
+    symlinkSync(outside, log);
+    t.equal((await svc.call('cancel', { task_id: blocker.task_id })).body.answer, true);
 
-  const ended = await terminal(svc, queued.task_id);
-  t.equal(await readFile(outside, 'utf8'), before, 'nothing was appended outside the workspace');
-  // A runner from the pool moves its own log onto task.log (the link is replaced, not followed);
-  // one started directly opens task.log safely and refuses the link.
-  if (ended.state === 'failed') {
-    t.equal(ended.error, 'RuntimeError: the task runner could not start: task.log is not a regular file (symbolic link); it is not written');
-  } else {
-    t.equal(ended.state, 'succeeded', ended.error);
-    t.ok((await lstat(join(svc.workspace, 'base', queued.task_id, 'task.log'))).isFile(), 'task.log is the run\'s own file now');
-  }
-});
+    const ended = await terminal(svc, queued.task_id);
+    t.equal(await readFile(outside, 'utf8'), before, 'nothing was appended outside the workspace');
+    if (pool === 0) {
+      // Started directly: the spawner opens task.log safely and refuses the link.
+      t.same([ended.state, ended.error], ['failed', 'RuntimeError: the task runner could not start: task.log is not a regular file (symbolic link); it is not written']);
+    } else {
+      // A pooled runner moves its own log onto task.log: the link is replaced, not followed.
+      t.equal(ended.state, 'succeeded', ended.error);
+      t.ok((await lstat(log)).isFile(), 'task.log is the run\'s own file now');
+    }
+  });
+}
