@@ -6,7 +6,8 @@
  * millisecond of import time is paid by every submit, which is also why the build bundles it into
  * one CommonJS file (`runner.cjs`, see bundle.mjs): loading this as several ES modules costs ~8 ms.
  */
-import { openSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { openAppendFileSync } from '../safe-file.js';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ArtifactRecord, TaskStatus } from '../../schemas/tasks.js';
@@ -88,7 +89,7 @@ async function main(): Promise<void> {
       taskId: status.task_id,
       runId: status.run_id,
       createdAt: status.created_at ?? '',
-      logFd: openSync(join(dir, TASK_FILES.log), 'a'),
+      logFd: openAppendFileSync(join(dir, TASK_FILES.log)),
     },
     publisher,
     artifacts,
