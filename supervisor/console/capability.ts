@@ -1,6 +1,6 @@
 import type { CapabilityFactory } from '../capability.js';
 import { loadBundle } from './static-bundle.js';
-import { createStaticRoute } from './static-route.js';
+import { createStaticRoute } from '../../protocol/static-route.js';
 
 /**
  * The web console: the built pages of `dist/web` at `/`. It adds no Jobs; the pages are a client

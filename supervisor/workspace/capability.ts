@@ -1,5 +1,5 @@
 import type { CapabilityFactory } from '../capability.js';
-import { createFilesRoute } from './files-route.js';
+import { createFilesRoute } from '../../protocol/files-route.js';
 import { UploadStaging } from './upload-staging.js';
 import { workspaceJobs } from './workspace-jobs.js';
 

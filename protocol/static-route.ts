@@ -1,7 +1,7 @@
-import { HttpError } from '../errors.js';
-import type { HeaderMap, IncomingRequest, ResponseSink } from '../../protocol/http.js';
-import type { Route } from '../../protocol/route.js';
-import type { Bundle, BundleFile } from './static-bundle.js';
+import { HttpError } from '../supervisor/errors.js';
+import type { HeaderMap, IncomingRequest, ResponseSink } from './http.js';
+import type { Route } from './route.js';
+import type { Bundle, BundleFile } from '../supervisor/console/static-bundle.js';
 
 /**
  * The page only talks to its own origin and runs only its own bundled script, so a Markdown file

@@ -1,10 +1,10 @@
-import type { IncomingRequest, ResponseSink } from '../../protocol/http.js';
-import { sendJson } from '../../protocol/reply.js';
-import type { Route } from '../../protocol/route.js';
-import { ok } from '../../schemas/job-response.js';
-import { HttpError } from '../errors.js';
-import { stagedFilePath } from './staged-path.js';
-import type { UploadStaging } from './upload-staging.js';
+import type { IncomingRequest, ResponseSink } from './http.js';
+import { sendJson } from './reply.js';
+import type { Route } from './route.js';
+import { ok } from '../schemas/job-response.js';
+import { HttpError } from '../supervisor/errors.js';
+import { stagedFilePath } from '../supervisor/workspace/staged-path.js';
+import type { UploadStaging } from '../supervisor/workspace/upload-staging.js';
 
 /**
  * `POST /files` (raw body, `x-file-name`, optional `x-file-directory`) answers a FileCopy;
