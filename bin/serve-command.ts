@@ -54,6 +54,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const envToken = process.env['TASKYARD_TOKEN'];
   if (values.token !== undefined) overrides.token = values.token;
   else if (envToken) overrides.token = envToken;
+  // Read once; from here on no child process (shell, npm, probes, Task runners) inherits it.
+  delete process.env['TASKYARD_TOKEN'];
 
   try {
     const config = loadConfig(values.config, overrides);

@@ -53,8 +53,11 @@ function rpcError(res: ResponseSink, status: number, code: number, message: stri
 // costs more than the whole tool call.
 const schemaValidator = new AjvJsonSchemaValidator();
 
-/** A fresh low-level MCP server whose two handlers are fed by the Job registry. */
-function buildServer(opts: McpOptions): Server {
+/**
+ * A fresh low-level MCP server whose two handlers are fed by the Job registry. `callerGone` is the
+ * HTTP request's abort: a caller that disconnects aborts its Jobs, as on the JSON and SSE routes.
+ */
+function buildServer(opts: McpOptions, callerGone: AbortSignal): Server {
   const server = new Server({ name: 'taskyard', version: PACKAGE_VERSION }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: schemaValidator });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: opts.registry.list().map(({ job }) => ({
@@ -76,7 +79,7 @@ function buildServer(opts: McpOptions): Server {
       }
       throw err;
     }
-    const ctx = createJobContext(() => [extra.signal, opts.shutdown], false);
+    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], false);
     const response = plainAnswer((await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT);
     return {
       content: [{ type: 'text' as const, text: JSON.stringify(response) }],
@@ -135,7 +138,7 @@ export async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: M
   if (version !== undefined && !messages.some(isInitializeRequest) && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
     return rpcError(res, 400, ErrorCode.ConnectionClosed, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
   }
-  const server = buildServer(opts);
+  const server = buildServer(opts, req.signal);
   const exchange = new McpExchange();
   try {
     await server.connect(exchange);

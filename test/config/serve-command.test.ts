@@ -70,6 +70,12 @@ t.test('--token, TASKYARD_TOKEN and --no-token', async (t) => {
   if (!('child' in fromEnv)) { t.fail(fromEnv.output); return; }
   const envBase = new URL(fromEnv.url).origin;
   t.equal((await fetch(`${envBase}/health`, { headers: { authorization: 'Bearer env-token' } })).status, 200);
+  const shell = await fetch(`${envBase}/jobs/shell`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer env-token', 'content-type': 'application/json' },
+    body: JSON.stringify({ arguments: { command: 'printf %s "${TASKYARD_TOKEN-unset}"' } }),
+  });
+  t.match(await shell.json(), { success: true, answer: { stdout: 'unset' } }, 'a shell command does not see the token taken from the environment');
   await stop(fromEnv.child);
 
   const open = await serve(['--workspace', workspace, '--no-token']);
