@@ -58,6 +58,9 @@ export type Handler = (req: IncomingRequest, res: ResponseSink) => Promise<void>
 export interface ListeningServer {
   readonly port: number;
   readonly adapter: 'uws' | 'node';
+  /** Closes the listening socket: no new connections; open ones keep working. */
+  stopAccepting(): void;
+  /** Closes the listening socket and drops every connection, idle keep-alive ones included. */
   close(): Promise<void>;
 }
 

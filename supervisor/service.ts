@@ -2,6 +2,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { createFrontDoor } from '../protocol/front-door.js';
 import type { HttpAdapter } from '../protocol/http.js';
 import { chooseAdapter } from '../protocol/adapter.js';
+import { InFlight } from '../protocol/in-flight.js';
 import { WorkerPool } from '../workers/pool.js';
 import type { Capability, CapabilityFactory, Environment } from './capability.js';
 import { DEFAULT_CAPABILITIES } from './capabilities.js';
@@ -26,6 +27,9 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** How long a stopping service lets in-flight calls finish before it drops their connections. */
+const DRAIN_MS = 2_000;
+
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|::1|\[::1\])$/i;
 
 /** Builds every capability, fixes the catalog, and starts listening. */
@@ -34,6 +38,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   await mkdir(config.service.workspace, { recursive: true });
   const workspace = await realpath(config.service.workspace);
   const shutdown = new AbortController();
+  const stopping = new AbortController();
   const pool = new WorkerPool();
   const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token };
   const capabilities: Capability[] = [];
@@ -52,12 +57,14 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       token: opts.token,
       jsonLimit: config.service.json_body_limit_bytes,
       shutdown: shutdown.signal,
+      stopping: stopping.signal,
       loopbackOnly: LOOPBACK.test(config.service.host),
       allowedOrigins: config.service.allowed_origins,
       routes: capabilities.flatMap((c) => c.routes ?? []),
     });
     const adapter = opts.adapter ?? chooseAdapter();
-    const server = await adapter.listen(config.service.host, config.service.port, handler);
+    const inFlight = new InFlight();
+    const server = await adapter.listen(config.service.host, config.service.port, inFlight.wrap(handler));
     const host = config.service.host.includes(':') ? `[${config.service.host}]` : config.service.host;
     return {
       url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${server.port}`,
@@ -66,6 +73,11 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       workspace,
       registry,
       close: async () => {
+        // Stop accepting, end open SSE streams with a failed result, give in-flight calls a
+        // bounded moment, then drop every connection (idle keep-alive ones included).
+        server.stopAccepting();
+        stopping.abort();
+        await inFlight.settled(DRAIN_MS);
         await server.close();
         await closeAll();
       },
