@@ -6,7 +6,7 @@ import { workspaceJobs } from './workspace-jobs.js';
 /** Workspace Jobs (browse, preview, delete) and the `/files` staging routes. */
 export const workspaceCapability: CapabilityFactory = async (env) => {
   const staging = new UploadStaging(env.workspace, env.config.service.upload_limit_bytes);
-  await staging.sweepStaleParts();
+  await staging.sweepParts();
   return {
     jobs: workspaceJobs(env.workspace, env.pool),
     routes: [createFilesRoute(staging)],
