@@ -68,7 +68,15 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   const envelope = await readEnvelope(req, opts.jsonLimit);
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
-    sendJson(res, 200, await opts.forwarder.call(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.shutdown])));
+    const answer = await opts.forwarder.call(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.shutdown]));
+    if (!('stream' in answer)) return sendJson(res, 200, answer);
+    const out = res.stream(200, JSON_HEADERS);
+    try {
+      for await (const chunk of answer.stream) if (!(await out.write(chunk))) return; // the client left
+      out.end();
+    } catch {
+      out.abort(); // the target broke off: the caller sees a broken answer, not a short one
+    }
     return;
   }
   const entry = opts.registry.get(name);

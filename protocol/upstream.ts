@@ -77,3 +77,34 @@ export async function readText(res: IncomingMessage, limit: number): Promise<str
   }
   return Buffer.concat(chunks, size).toString('utf8');
 }
+
+/** A body read whole (`whole`), or one too large for that, streamed from its first bytes on. */
+export type BodyRead = { whole: Buffer } | { stream: AsyncIterable<Uint8Array>; first: Buffer };
+
+/**
+ * Reads a response body whole while it stays within `limit` bytes; a larger one is handed back as
+ * a stream (the bytes already read come first), so it can be passed on without being held.
+ * Leaving the stream early destroys the response.
+ */
+export async function readWholeOrStream(res: IncomingMessage, limit: number): Promise<BodyRead> {
+  const iterator = (res as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) return { whole: Buffer.concat(chunks, size) };
+    chunks.push(next.value);
+    size += next.value.byteLength;
+    if (size > limit) break;
+  }
+  const first = Buffer.concat(chunks, size);
+  async function* rest(): AsyncGenerator<Uint8Array> {
+    try {
+      yield first;
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    } finally {
+      res.destroy();
+    }
+  }
+  return { stream: rest(), first };
+}
