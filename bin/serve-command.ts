@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../supervisor/config.js';
-import { startService } from '../supervisor/service.js';
+import { startService } from '../app/service.js';
 import { loadOrCreateToken } from '../supervisor/token-store.js';
 
 const USAGE = `usage: taskyard serve [--config FILE] [--host H] [--port P] [--workspace DIR] [--token T | --no-token]

@@ -1,6 +1,6 @@
-import { HttpError, invalidToken, unknownJob } from '../supervisor/errors.js';
-import type { Forwarder } from '../supervisor/forwarder.js';
-import type { JobRegistry } from '../supervisor/registry.js';
+import { HttpError, invalidToken, unknownJob } from '../core/errors.js';
+import type { Forwarder } from './forwarder.js';
+import type { JobRegistry } from '../core/registry.js';
 import { isProtectedPath, makeBearerCheck } from './auth.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';
 import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';

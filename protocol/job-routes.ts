@@ -1,10 +1,10 @@
 import { RequestEnvelope, responseJson, type JobResponse } from '../schemas/job-response.js';
 import type { JobEvent, StreamEvent } from '../schemas/events.js';
 import { check } from '../schemas/validator.js';
-import { describeError, HttpError, unknownJob } from '../supervisor/errors.js';
-import type { Forwarder } from '../supervisor/forwarder.js';
-import { createJobContext } from '../supervisor/job.js';
-import type { JobRegistry } from '../supervisor/registry.js';
+import { describeError, HttpError, unknownJob } from '../core/errors.js';
+import type { Forwarder } from './forwarder.js';
+import { createJobContext } from '../core/job.js';
+import type { JobRegistry } from '../core/registry.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { readJson } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';

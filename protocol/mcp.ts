@@ -3,10 +3,10 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest, JSONRPCMessageSchema, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { JobResponse, plainAnswer } from '../schemas/job-response.js';
 import { describeIssues } from '../schemas/validator.js';
-import { PACKAGE_VERSION } from '../supervisor/build-info.js';
-import { HttpError } from '../supervisor/errors.js';
-import { createJobContext } from '../supervisor/job.js';
-import type { JobRegistry } from '../supervisor/registry.js';
+import { PACKAGE_VERSION } from '../core/build-info.js';
+import { HttpError } from '../core/errors.js';
+import { createJobContext } from '../core/job.js';
+import type { JobRegistry } from '../core/registry.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { McpExchange } from './mcp-exchange.js';
 import { parseJson, readBody } from './json-body.js';

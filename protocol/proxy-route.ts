@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { HttpError } from '../supervisor/errors.js';
+import { HttpError } from '../core/errors.js';
 import { makeBearerCheck } from './auth.js';
 import { endToEndHeaders } from './hop-headers.js';
 import type { IncomingRequest, ResponseSink } from './http.js';

@@ -1,7 +1,7 @@
-import { HttpError } from '../supervisor/errors.js';
+import { HttpError } from '../core/errors.js';
 import type { HeaderMap, IncomingRequest, ResponseSink } from './http.js';
 import type { Route } from './route.js';
-import type { Bundle, BundleFile } from '../supervisor/console/static-bundle.js';
+import type { Bundle, BundleFile } from './static-bundle.js';
 
 /**
  * The page only talks to its own origin and runs only its own bundled script, so a Markdown file

@@ -5,7 +5,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
 import { check, describeIssues } from '../../schemas/validator.js';
 import { isTerminal, nowIso, TASK_FILES, writeJsonAtomic } from '../../workers/task-runner/record-files.js';
-import { BusinessError, FileExistsError, PermissionError } from '../errors.js';
+import { BusinessError, FileExistsError, PermissionError } from '../../core/errors.js';
 import { anonymousName, formatTaskId, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './task-ids.js';
 import type { TaskRuntime } from './task-runtime.js';
 

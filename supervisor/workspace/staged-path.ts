@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../core/errors.js';
 import { normalizeClientPath, UnsafePathError } from './safe-path.js';
 
 /** Every staged file lives below this workspace directory. */

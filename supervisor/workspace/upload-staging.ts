@@ -3,13 +3,12 @@ import { constants, createReadStream } from 'node:fs';
 import { link, lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { IncomingRequest } from '../../protocol/http.js';
 import type { FileCopy } from '../../schemas/workspace.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../core/errors.js';
 import { STATE_DIR } from '../token-store.js';
 import { isInside, resolveEntryPath, UnsafePathError, type WorkspacePath } from './safe-path.js';
-import { STAGING_ROOT, uploadDirectory, uploadFileName } from './staged-path.js';
-import { receiveUpload, type ReceivedUpload } from './upload-receiver.js';
+import { STAGING_ROOT, stagedFilePath, uploadDirectory, uploadFileName } from './staged-path.js';
+import { receiveUpload, type ReceivedUpload, type UploadSource } from './upload-receiver.js';
 
 /** How often placing an upload is tried again when `delete_entries` removed a directory on its way. */
 const PLACE_ATTEMPTS = 3;
@@ -69,7 +68,7 @@ export class UploadStaging {
   }
 
   /** Receives one upload and stages it; answers the FileCopy. */
-  async upload(req: IncomingRequest): Promise<FileCopy> {
+  async upload(req: UploadSource): Promise<FileCopy> {
     const name = uploadFileName(req.headers['x-file-name']);
     const directory = uploadDirectory(req.headers['x-file-directory'], name);
     const part = join(this.#parts, `${randomBytes(12).toString('hex')}.part`);
@@ -140,6 +139,13 @@ export class UploadStaging {
     if (!info.isFile() || info.size !== size || (await hashFile(dest)) !== sha256) {
       throw conflict('the destination is occupied by different content');
     }
+  }
+
+  /** `DELETE /files?path=`: checks that `value` names a staged file, removes it, answers the path. */
+  async removeStaged(value: string | null): Promise<string> {
+    const path = stagedFilePath(value);
+    await this.remove(path);
+    return path;
   }
 
   /** Removes a staged file (and its now empty checksum directory); a missing one is fine. */

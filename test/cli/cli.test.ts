@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
 import { ok } from '../../schemas/job-response.js';
-import { PACKAGE_VERSION } from '../../supervisor/build-info.js';
-import { defineJob } from '../../supervisor/job.js';
+import { PACKAGE_VERSION } from '../../core/build-info.js';
+import { defineJob } from '../../core/job.js';
 import { machineCapability } from '../../supervisor/machine/capability.js';
 import { startTestService } from '../helpers/service.js';
 

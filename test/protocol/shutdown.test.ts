@@ -4,7 +4,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { PACKAGE_ROOT } from '../../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { parseSse, startTestService, waitFor } from '../helpers/service.js';
 
 const CLI = join(PACKAGE_ROOT, 'dist', 'bin', 'cli.js');

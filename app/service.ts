@@ -4,18 +4,19 @@ import type { HttpAdapter } from '../protocol/http.js';
 import { chooseAdapter } from '../protocol/adapter.js';
 import { InFlight } from '../protocol/in-flight.js';
 import { WorkerPool } from '../workers/pool.js';
-import type { Capability, CapabilityFactory, Environment } from './capability.js';
+import type { Environment } from '../supervisor/capability.js';
+import type { AppCapability, AppCapabilityFactory } from './capability.js';
 import { DEFAULT_CAPABILITIES } from './capabilities.js';
-import type { Config } from './config.js';
-import { createForwarder } from './forward.js';
-import { JobRegistry } from './registry.js';
+import type { Config } from '../supervisor/config.js';
+import { createForwarder } from '../protocol/forward.js';
+import { JobRegistry } from '../core/registry.js';
 
 export interface ServiceOptions {
   config: Config;
   /** The bearer token, or null for an open service (only `requires_auth=false` Jobs are public). */
   token: string | null;
   adapter?: HttpAdapter;
-  capabilities?: readonly CapabilityFactory[];
+  capabilities?: readonly AppCapabilityFactory[];
 }
 
 export interface RunningService {
@@ -41,7 +42,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const stopping = new AbortController();
   const pool = new WorkerPool();
   const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token };
-  const capabilities: Capability[] = [];
+  const capabilities: AppCapability[] = [];
   const closeAll = async () => {
     shutdown.abort();
     for (const c of capabilities.reverse()) await c.close?.();

@@ -2,11 +2,11 @@ import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { TargetEntry } from '../schemas/config.js';
 import type { StreamEvent } from '../schemas/events.js';
 import type { JobCatalog, JobResponse } from '../schemas/job-response.js';
-import { readSseEvents } from '../protocol/sse-reader.js';
-import { openUpstream, readText, readWholeOrStream, type BodyRead } from '../protocol/upstream.js';
-import { HttpError, RuntimeError } from './errors.js';
+import { readSseEvents } from './sse-reader.js';
+import { openUpstream, readText, readWholeOrStream, type BodyRead } from './upstream.js';
+import { HttpError, RuntimeError } from '../core/errors.js';
 import type { ForwardedAnswer, Forwarder } from './forwarder.js';
-import { indexTargets, normalizeAddress } from './targets.js';
+import { indexTargets, normalizeAddress } from '../core/targets.js';
 
 /** Largest remote catalog read into memory; a bigger one is a broken answer (502). */
 const MAX_CATALOG_BYTES = 16 * 1024 * 1024;
