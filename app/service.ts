@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { mkdir, realpath } from 'node:fs/promises';
 import { createFrontDoor } from '../protocol/front-door.js';
 import type { HttpAdapter } from '../protocol/http.js';
@@ -40,6 +41,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const workspace = await realpath(config.service.workspace);
   const shutdown = new AbortController();
   const stopping = new AbortController();
+  // Every open SSE stream listens for the stop: any number of them is expected.
+  setMaxListeners(0, stopping.signal);
   const pool = new WorkerPool();
   const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token };
   const capabilities: AppCapability[] = [];

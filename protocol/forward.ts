@@ -1,9 +1,9 @@
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { TargetEntry } from '../schemas/config.js';
 import type { StreamEvent } from '../schemas/events.js';
 import type { JobCatalog, JobResponse } from '../schemas/job-response.js';
 import { readSseEvents } from './sse-reader.js';
-import { openUpstream, readText, readWholeOrStream, type BodyRead } from './upstream.js';
+import { openUpstream, readText, readWholeOrStream, type BodyRead, type UpstreamResponse } from './upstream.js';
 import { HttpError, RuntimeError } from '../core/errors.js';
 import type { ForwardedAnswer, Forwarder } from './forwarder.js';
 import { indexTargets, normalizeAddress } from '../core/targets.js';
@@ -28,7 +28,7 @@ function headersFor(target: TargetEntry, accept: string): OutgoingHttpHeaders {
 }
 
 /** Sends one request to the target; failing to get a response head is a 502. */
-async function exchange(target: TargetEntry, method: string, path: string, accept: string, body: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+async function exchange(target: TargetEntry, method: string, path: string, accept: string, body: string | undefined, signal: AbortSignal): Promise<UpstreamResponse> {
   try {
     return await openUpstream(new URL(path, target.address), { method, headers: headersFor(target, accept), ...(body === undefined ? {} : { body }), signal });
   } catch (err) {
@@ -38,7 +38,7 @@ async function exchange(target: TargetEntry, method: string, path: string, accep
   }
 }
 
-async function readBody(target: TargetEntry, res: IncomingMessage, limit = WHOLE_ANSWER_BYTES): Promise<string> {
+async function readBody(target: TargetEntry, res: UpstreamResponse, limit = WHOLE_ANSWER_BYTES): Promise<string> {
   try {
     return await readText(res, limit);
   } catch (err) {
@@ -72,9 +72,9 @@ function remoteFailure(target: TargetEntry, status: number, text: string): HttpE
 }
 
 /** A complete JSON answer of the expected shape, or the right HttpError. */
-async function expectJson<T>(target: TargetEntry, res: IncomingMessage, valid: (v: unknown) => v is T, what: string, limit?: number): Promise<T> {
+async function expectJson<T>(target: TargetEntry, res: UpstreamResponse, valid: (v: unknown) => v is T, what: string, limit?: number): Promise<T> {
   const text = await readBody(target, res, limit);
-  const status = res.statusCode ?? 0;
+  const status = res.statusCode;
   if (status !== 200) throw remoteFailure(target, status, text);
   return checked(target, parse(text), valid, what);
 }
@@ -89,7 +89,7 @@ function checked<T>(target: TargetEntry, body: unknown, valid: (v: unknown) => v
  * once its first bytes look like a JSON object (a break later reaches the caller as a broken
  * response, not a short one).
  */
-async function forwardedAnswer(target: TargetEntry, res: IncomingMessage): Promise<ForwardedAnswer> {
+async function forwardedAnswer(target: TargetEntry, res: UpstreamResponse): Promise<ForwardedAnswer> {
   if (res.statusCode !== 200) return expectJson(target, res, isJobResponse, 'a JobResponse');
   let read: BodyRead;
   try {
@@ -106,7 +106,7 @@ async function forwardedAnswer(target: TargetEntry, res: IncomingMessage): Promi
 }
 
 /** Passes remote events on one by one; a broken stream becomes a business failure at its end. */
-async function* relay(target: TargetEntry, res: IncomingMessage): AsyncGenerator<StreamEvent> {
+async function* relay(target: TargetEntry, res: UpstreamResponse): AsyncGenerator<StreamEvent> {
   try {
     yield* readSseEvents(res);
   } catch (err) {
@@ -142,7 +142,7 @@ export function createForwarder(targets: readonly TargetEntry[]): Forwarder {
       const target = get(address);
       const res = await exchange(target, 'POST', `/jobs/${encodeURIComponent(job)}/events`, 'text/event-stream', JSON.stringify({ arguments: args }), signal);
       // Peek at the head before the caller starts its own SSE response, so remote 4xx stay 4xx.
-      if (res.statusCode !== 200) throw remoteFailure(target, res.statusCode ?? 0, await readBody(target, res));
+      if (res.statusCode !== 200) throw remoteFailure(target, res.statusCode, await readBody(target, res));
       if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
         res.destroy();
         throw new HttpError(502, `Target ${target.address} answered without an event stream (content-type ${res.headers['content-type'] ?? 'missing'})`);

@@ -1,10 +1,9 @@
-import type { IncomingMessage } from 'node:http';
 import { HttpError } from '../core/errors.js';
 import { makeBearerCheck } from './auth.js';
 import { endToEndHeaders } from './hop-headers.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import type { Route } from './route.js';
-import { openUpstream } from './upstream.js';
+import { openUpstream, type UpstreamResponse } from './upstream.js';
 
 /** Methods forwarded to an upstream; anything else is refused before a connection is made. */
 export const PROXY_METHODS: readonly string[] = Object.freeze(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
@@ -78,7 +77,7 @@ function hasBody(req: IncomingRequest): boolean {
 const SMALL_BODY = 64 * 1024;
 
 /** Reads a small upstream body whole; null when the upstream broke off. */
-async function readSmall(upstream: IncomingMessage): Promise<Buffer | null> {
+async function readSmall(upstream: UpstreamResponse): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   try {
     for await (const chunk of upstream as AsyncIterable<Buffer>) chunks.push(chunk);
@@ -89,8 +88,8 @@ async function readSmall(upstream: IncomingMessage): Promise<Buffer | null> {
 }
 
 /** Streams the upstream answer to the client; a client that leaves closes the upstream exchange. */
-async function relay(upstream: IncomingMessage, res: ResponseSink, headOnly: boolean): Promise<void> {
-  const status = upstream.statusCode ?? 502;
+async function relay(upstream: UpstreamResponse, res: ResponseSink, headOnly: boolean): Promise<void> {
+  const status = upstream.statusCode;
   const headers = endToEndHeaders(upstream.headers);
   const length = Number(upstream.headers['content-length'] ?? NaN);
   if (!headOnly && length <= SMALL_BODY) {
@@ -137,7 +136,7 @@ export function createProxyRoute(opts: ProxyRouteOptions): Route {
       if (req.headers['host']) headers['x-forwarded-host'] = req.headers['host'];
       headers['x-forwarded-prefix'] = `/proxy/${encodeURIComponent(name)}`;
       const signal = AbortSignal.any([req.signal, opts.shutdown]);
-      let upstream: IncomingMessage;
+      let upstream: UpstreamResponse;
       try {
         upstream = await openUpstream(upstreamUrl(base, rest, req.query), {
           method: req.method,
