@@ -4,6 +4,7 @@ import { createFrontDoor } from '../protocol/front-door.js';
 import type { HttpAdapter } from '../protocol/http.js';
 import { chooseAdapter } from '../protocol/adapter.js';
 import { InFlight } from '../protocol/in-flight.js';
+import { requestInProcess, type InProcessInit, type InProcessResponse } from '../protocol/in-process.js';
 import { WorkerPool } from '../workers/pool.js';
 import type { Environment } from '../supervisor/capability.js';
 import type { AppCapability, AppCapabilityFactory } from './capability.js';
@@ -26,6 +27,8 @@ export interface RunningService {
   readonly adapter: 'uws' | 'node';
   readonly workspace: string;
   readonly registry: JobRegistry;
+  /** Runs one request through the routes in this process, without a socket (like hono's `app.request()`). */
+  request(init: InProcessInit): Promise<InProcessResponse>;
   close(): Promise<void>;
 }
 
@@ -68,7 +71,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     });
     const adapter = opts.adapter ?? chooseAdapter();
     const inFlight = new InFlight();
-    const server = await adapter.listen(config.service.host, config.service.port, inFlight.wrap(handler));
+    const counted = inFlight.wrap(handler);
+    const server = await adapter.listen(config.service.host, config.service.port, counted);
     const host = config.service.host.includes(':') ? `[${config.service.host}]` : config.service.host;
     return {
       url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${server.port}`,
@@ -76,6 +80,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       adapter: server.adapter,
       workspace,
       registry,
+      request: (init) => requestInProcess(counted, init),
       close: async () => {
         // Stop accepting, end open SSE streams with a failed result, give in-flight calls a
         // bounded moment, then drop every connection (idle keep-alive ones included).
