@@ -1,6 +1,7 @@
 /**
  * Cost of the fleet paths, each next to its own direct baseline measured in the same run:
- * a forwarded `POST /jobs/version` (A → B with B's stored token) against calling B directly, a
+ * a forwarded `POST /jobs/version` (A → B with B's stored token) against calling B directly, the
+ * same over SSE (`/jobs/version/events`, one complete stream per request), a
  * small GET through `/proxy` against the bare node:http upstream, and streaming a large body
  * through the proxy against reading it straight from the upstream.
  */
@@ -9,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
 import { rawRequest, runLoad, type LoadResult } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
@@ -36,6 +37,27 @@ async function startStreamingUpstream(): Promise<{ url: string; close: () => Pro
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }),
   };
+}
+
+/**
+ * Complete SSE calls per second: `connections` loops each POST an `/events` call and read the
+ * stream to its end, for `DURATION_MS`. Direct and forwarded streams use this same client.
+ */
+async function sseRate(url: string, body: string, connections: number): Promise<{ rps: number; errors: number }> {
+  const deadline = performance.now() + DURATION_MS;
+  let done = 0;
+  let errors = 0;
+  const loop = async () => {
+    while (performance.now() < deadline) {
+      const res = await fetch(url, { method: 'POST', headers: auth, body });
+      const text = await res.text();
+      if (res.status === 200 && text.includes('event: result')) done++;
+      else errors++;
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: connections }, loop));
+  return { rps: done / ((performance.now() - start) / 1000), errors };
 }
 
 /** MiB/s of reading one large body, best of three. */
@@ -66,11 +88,15 @@ export async function run(): Promise<void> {
   try {
     const direct = await load(b.port, rawRequest('POST', '/jobs/version', auth, '{"arguments":{}}'));
     const forwarded = await load(a.port, rawRequest('POST', '/jobs/version', auth, JSON.stringify({ arguments: {}, target: b.url })));
+    const sseDirect = await sseRate(`${b.url}/jobs/version/events`, '{"arguments":{}}', CONNECTIONS);
+    const sseForwarded = await sseRate(`${a.url}/jobs/version/events`, JSON.stringify({ arguments: {}, target: b.url }), CONNECTIONS);
     const upstream = await load(bare.port, rawRequest('GET', '/'));
     const proxied = await load(a.port, rawRequest('GET', '/proxy/small/'));
     printTable(`Fleet paths, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s each (uWS front end)`, ['request', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'x baseline req/s'], [
       ['B: POST /jobs/version (baseline)', direct.rps, direct.p50, direct.p99, direct.errors, '1.00'],
       ['A → B: POST /jobs/version {target}', forwarded.rps, forwarded.p50, forwarded.p99, forwarded.errors, (forwarded.rps / direct.rps).toFixed(2)],
+      ['B: POST /jobs/version/events (baseline, fetch client)', sseDirect.rps, '', '', sseDirect.errors, '1.00'],
+      ['A → B: POST /jobs/version/events {target}', sseForwarded.rps, '', '', sseForwarded.errors, (sseForwarded.rps / sseDirect.rps).toFixed(2)],
       ['bare node:http GET (baseline)', upstream.rps, upstream.p50, upstream.p99, upstream.errors, '1.00'],
       ['A: GET /proxy/small/ → bare node', proxied.rps, proxied.p50, proxied.p99, proxied.errors, (proxied.rps / upstream.rps).toFixed(2)],
     ]);

@@ -5,7 +5,7 @@
  * Target: version >= 50 % of the bare uWS rate; MCP within 1.5x of HTTP JSON.
  */
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { rawRequest, runLoad, percentile, type LoadResult } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';

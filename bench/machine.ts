@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { validateConfig } from '../supervisor/config.js';
-import { startService } from '../supervisor/service.js';
+import { startService } from '../app/service.js';
 
 const TOKEN = 'bench-token';
 

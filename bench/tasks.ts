@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
 import { percentile, RawConnection, rawRequest, runLoad } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';

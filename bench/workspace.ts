@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { chooseAdapter } from '../protocol/adapter.js';
 import type { ListeningServer } from '../protocol/http.js';
 import { validateConfig } from '../supervisor/config.js';
-import { startService, type RunningService } from '../supervisor/service.js';
+import { startService, type RunningService } from '../app/service.js';
 import { writeBigText, writeCsv, writeParquetFile } from './lib/workspace-fixtures.js';
 
 const execFileAsync = promisify(execFile);

@@ -1,4 +1,4 @@
-import { resolveWorkspace } from '../supervisor/workspace-path.js';
+import { resolveWorkspace } from '../schemas/workspace-path.js';
 import { readToken, tokenFile as tokenFileOf } from '../supervisor/token-store.js';
 import type { GlobalOptions } from './cli-args.js';
 import { UsageError } from './cli-errors.js';

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BusinessError } from '../supervisor/errors.js';
+import { BusinessError } from '../core/errors.js';
 import type { GlobalOptions } from './cli-args.js';
 import { EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection } from './connection.js';

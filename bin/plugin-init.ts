@@ -1,6 +1,6 @@
 import { mkdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { PACKAGE_ROOT } from '../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../core/build-info.js';
 import { EXIT, UsageError } from './cli-errors.js';
 
 /** npm's rule for package names (lower case, optional scope). */

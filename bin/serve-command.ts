@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../supervisor/config.js';
-import { startService } from '../supervisor/service.js';
+import { startService } from '../app/service.js';
 import { loadOrCreateToken } from '../supervisor/token-store.js';
 import { WorkspaceInUseError } from '../supervisor/workspace-lock.js';
 
@@ -55,6 +55,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const envToken = process.env['TASKYARD_TOKEN'];
   if (values.token !== undefined) overrides.token = values.token;
   else if (envToken) overrides.token = envToken;
+  // Read once; from here on no child process (shell, npm, probes, Task runners) inherits it.
+  delete process.env['TASKYARD_TOKEN'];
 
   // A safety net, not the fix: every known failure is handled where it happens. Should a promise
   // still be left without a handler, one request or one Task must not end the service.

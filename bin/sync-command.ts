@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_WORKSPACE, resolveWorkspace } from '../supervisor/workspace-path.js';
-import { BusinessError } from '../supervisor/errors.js';
+import { DEFAULT_WORKSPACE, resolveWorkspace } from '../schemas/workspace-path.js';
+import { BusinessError } from '../core/errors.js';
 import { packSnapshot } from '../supervisor/snapshots/pack-snapshot.js';
 import { EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection } from './connection.js';

@@ -7,7 +7,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { TaskStatus } from '../schemas/tasks.js';
 import { check, describeIssues } from '../schemas/validator.js';
-import { PACKAGE_ROOT } from '../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../core/build-info.js';
 import { fullInputSchema } from '../supervisor/tasks/base-fields.js';
 import { identityVariables, taskEnvironment } from '../supervisor/tasks/task-environment.js';
 import { RUNNER } from '../workers/task-runner/runner-file.js';

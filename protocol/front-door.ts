@@ -1,6 +1,6 @@
-import { HttpError, invalidToken, unknownJob } from '../supervisor/errors.js';
-import type { Forwarder } from '../supervisor/forwarder.js';
-import type { JobRegistry } from '../supervisor/registry.js';
+import { HttpError, invalidToken, unknownJob } from '../core/errors.js';
+import type { Forwarder } from './forwarder.js';
+import type { JobRegistry } from '../core/registry.js';
 import { isProtectedPath, makeBearerCheck } from './auth.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';
 import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';
@@ -14,6 +14,8 @@ export interface FrontDoorOptions {
   token: string | null;
   jsonLimit: number;
   shutdown: AbortSignal;
+  /** Aborted when the service starts to stop (before `shutdown`): SSE streams end then. */
+  stopping: AbortSignal;
   loopbackOnly: boolean;
   allowedOrigins: readonly string[];
   /** Further routes (`/files`, `/proxy`, the console), tried in order after the Job routes. */
@@ -42,7 +44,7 @@ function withPath(req: IncomingRequest, path: string): IncomingRequest {
  */
 export function createFrontDoor(opts: FrontDoorOptions): Handler {
   const authorized = opts.token === null ? () => true : makeBearerCheck(opts.token);
-  const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown };
+  const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, stopping: opts.stopping };
   const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins };
 
   const findRoute = (path: string) => opts.routes.find((r) => r.prefix !== '/' && matchesPrefix(path, r.prefix)) ?? opts.routes.find((r) => r.prefix === '/');

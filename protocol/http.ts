@@ -58,6 +58,9 @@ export type Handler = (req: IncomingRequest, res: ResponseSink) => Promise<void>
 export interface ListeningServer {
   readonly port: number;
   readonly adapter: 'uws' | 'node';
+  /** Closes the listening socket: no new connections; open ones keep working. */
+  stopAccepting(): void;
+  /** Closes the listening socket and drops every connection, idle keep-alive ones included. */
   close(): Promise<void>;
 }
 
@@ -71,7 +74,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = Object.freeze({
   301: 'Moved Permanently', 302: 'Found', 304: 'Not Modified', 307: 'Temporary Redirect', 308: 'Permanent Redirect',
   400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
   406: 'Not Acceptable', 409: 'Conflict', 411: 'Length Required', 413: 'Payload Too Large', 415: 'Unsupported Media Type',
-  422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway',
+  422: 'Unprocessable Entity', 507: 'Insufficient Storage', 429: 'Too Many Requests', 500: 'Internal Server Error', 502: 'Bad Gateway',
   503: 'Service Unavailable', 504: 'Gateway Timeout',
 });
 

@@ -1,10 +1,10 @@
 import { RequestEnvelope, responseJson, type JobResponse } from '../schemas/job-response.js';
-import type { JobEvent } from '../schemas/events.js';
+import type { JobEvent, StreamEvent } from '../schemas/events.js';
 import { check } from '../schemas/validator.js';
-import { describeError, HttpError, unknownJob } from '../supervisor/errors.js';
-import type { Forwarder } from '../supervisor/forwarder.js';
-import { createJobContext } from '../supervisor/job.js';
-import type { JobRegistry } from '../supervisor/registry.js';
+import { describeError, HttpError, unknownJob } from '../core/errors.js';
+import type { Forwarder } from './forwarder.js';
+import { createJobContext } from '../core/job.js';
+import type { JobRegistry } from '../core/registry.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { readJson } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
@@ -15,9 +15,24 @@ export interface JobRoutesOptions {
   forwarder: Forwarder;
   jsonLimit: number;
   shutdown: AbortSignal;
+  /** Aborted when the service starts to stop: open SSE streams end at once with STOPPING. */
+  stopping: AbortSignal;
 }
 
 const NO_TERMINAL = 'Stream produced no terminal result';
+/** The last frame of a stream still open when the service stops. */
+const STOPPING: StreamEvent = Object.freeze({ kind: 'result', answer: 'RuntimeError: the service is stopping; call again once it is back', success: false, metadata: {} });
+const STOPPED = Symbol('stopped');
+
+/** The work's value, or STOPPED as soon as `stopping` is aborted (the work is left to end on its own). */
+function unlessStopping<T>(work: Promise<T>, stopping: AbortSignal): Promise<T | typeof STOPPED> {
+  if (stopping.aborted) return Promise.resolve(STOPPED);
+  return new Promise((resolve, reject) => {
+    const onStop = () => resolve(STOPPED);
+    stopping.addEventListener('abort', onStop, { once: true });
+    work.then(resolve, reject).finally(() => stopping.removeEventListener('abort', onStop));
+  });
+}
 /** What a JSON or MCP caller gets when a Job returned no JobResponse. */
 export const NO_RESULT: JobResponse = Object.freeze({ answer: 'RuntimeError: the Job produced no result', success: false, metadata: {} });
 
@@ -53,7 +68,15 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   const envelope = await readEnvelope(req, opts.jsonLimit);
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
-    sendJson(res, 200, await opts.forwarder.call(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.shutdown])));
+    const answer = await opts.forwarder.call(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.shutdown]));
+    if (!('stream' in answer)) return sendJson(res, 200, answer);
+    const out = res.stream(200, JSON_HEADERS);
+    try {
+      for await (const chunk of answer.stream) if (!(await out.write(chunk))) return; // the client left
+      out.end();
+    } catch {
+      out.abort(); // the target broke off: the caller sees a broken answer, not a short one
+    }
     return;
   }
   const entry = opts.registry.get(name);
@@ -70,7 +93,7 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   if (target) {
     // Validation and 4xx belong to the target, and reach the caller as such: the SSE response
     // starts only once the target has started its own.
-    const events = await opts.forwarder.openStream(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.shutdown]));
+    const events = await opts.forwarder.openStream(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.stopping, opts.shutdown]));
     const sse = new SseWriter(res);
     try {
       for await (const event of events) {
@@ -79,7 +102,7 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
       }
       await sse.finish({ kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });
     } catch (err) {
-      await sse.finish({ kind: 'result', answer: describeError(err), success: false, metadata: {} });
+      await sse.finish(opts.stopping.aborted ? STOPPING : { kind: 'result', answer: describeError(err), success: false, metadata: {} });
     }
     return;
   }
@@ -87,9 +110,10 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   if (!entry || !entry.flags.enable_stream) throw unknownJob();
   const args = opts.registry.prepare(entry, envelope.arguments);
   const sse = new SseWriter(res);
-  const ctx = createJobContext(() => [req.signal, opts.shutdown], true, async (event: JobEvent) => {
+  const ctx = createJobContext(() => [req.signal, opts.stopping, opts.shutdown], true, async (event: JobEvent) => {
     await sse.send(event);
   });
-  const response = await opts.registry.execute(entry, args, ctx);
+  const response = await unlessStopping(opts.registry.execute(entry, args, ctx), opts.stopping);
+  if (response === STOPPED) return sse.finish(STOPPING);
   await sse.finish(response ? { kind: 'result', ...response } : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });
 }

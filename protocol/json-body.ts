@@ -1,4 +1,5 @@
-import { HttpError } from '../supervisor/errors.js';
+import { depthExceeds } from '../core/json-depth.js';
+import { HttpError } from '../core/errors.js';
 import type { IncomingRequest } from './http.js';
 
 /** Deepest nesting accepted in a JSON body: deeper values break structuredClone and stringify. */
@@ -29,17 +30,6 @@ export async function readBody(req: IncomingRequest, limit: number): Promise<Buf
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
-/** Nesting depth of a parsed JSON value, stopping early once past `max`. */
-export function depthExceeds(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length) {
-    const [v, d] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (d > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, d + 1]);
-  }
-  return false;
-}
 
 /** How many `{` and `[` bytes there are (inside strings too: an upper bound of the nesting). */
 function openers(bytes: Buffer): number {

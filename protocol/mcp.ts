@@ -3,10 +3,10 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest, JSONRPCMessageSchema, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { JobResponse, plainAnswer } from '../schemas/job-response.js';
 import { describeIssues } from '../schemas/validator.js';
-import { PACKAGE_VERSION } from '../supervisor/build-info.js';
-import { HttpError } from '../supervisor/errors.js';
-import { createJobContext } from '../supervisor/job.js';
-import type { JobRegistry } from '../supervisor/registry.js';
+import { PACKAGE_VERSION } from '../core/build-info.js';
+import { HttpError } from '../core/errors.js';
+import { createJobContext } from '../core/job.js';
+import type { JobRegistry } from '../core/registry.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { McpExchange } from './mcp-exchange.js';
 import { parseJson, readBody } from './json-body.js';
@@ -53,8 +53,11 @@ function rpcError(res: ResponseSink, status: number, code: number, message: stri
 // costs more than the whole tool call.
 const schemaValidator = new AjvJsonSchemaValidator();
 
-/** A fresh low-level MCP server whose two handlers are fed by the Job registry. */
-function buildServer(opts: McpOptions): Server {
+/**
+ * A fresh low-level MCP server whose two handlers are fed by the Job registry. `callerGone` is the
+ * HTTP request's abort: a caller that disconnects aborts its Jobs, as on the JSON and SSE routes.
+ */
+function buildServer(opts: McpOptions, callerGone: AbortSignal): Server {
   const server = new Server({ name: 'taskyard', version: PACKAGE_VERSION }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: schemaValidator });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({
     tools: opts.registry.list().map(({ job }) => ({
@@ -76,7 +79,7 @@ function buildServer(opts: McpOptions): Server {
       }
       throw err;
     }
-    const ctx = createJobContext(() => [extra.signal, opts.shutdown], false);
+    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], false);
     const response = plainAnswer((await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT);
     return {
       content: [{ type: 'text' as const, text: JSON.stringify(response) }],
@@ -135,7 +138,7 @@ export async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: M
   if (version !== undefined && !messages.some(isInitializeRequest) && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
     return rpcError(res, 400, ErrorCode.ConnectionClosed, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
   }
-  const server = buildServer(opts);
+  const server = buildServer(opts, req.signal);
   const exchange = new McpExchange();
   try {
     await server.connect(exchange);

@@ -87,9 +87,13 @@ export const nodeAdapter: HttpAdapter = {
         resolve({
           port: (server.address() as AddressInfo).port,
           adapter: 'node',
+          stopAccepting: () => {
+            if (server.listening) server.close();
+          },
           close: () =>
             new Promise<void>((done) => {
-              server.close(() => done());
+              if (server.listening) server.close(() => done());
+              else done();
               server.closeAllConnections();
             }),
         });

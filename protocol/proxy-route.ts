@@ -1,10 +1,9 @@
-import type { IncomingMessage } from 'node:http';
-import { HttpError } from '../supervisor/errors.js';
+import { HttpError } from '../core/errors.js';
 import { makeBearerCheck } from './auth.js';
 import { endToEndHeaders } from './hop-headers.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import type { Route } from './route.js';
-import { openUpstream } from './upstream.js';
+import { openUpstream, type UpstreamResponse } from './upstream.js';
 
 /** Methods forwarded to an upstream; anything else is refused before a connection is made. */
 export const PROXY_METHODS: readonly string[] = Object.freeze(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
@@ -15,6 +14,30 @@ export interface ProxyRouteOptions {
   /** This service's bearer token: stripped if a caller sends it, so no upstream ever sees it. */
   token: string | null;
   shutdown: AbortSignal;
+}
+
+/** How many rounds of percent-decoding a dot segment may hide behind (`%252e` is `%2e` is `.`). */
+const DECODE_ROUNDS = 4;
+
+/**
+ * True when any spelling of `rest` names a `.` or `..` segment: URL parsers treat `\` as `/`,
+ * and an upstream may decode `%5C`, `%2e` or `%2F` (even twice) before it resolves the path, so
+ * the check runs on every decoding round and splits on both separators.
+ */
+function hasDotSegment(rest: string): boolean {
+  let text = rest;
+  for (let round = 0; round <= DECODE_ROUNDS; round++) {
+    if (text.split(/[/\\]/).some((segment) => segment === '.' || segment === '..')) return true;
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(text);
+    } catch {
+      return false; // not decodable any further: what is left was checked above
+    }
+    if (decoded === text) return false;
+    text = decoded;
+  }
+  return true; // still decoding after every round: nobody needs that, refuse it
 }
 
 /** Splits the raw path `/proxy/<name>[/<rest>]`; `rest` keeps its percent-encoding. */
@@ -28,14 +51,21 @@ function splitPath(raw: string): { name: string; rest: string } {
     throw new HttpError(400, 'Malformed percent-encoding in path');
   }
   const rest = match[2] ?? '';
-  // `..` (also spelled %2e%2e) would climb out of the upstream's base path.
-  if (rest.split('/').some((segment) => /^(\.|%2e){1,2}$/i.test(segment))) throw new HttpError(400, 'Dot segments are not allowed in proxied paths');
+  if (hasDotSegment(rest)) throw new HttpError(400, 'Dot segments are not allowed in proxied paths');
   return { name, rest };
 }
 
+/**
+ * The upstream URL, checked after the URL parser's own normalisation (the exact path the
+ * upstream receives) to lie inside the base path.
+ */
 function upstreamUrl(base: URL, rest: string, query: string): URL {
   const basePath = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname;
-  return new URL(`${base.origin}${basePath}${rest}${query ? `?${query}` : ''}`);
+  const url = new URL(`${base.origin}${basePath}${rest}${query ? `?${query}` : ''}`);
+  if (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`) && !(basePath === '' && url.pathname === '/')) {
+    throw new HttpError(400, 'The proxied path leaves the upstream\'s base path');
+  }
+  return url;
 }
 
 function hasBody(req: IncomingRequest): boolean {
@@ -47,7 +77,7 @@ function hasBody(req: IncomingRequest): boolean {
 const SMALL_BODY = 64 * 1024;
 
 /** Reads a small upstream body whole; null when the upstream broke off. */
-async function readSmall(upstream: IncomingMessage): Promise<Buffer | null> {
+async function readSmall(upstream: UpstreamResponse): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   try {
     for await (const chunk of upstream as AsyncIterable<Buffer>) chunks.push(chunk);
@@ -58,8 +88,8 @@ async function readSmall(upstream: IncomingMessage): Promise<Buffer | null> {
 }
 
 /** Streams the upstream answer to the client; a client that leaves closes the upstream exchange. */
-async function relay(upstream: IncomingMessage, res: ResponseSink, headOnly: boolean): Promise<void> {
-  const status = upstream.statusCode ?? 502;
+async function relay(upstream: UpstreamResponse, res: ResponseSink, headOnly: boolean): Promise<void> {
+  const status = upstream.statusCode;
   const headers = endToEndHeaders(upstream.headers);
   const length = Number(upstream.headers['content-length'] ?? NaN);
   if (!headOnly && length <= SMALL_BODY) {
@@ -91,6 +121,10 @@ async function relay(upstream: IncomingMessage, res: ResponseSink, headOnly: boo
  */
 export function createProxyRoute(opts: ProxyRouteOptions): Route {
   const isServiceToken = opts.token === null ? () => false : makeBearerCheck(opts.token);
+  // Repeated Authorization headers arrive joined (`Basic …, Bearer <token>` on uWS): any part
+  // that carries the service token drops the whole header.
+  const carriesToken = (value: string | string[]) =>
+    [value].flat().some((joined) => [joined, ...joined.split(',')].some((part) => isServiceToken({ authorization: part.trim() })));
   return {
     prefix: '/proxy',
     async handle(req, res) {
@@ -98,11 +132,11 @@ export function createProxyRoute(opts: ProxyRouteOptions): Route {
       const base = opts.upstreams.get(name);
       if (!base) throw new HttpError(404, `Unknown proxy ${JSON.stringify(name)}`);
       if (!PROXY_METHODS.includes(req.method)) throw new HttpError(405, `Method not allowed; use ${PROXY_METHODS.join(', ')}`);
-      const headers = endToEndHeaders(req.headers, (header, value) => header === 'authorization' && isServiceToken({ authorization: String(value) }));
+      const headers = endToEndHeaders(req.headers, (header, value) => header === 'authorization' && carriesToken(value));
       if (req.headers['host']) headers['x-forwarded-host'] = req.headers['host'];
       headers['x-forwarded-prefix'] = `/proxy/${encodeURIComponent(name)}`;
       const signal = AbortSignal.any([req.signal, opts.shutdown]);
-      let upstream: IncomingMessage;
+      let upstream: UpstreamResponse;
       try {
         upstream = await openUpstream(upstreamUrl(base, rest, req.query), {
           method: req.method,

@@ -1,4 +1,4 @@
-import { HttpError } from '../supervisor/errors.js';
+import { HttpError } from '../core/errors.js';
 import type { HeaderMap, ResponseSink } from './http.js';
 
 export const JSON_HEADERS: Readonly<HeaderMap> = Object.freeze({ 'content-type': 'application/json' });

@@ -1,7 +1,5 @@
-import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
-import { request as httpsRequest } from 'node:https';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
+import { Agent, request, type Dispatcher } from 'undici';
 
 /** How long establishing a TCP (and TLS) connection may take; the exchange itself is unbounded. */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -13,6 +11,14 @@ export interface UpstreamInit {
   body?: string | Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
   /** Aborting destroys the connection, including a response body still being read. */
   signal: AbortSignal;
+}
+
+/** An upstream's answer: its head, and its body read by iterating. */
+export interface UpstreamResponse extends AsyncIterable<Buffer> {
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+  /** Stops reading the body and gives up the connection. */
+  destroy(): void;
 }
 
 /** A connection or protocol failure talking to an upstream, before its response head arrived. */
@@ -32,39 +38,54 @@ function describe(err: Error & { code?: string }): UpstreamError {
 }
 
 /**
- * One HTTP exchange with an upstream as one awaited value: resolves with the response head (the
- * body is then read from the returned message) or rejects with an UpstreamError, or with the
- * signal's AbortError when the caller went away.
- *
- * node:http rather than fetch: fetch's undici gives up on a response head after 300 s and on a
- * silent body after 300 s, while forwarded `wait_task` calls and quiet SSE streams may
- * legitimately take hours. Only the connect phase is bounded here.
+ * One pooled keep-alive client for every upstream (targets and proxies): connections are reused
+ * across calls, which is most of the cost of a small forwarded call (node:http's client reached
+ * about 13 % of a direct call). Only the connect phase is bounded: forwarded `wait_task` calls
+ * and quiet SSE streams may legitimately take hours, so neither the response head nor a silent
+ * body times out (fetch gives up on both after 300 s).
  */
-export function openUpstream(url: URL, init: UpstreamInit): Promise<IncomingMessage> {
-  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    if (init.signal.aborted) return reject(init.signal.reason);
-    const req = send(url, { method: init.method, headers: init.headers, signal: init.signal });
-    req.once('response', resolve);
-    req.once('error', (err) => reject(init.signal.aborted ? init.signal.reason : describe(err)));
-    req.once('socket', (socket) => {
-      if (!socket.connecting) return; // a kept-alive socket is already connected
-      const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no connection within ${CONNECT_TIMEOUT_MS} ms`), { code: 'ETIMEDOUT' })), CONNECT_TIMEOUT_MS);
-      socket.once('connect', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
+const pool: Dispatcher = new Agent({
+  connect: { timeout: CONNECT_TIMEOUT_MS },
+  headersTimeout: 0,
+  bodyTimeout: 0,
+  keepAliveTimeout: 4_000,
+});
+
+type UndiciBody = NonNullable<Parameters<typeof request>[1]>['body'];
+
+/**
+ * One HTTP exchange with an upstream as one awaited value: resolves with the response head (the
+ * body is then read by iterating the answer) or rejects with an UpstreamError, or with the
+ * signal's reason when the caller went away.
+ */
+export async function openUpstream(url: URL, init: UpstreamInit): Promise<UpstreamResponse> {
+  if (init.signal.aborted) throw init.signal.reason;
+  try {
+    const res = await request(url, {
+      method: init.method as Dispatcher.HttpMethod,
+      headers: init.headers as Record<string, string | string[]>,
+      ...(init.body === undefined ? {} : { body: init.body as NonNullable<UndiciBody> }),
+      signal: init.signal,
+      dispatcher: pool,
     });
-    const { body } = init;
-    if (body === undefined || typeof body === 'string' || body instanceof Uint8Array) {
-      req.end(body);
-    } else {
-      // A failing request body (the client went away) tears the upstream exchange down with it.
-      pipeline(Readable.from(body, { objectMode: false }), req).catch((err: Error) => req.destroy(err));
-    }
-  });
+    const body = res.body;
+    // An abort after the head destroys the body with an error; a reader sees it, and with no
+    // reader (the answer already passed on) it must not become an uncaught exception.
+    body.on('error', () => undefined);
+    return {
+      statusCode: res.statusCode,
+      headers: res.headers as IncomingHttpHeaders,
+      destroy: () => void body.destroy(),
+      [Symbol.asyncIterator]: () => (body as AsyncIterable<Buffer>)[Symbol.asyncIterator](),
+    };
+  } catch (err) {
+    if (init.signal.aborted) throw init.signal.reason;
+    throw describe(err as Error);
+  }
 }
 
 /** Reads a whole response body as text, refusing more than `limit` bytes. */
-export async function readText(res: IncomingMessage, limit: number): Promise<string> {
+export async function readText(res: UpstreamResponse, limit: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res as AsyncIterable<Buffer>) {
@@ -76,4 +97,35 @@ export async function readText(res: IncomingMessage, limit: number): Promise<str
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size).toString('utf8');
+}
+
+/** A body read whole (`whole`), or one too large for that, streamed from its first bytes on. */
+export type BodyRead = { whole: Buffer } | { stream: AsyncIterable<Uint8Array>; first: Buffer };
+
+/**
+ * Reads a response body whole while it stays within `limit` bytes; a larger one is handed back as
+ * a stream (the bytes already read come first), so it can be passed on without being held.
+ * Leaving the stream early destroys the response.
+ */
+export async function readWholeOrStream(res: UpstreamResponse, limit: number): Promise<BodyRead> {
+  const iterator = (res as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done) return { whole: Buffer.concat(chunks, size) };
+    chunks.push(next.value);
+    size += next.value.byteLength;
+    if (size > limit) break;
+  }
+  const first = Buffer.concat(chunks, size);
+  async function* rest(): AsyncGenerator<Uint8Array> {
+    try {
+      yield first;
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    } finally {
+      res.destroy();
+    }
+  }
+  return { stream: rest(), first };
 }

@@ -240,10 +240,21 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
     return new Promise((resolve, reject) => {
       app.listen(host, port, (socket: us_listen_socket | false) => {
         if (!socket) return reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
+        let listening = true;
+        const stopAccepting = () => {
+          if (listening) uws.us_listen_socket_close(socket);
+          listening = false;
+        };
         resolve({
           port: uws.us_socket_local_port(socket as unknown as Parameters<UwsModule['us_socket_local_port']>[0]),
           adapter: 'uws',
-          close: async () => uws.us_listen_socket_close(socket),
+          stopAccepting,
+          close: async () => {
+            stopAccepting();
+            // Closing only the listening socket leaves idle keep-alive connections open, and they
+            // keep the event loop (and so the process) alive until each client gives up.
+            (app as TemplatedApp & { close(): void }).close();
+          },
         });
       });
     });

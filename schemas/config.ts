@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { DEFAULT_WORKSPACE } from '../supervisor/workspace-path.js';
+import { DEFAULT_WORKSPACE } from './workspace-path.js';
 
 const MiB = 1024 * 1024;
 

@@ -1,7 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
-import type { Route } from '../protocol/route.js';
 import type { Config } from './config.js';
-import type { Job } from './job.js';
+import type { Job } from '../core/job.js';
 import type { WorkerPool } from '../workers/pool.js';
 
 /** What every capability may use: built once per service process. */
@@ -18,12 +17,12 @@ export interface Environment {
 }
 
 /**
- * One group of behaviour (machine, workspace, tasks, files, fleet ...): the Jobs and routes it
- * contributes, and how to stop it. The service is the sum of its capabilities.
+ * One group of behaviour (machine, workspace, tasks, fleet ...): the Jobs it contributes, and how
+ * to stop it. The service is the sum of its capabilities (HTTP routes are added at the top, in
+ * `app/`, so the actors never depend on the HTTP layer).
  */
 export interface Capability {
   readonly jobs: readonly Job<TSchema>[];
-  readonly routes?: readonly Route[];
   close?(): Promise<void>;
 }
 

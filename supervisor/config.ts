@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { ConfigFile } from '../schemas/config.js';
-import { resolveWorkspace } from './workspace-path.js';
+import { resolveWorkspace } from '../schemas/workspace-path.js';
 import { check } from '../schemas/validator.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
@@ -10,10 +10,9 @@ export interface Config extends ConfigFile {
   readonly source: string;
 }
 
-/** A configuration problem that stops the service from starting; the message names the field. */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+import { ConfigError } from '../core/errors.js';
+
+export { ConfigError };
 
 /** Command-line and environment values that win over the file. */
 export interface ConfigOverrides {

@@ -4,7 +4,7 @@ import { open, realpath } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { FileNotFoundError, HttpError, ValueError } from './errors.js';
+import { FileNotFoundError, HttpError, ValueError } from '../core/errors.js';
 import { isInside, resolveClientPath } from './workspace/safe-path.js';
 import { STAGING_ROOT, stagedFilePath } from './workspace/staged-path.js';
 import { UploadStaging } from './workspace/upload-staging.js';

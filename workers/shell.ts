@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { constants } from 'node:os';
 import type { ShellOutput } from '../schemas/machine.js';
+import { childEnv } from './child-env.js';
 import { CappedCollector, SHELL_OUTPUT_CAP, utf8SafeLength } from './capped-output.js';
 import { killProcessTree } from './kill-tree.js';
 
@@ -73,7 +74,7 @@ function exitCodeOf(ending: Extract<Ending, { kind: 'exited' }>): number | null 
  * the pipes (a surviving grandchild may hold them open forever).
  */
 export async function runShell(request: ShellRequest, signal: AbortSignal): Promise<ShellOutput> {
-  const child = spawn('/bin/sh', ['-c', request.command], { cwd: request.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/bin/sh', ['-c', request.command], { cwd: request.cwd, env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout = new CappedCollector();
   const stderr = new CappedCollector();
   stdout.attach(child.stdout!);

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PACKAGE_ROOT } from '../../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { startChildServer, type ChildServer } from './child-server.js';
 
 export const BENCH_TOKEN = 'bench-token';

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
-import { PACKAGE_VERSION } from '../build-info.js';
+import { PACKAGE_VERSION } from '../../core/build-info.js';
 import type { CapabilityFactory } from '../capability.js';
-import { defineJob } from '../job.js';
-import { indexTargets } from '../targets.js';
+import { defineJob } from '../../core/job.js';
+import { indexTargets } from '../../core/targets.js';
 import { checkTargets } from './list-machines.js';
 import { startMachineStatus } from './machine-status.js';
 import { shellJob } from './shell-job.js';

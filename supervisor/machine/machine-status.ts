@@ -1,6 +1,6 @@
 import { availableParallelism, cpus } from 'node:os';
 import type { GpuDevice, MachineInfo } from '../../schemas/machine.js';
-import { PACKAGE_ROOT, PACKAGE_VERSION } from '../build-info.js';
+import { PACKAGE_ROOT, PACKAGE_VERSION } from '../../core/build-info.js';
 import { CpuSampler, readPhysicalCores } from './cpu-usage.js';
 import { readGitInfo } from './git-info.js';
 import { sharedGpuProbe } from './gpu-probe.js';

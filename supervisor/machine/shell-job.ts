@@ -1,8 +1,8 @@
 import { DEFAULT_SHELL_TIMEOUT, ShellArguments, type ShellOutput } from '../../schemas/machine.js';
 import { failed, ok } from '../../schemas/job-response.js';
 import type { WorkerPool } from '../../workers/pool.js';
-import { RuntimeError } from '../errors.js';
-import { defineJob } from '../job.js';
+import { RuntimeError } from '../../core/errors.js';
+import { defineJob } from '../../core/job.js';
 
 /**
  * `shell`: runs the command on the thread pool (spawning and draining pipes stay off the request

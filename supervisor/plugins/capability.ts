@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
 import type { CapabilityFactory } from '../capability.js';
-import { defineJob } from '../job.js';
+import { defineJob } from '../../core/job.js';
 import { taskRuntimeOf } from '../tasks/capability.js';
 import { PluginManager } from './plugin-manager.js';
 

@@ -3,7 +3,7 @@ import { access, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
 import { check } from '../../schemas/validator.js';
-import { KeyError, RuntimeError, ValueError } from '../errors.js';
+import { KeyError, RuntimeError, ValueError } from '../../core/errors.js';
 import { removeStagedFile, takeStagedFile } from '../staged-input.js';
 import { DefinitionCatalog, pluginsDirOf } from '../tasks/definitions.js';
 import type { TaskRuntime } from '../tasks/task-runtime.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { runShell } from '../../workers/shell.js';
-import { ValueError } from '../errors.js';
+import { ValueError } from '../../core/errors.js';
 
 /** npm gets this long per command; a hung registry lookup must not hold the plugin lock forever. */
 const NPM_TIMEOUT_S = 300;

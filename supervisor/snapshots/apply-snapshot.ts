@@ -1,6 +1,6 @@
 import { lstat, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FileExistsError, PermissionError, ValueError } from '../errors.js';
+import { FileExistsError, PermissionError, ValueError } from '../../core/errors.js';
 import type { UnpackedSnapshot } from './unpack-snapshot.js';
 
 /** What applying a snapshot needs to know about live Tasks, answered by the task system. */

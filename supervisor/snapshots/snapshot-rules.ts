@@ -1,4 +1,4 @@
-import { ValueError } from '../errors.js';
+import { ValueError } from '../../core/errors.js';
 import { parseTaskId } from '../tasks/task-ids.js';
 
 /** Bounds of one snapshot archive; anything beyond is refused before the workspace is touched. */

@@ -1,4 +1,4 @@
-import { FileExistsError } from '../errors.js';
+import { FileExistsError } from '../../core/errors.js';
 import { isTerminal } from '../../workers/task-runner/record-files.js';
 import { readStatus } from '../tasks/records.js';
 import type { TaskRuntime } from '../tasks/task-runtime.js';

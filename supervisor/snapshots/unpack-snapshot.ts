@@ -2,7 +2,7 @@ import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { Parser, type ReadEntry } from 'tar';
-import { ValueError } from '../errors.js';
+import { ValueError } from '../../core/errors.js';
 import { classifyMember, SNAPSHOT_LIMITS } from './snapshot-rules.js';
 
 /** The Task directories an archive carries, unpacked below a private staging directory. */

@@ -7,7 +7,7 @@ import type { TaskDefinition } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../workers/task-runner/builtins.js';
 import { DESCRIBE_MARKER } from '../../workers/task-runner/task-sdk.js';
 import { STATE_DIR } from '../token-store.js';
-import { ValueError } from '../errors.js';
+import { ValueError } from '../../core/errors.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
 import { taskEnvironment } from './task-environment.js';
 

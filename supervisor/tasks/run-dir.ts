@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { TaskStatus } from '../../schemas/tasks.js';
 import { isTempFile, TASK_FILES, writeJsonAtomic } from '../../workers/task-runner/record-files.js';
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
-import { PermissionError } from '../errors.js';
+import { PermissionError } from '../../core/errors.js';
 import { parseTaskId } from './task-ids.js';
 
 /** Hidden names in a type directory: a run being created, and a finished Task being replaced. */

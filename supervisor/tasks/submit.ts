@@ -3,7 +3,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
 import { check, describeIssues } from '../../schemas/validator.js';
 import { isTerminal, nowIso, TASK_FILES } from '../../workers/task-runner/record-files.js';
-import { BusinessError, FileExistsError } from '../errors.js';
+import { BusinessError, FileExistsError } from '../../core/errors.js';
 import { createRunDir } from './run-dir.js';
 import { anonymousName, formatTaskId, TASK_NAME, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './task-ids.js';
 import type { TaskRuntime } from './task-runtime.js';

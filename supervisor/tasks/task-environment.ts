@@ -1,11 +1,8 @@
-/** Never handed to Task code or any other child: the service's own credentials. */
-const PRIVATE_VARIABLES = ['TASKYARD_TOKEN'] as const;
+import { childEnv } from '../../workers/child-env.js';
 
-/** The environment of the service's children: its own, plus `extra`, less its secrets. */
+/** The environment of Task runners and the plugin describer: the service's own plus `extra`, less its secrets. */
 export function taskEnvironment(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  for (const name of PRIVATE_VARIABLES) delete env[name];
-  return env;
+  return childEnv({ ...process.env, ...extra });
 }
 
 /** Who a run is, as a runner learns it from its environment (TASKYARD_TASK_* and TASKYARD_RUN_ID). */

@@ -2,7 +2,7 @@ import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { openRegularFileWithStat, UnsafeFileError } from '../../workers/safe-file.js';
-import { PermissionError } from '../errors.js';
+import { PermissionError } from '../../core/errors.js';
 
 /** The business failure for a Task file that is not a regular file; the Task directory is named by its ID. */
 export function refusedTaskFile(err: UnsafeFileError): InstanceType<typeof PermissionError> {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { REGISTRATION_NAME, TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
-import { ValueError } from '../errors.js';
+import { ValueError } from '../../core/errors.js';
 
 /** Spec: task_name is 1-32 letters, digits or hyphens. */
 export const TASK_NAME = /^[A-Za-z0-9-]{1,32}$/;

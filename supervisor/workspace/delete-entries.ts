@@ -1,7 +1,7 @@
 import { lstat, realpath, rm, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { DeletedEntry } from '../../schemas/workspace.js';
-import { PermissionError } from '../errors.js';
+import { PermissionError } from '../../core/errors.js';
 import { resolveEntryPath, type WorkspacePath } from './safe-path.js';
 
 type Target = WorkspacePath & { name: string };

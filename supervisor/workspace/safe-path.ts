@@ -1,6 +1,6 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import { PermissionError } from '../errors.js';
+import { PermissionError } from '../../core/errors.js';
 import { STATE_DIR } from '../token-store.js';
 
 /** Why a client path was refused; `/files` maps these to HTTP statuses, Jobs answer PermissionError. */

@@ -1,4 +1,4 @@
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../core/errors.js';
 import { normalizeClientPath, UnsafePathError } from './safe-path.js';
 
 /** Every staged file lives below this workspace directory. */
@@ -33,8 +33,24 @@ export function uploadFileName(value: string | undefined): string {
   return checkName('x-file-name', decodeHeader('x-file-name', value));
 }
 
-/** The components of `x-file-directory` (default `tmp`); it must begin with `tmp` and stay inside. */
-export function uploadDirectory(value: string | undefined): string[] {
+/**
+ * Most bytes a staged path (`tmp/[dir/]<sha256>/<name>`) may have: with the workspace root in
+ * front it must stay well inside the file system's PATH_MAX (4096 on Linux).
+ */
+export const MAX_STAGED_PATH_BYTES = 1024;
+
+/**
+ * The components of `x-file-directory` (default `tmp`); it must begin with `tmp`, stay inside,
+ * and leave room for the checksum directory and `fileName` within MAX_STAGED_PATH_BYTES.
+ */
+export function uploadDirectory(value: string | undefined, fileName = ''): string[] {
+  const parts = directoryParts(value);
+  const bytes = Buffer.byteLength([...parts, 'x'.repeat(64), fileName].join('/'));
+  if (bytes > MAX_STAGED_PATH_BYTES) throw new HttpError(422, `x-file-directory is too long: the staged path would have ${bytes} bytes, at most ${MAX_STAGED_PATH_BYTES} are allowed`);
+  return parts;
+}
+
+function directoryParts(value: string | undefined): string[] {
   if (value === undefined || value === '') return [STAGING_ROOT];
   let relative: string;
   try {

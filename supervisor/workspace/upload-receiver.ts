@@ -1,8 +1,18 @@
 import { createHash } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
-import type { IncomingRequest } from '../../protocol/http.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../core/errors.js';
 import { PositionalWriter } from './positional-writer.js';
+
+/**
+ * What an upload is read from: the HTTP request satisfies it structurally, so the actors need
+ * nothing from the HTTP layer.
+ */
+export interface UploadSource {
+  readonly headers: Readonly<Record<string, string>>;
+  body(): AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
+  /** Hands a chunk's memory back to the front end once it is written and hashed. */
+  recycle?(chunk: Uint8Array): void;
+}
 
 /** A complete upload in a temporary file. */
 export interface ReceivedUpload {
@@ -14,7 +24,7 @@ export interface ReceivedUpload {
 const tooLarge = (limit: number) => new HttpError(413, `Upload exceeds the limit of ${limit} bytes`);
 
 /** The announced length: null when absent (chunked), 400 when malformed, 413 when over the limit. */
-export function announcedLength(req: IncomingRequest, limit: number): number | null {
+export function announcedLength(req: UploadSource, limit: number): number | null {
   const header = req.headers['content-length'];
   if (header === undefined) return null;
   if (!/^\d+$/.test(header.trim())) throw new HttpError(400, `Invalid Content-Length: ${header}`);
@@ -30,7 +40,7 @@ export function announcedLength(req: IncomingRequest, limit: number): number | n
  * Content-Length at the end.
  * On any failure, a client gone included, the temporary file is removed.
  */
-export async function receiveUpload(req: IncomingRequest, tempPath: string, limit: number): Promise<ReceivedUpload> {
+export async function receiveUpload(req: UploadSource, tempPath: string, limit: number): Promise<ReceivedUpload> {
   const announced = announcedLength(req, limit);
   const file = await open(tempPath, 'wx', 0o644);
   const hash = createHash('sha256');

@@ -3,19 +3,31 @@ import { constants, createReadStream } from 'node:fs';
 import { link, lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import type { IncomingRequest } from '../../protocol/http.js';
 import type { FileCopy } from '../../schemas/workspace.js';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../../core/errors.js';
 import { STATE_DIR } from '../token-store.js';
 import { isInside, resolveEntryPath, UnsafePathError, type WorkspacePath } from './safe-path.js';
-import { STAGING_ROOT, uploadDirectory, uploadFileName } from './staged-path.js';
-import { receiveUpload } from './upload-receiver.js';
+import { STAGING_ROOT, stagedFilePath, uploadDirectory, uploadFileName } from './staged-path.js';
+import { receiveUpload, type ReceivedUpload, type UploadSource } from './upload-receiver.js';
 
-/** Partial uploads older than this are left over from a crash and removed at start. */
-const STALE_PART_MS = 60 * 60 * 1000;
+/** How often placing an upload is tried again when `delete_entries` removed a directory on its way. */
+const PLACE_ATTEMPTS = 3;
 
 const conflict = (message: string) => new HttpError(409, message);
 const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/** The answer for a file-system failure the client can act on; undefined for anything else. */
+function storageProblem(err: unknown): HttpError | undefined {
+  switch (code(err)) {
+    case 'ENOSPC':
+    case 'EDQUOT':
+      return new HttpError(507, 'Insufficient storage: the workspace disk is full; nothing was stored. Free some space and upload again');
+    case 'ENAMETOOLONG':
+      return new HttpError(422, 'x-file-directory or x-file-name makes a path too long for the file system');
+    default:
+      return undefined;
+  }
+}
 
 /** sha256 of a file, opened without following a link. */
 async function hashFile(path: string): Promise<string> {
@@ -33,6 +45,8 @@ async function hashFile(path: string): Promise<string> {
  */
 export class UploadStaging {
   readonly #parts: string;
+  /** Part files of uploads in progress: the sweep leaves them alone. */
+  readonly #live = new Set<string>();
 
   constructor(
     private readonly root: string,
@@ -41,30 +55,52 @@ export class UploadStaging {
     this.#parts = join(root, STATE_DIR, 'uploads');
   }
 
-  /** Removes part files a crashed process left behind. */
-  async sweepStaleParts(): Promise<void> {
+  /**
+   * Removes every part file no upload of this process is writing: one left behind by a process
+   * that was killed mid-upload (the workspace has one service, so nothing else owns them).
+   */
+  async sweepParts(): Promise<void> {
     const names = await readdir(this.#parts).catch(() => [] as string[]);
-    const now = Date.now();
     for (const name of names) {
       const part = join(this.#parts, name);
-      const info = await stat(part).catch(() => null);
-      if (info && now - info.mtimeMs > STALE_PART_MS) await rm(part, { force: true });
+      if (name.endsWith('.part') && !this.#live.has(part)) await rm(part, { force: true });
     }
   }
 
   /** Receives one upload and stages it; answers the FileCopy. */
-  async upload(req: IncomingRequest): Promise<FileCopy> {
+  async upload(req: UploadSource): Promise<FileCopy> {
     const name = uploadFileName(req.headers['x-file-name']);
-    const directory = uploadDirectory(req.headers['x-file-directory']);
-    await mkdir(this.#parts, { recursive: true, mode: 0o700 });
+    const directory = uploadDirectory(req.headers['x-file-directory'], name);
     const part = join(this.#parts, `${randomBytes(12).toString('hex')}.part`);
-    const received = await receiveUpload(req, part, this.limit);
+    this.#live.add(part);
     try {
-      const dir = await this.#makeDirectories([...directory, received.sha256]);
-      await this.#place(part, join(dir, name), received.sha256, received.size);
+      await mkdir(this.#parts, { recursive: true, mode: 0o700 });
+      const received = await receiveUpload(req, part, this.limit);
+      await this.#stage(part, [...directory, received.sha256], name, received);
       return { path: [...directory, received.sha256, name].join('/'), sha256: received.sha256, size: received.size };
+    } catch (err) {
+      throw storageProblem(err) ?? err;
     } finally {
       await rm(part, { force: true });
+      this.#live.delete(part);
+    }
+  }
+
+  /**
+   * Links the part file into place. `delete_entries(["tmp"])` may remove a directory between our
+   * mkdir and link (ENOENT): then the directories are made again. A failed attempt leaves no
+   * empty checksum directory behind.
+   */
+  async #stage(part: string, parts: readonly string[], name: string, received: ReceivedUpload): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      let dir: string | undefined;
+      try {
+        dir = await this.#makeDirectories(parts);
+        return await this.#place(part, join(dir, name), received.sha256, received.size);
+      } catch (err) {
+        if (dir !== undefined) await rmdir(dir).catch(() => undefined);
+        if (code(err) !== 'ENOENT' || attempt >= PLACE_ATTEMPTS) throw err;
+      }
     }
   }
 
@@ -103,6 +139,13 @@ export class UploadStaging {
     if (!info.isFile() || info.size !== size || (await hashFile(dest)) !== sha256) {
       throw conflict('the destination is occupied by different content');
     }
+  }
+
+  /** `DELETE /files?path=`: checks that `value` names a staged file, removes it, answers the path. */
+  async removeStaged(value: string | null): Promise<string> {
+    const path = stagedFilePath(value);
+    await this.remove(path);
+    return path;
   }
 
   /** Removes a staged file (and its now empty checksum directory); a missing one is fine. */

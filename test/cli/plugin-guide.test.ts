@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { PACKAGE_ROOT } from '../../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { startTestService } from '../helpers/service.js';
 
 /**

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { PACKAGE_ROOT } from '../../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { runCli } from '../helpers/run-cli.js';
 
 /** A plugin directory whose module imports the SDK through node_modules/taskyard, as after `npm install`. */

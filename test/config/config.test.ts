@@ -1,6 +1,6 @@
 import t from 'tap';
 import { ConfigError, parseConfig, loadConfig } from '../../supervisor/config.js';
-import { indexTargets, normalizeAddress } from '../../supervisor/targets.js';
+import { indexTargets, normalizeAddress } from '../../core/targets.js';
 
 t.test('defaults come from the embedded configuration', async (t) => {
   const config = loadConfig(undefined, { workspace: '/tmp/x' });

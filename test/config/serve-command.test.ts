@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { PACKAGE_ROOT } from '../../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../../core/build-info.js';
 
 const CLI = join(PACKAGE_ROOT, 'dist', 'bin', 'cli.js');
 
@@ -70,6 +70,12 @@ t.test('--token, TASKYARD_TOKEN and --no-token', async (t) => {
   if (!('child' in fromEnv)) { t.fail(fromEnv.output); return; }
   const envBase = new URL(fromEnv.url).origin;
   t.equal((await fetch(`${envBase}/health`, { headers: { authorization: 'Bearer env-token' } })).status, 200);
+  const shell = await fetch(`${envBase}/jobs/shell`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer env-token', 'content-type': 'application/json' },
+    body: JSON.stringify({ arguments: { command: 'printf %s "${TASKYARD_TOKEN-unset}"' } }),
+  });
+  t.match(await shell.json(), { success: true, answer: { stdout: 'unset' } }, 'a shell command does not see the token taken from the environment');
   await stop(fromEnv.child);
 
   const open = await serve(['--workspace', workspace, '--no-token']);

@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { PACKAGE_ROOT } from '../../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { validateConfig } from '../../supervisor/config.js';
-import { startService, type RunningService } from '../../supervisor/service.js';
+import { startService, type RunningService } from '../../app/service.js';
 import { lockWorkspace, takeoverTicket, WorkspaceInUseError, type LockHolder } from '../../supervisor/workspace-lock.js';
 import { readProcess } from '../../workers/process-tree.js';
 import { waitFor } from '../helpers/service.js';

@@ -3,7 +3,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { readSseEvents } from '../../protocol/sse-reader.js';
-import { DEFAULT_CAPABILITIES } from '../../supervisor/capabilities.js';
+import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
 import { closedPort, startPlainServer } from '../helpers/http-server.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 import { newProbeState, probeCapability, type ProbeState } from './probe-jobs.js';
@@ -252,4 +252,43 @@ t.test('broken answers from a target give 502 or a failed result', async (t) => 
   const sse = async (name: string) => (await a.fetch(`/jobs/${name}/events`, { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
   t.match(await sse('garbled'), /event: result\ndata: .*"answer":"RuntimeError: event stream from target http:\/\/127\.0\.0\.1:\d+ broke off: event data is not JSON/);
   t.match(await sse('endless'), /"name":"x".*\n\nevent: result\ndata: \{"kind":"result","answer":"Stream produced no terminal result","success":false/s);
+});
+
+t.test('a target that sends an endless event line gets a failed result; large answers stream intact', async (t) => {
+  const MiB = 1024 * 1024;
+  const endlessClosed = { value: false };
+  const large = (i: number) => `{"answer":"${String(i).repeat(40 * MiB)}","success":true,"metadata":{}}`;
+  const fake = await startPlainServer(t, async (req, res) => {
+    const mode = req.url ?? '';
+    if (mode === '/jobs/endless_line/events') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.on('close', () => (endlessClosed.value = true));
+      res.write('event: log\ndata: {"kind":"log","content":"');
+      const piece = 'x'.repeat(256 * 1024);
+      while (!res.destroyed) if (!res.write(piece)) await new Promise((r) => res.once('drain', r).once('close', r));
+      return;
+    }
+    if (mode === '/jobs/large') return void res.writeHead(200, { 'content-type': 'application/json' }).end(large(7));
+    if (mode === '/jobs/large_cut') {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(8 * MiB) });
+      return void res.write(`{"answer":"${'c'.repeat(4 * MiB)}`, () => res.destroy());
+    }
+    if (mode === '/jobs/large_html') return void res.writeHead(200, { 'content-type': 'application/json' }).end(`<html>${'h'.repeat(2 * MiB)}`);
+    res.writeHead(404).end('nothing here');
+  });
+  const a = await startTestService(t, { config: { targets: [{ address: fake.url, token: 'stored-secret' }] } });
+  const text = await (await a.fetch('/jobs/endless_line/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
+  t.match(text, /event: result\ndata: \{"kind":"result","answer":"RuntimeError: event stream from target .* broke off: the target sent an oversized event/);
+  await waitFor(() => endlessClosed.value, 10_000, 'the target connection to be closed');
+  t.equal((await a.fetch('/health')).status, 200, 'the service still answers');
+
+  const call = (name: string) => a.fetch(`/jobs/${name}`, { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+  const big = await call('large');
+  t.equal(big.status, 200);
+  t.ok((await big.text()) === large(7), 'a 40 MiB forwarded answer arrives intact');
+  const cut = await call('large_cut');
+  t.equal(cut.status, 200, 'a large answer is streamed from its first bytes');
+  await t.rejects(cut.text(), 'a large answer the target broke off arrives broken, not short and complete');
+  const html = await call('large_html');
+  t.equal(html.status, 502, 'a large answer that is not a JSON object is a 502');
 });

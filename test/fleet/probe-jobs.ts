@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
 import type { CapabilityFactory } from '../../supervisor/capability.js';
-import { ValueError } from '../../supervisor/errors.js';
-import { defineJob } from '../../supervisor/job.js';
+import { ValueError } from '../../core/errors.js';
+import { defineJob } from '../../core/job.js';
 
 /** What the probe Jobs of one service have observed; tests wait on these fields. */
 export interface ProbeState {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import t, { type Test } from 'tap';
 import { closedPort, startPlainServer } from '../helpers/http-server.js';
+import { rawExchange } from '../workspace/raw-http.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 
 const MiB = 1024 * 1024;
@@ -226,5 +227,48 @@ t.test('bad proxy configuration stops the start', async (t) => {
     ['not a url', /proxy\.p\.url: not an absolute URL/],
   ] as const) {
     await t.rejects(startTestService(t, { config: { proxy: { p: { url } } } }), { message: problem });
+  }
+});
+
+t.test('no spelling of a dot segment leaves the upstream base path', async (t) => {
+  const { svc, upstream } = await setup(t);
+  const before = upstream.seen.length;
+  const spellings = [
+    '/proxy/up/..\\secret',
+    '/proxy/up/a/..\\..\\secret',
+    '/proxy/up/a\\..\\..\\secret',
+    '/proxy/up/..%5Csecret',
+    '/proxy/up/a/..%5c..%5csecret',
+    '/proxy/up/a/%2e%2e%5csecret',
+    '/proxy/up/a/.%2E\\secret',
+    '/proxy/up/%252e%252e/secret',
+    '/proxy/up/a/%252e%252e%252fsecret',
+    '/proxy/up/%25252e%25252e/secret',
+    '/proxy/up/%2e%2e%2fsecret',
+    '/proxy/up/.\\secret',
+  ];
+  for (const path of spellings) {
+    const res = await rawRequest(svc.url, 'GET', path);
+    t.equal(res.status, 400, `${path} refused`);
+  }
+  t.equal(upstream.seen.length, before, 'none of them reached the upstream');
+  const fine = await rawRequest(svc.url, 'GET', '/proxy/up/a..b/c.d/%2e%2efoo');
+  t.equal(fine.status, 200, 'dots inside a segment are not dot segments');
+  t.equal((JSON.parse(fine.body) as { url: string }).url, '/base/a..b/c.d/%2e%2efoo');
+});
+
+t.test('the service token does not pass in a repeated Authorization header', async (t) => {
+  const { svc, upstream } = await setup(t);
+  for (const values of [
+    [`Bearer ${svc.token}`, `Bearer ${svc.token}`],
+    ['Basic dXNlcjpwdw==', `Bearer ${svc.token}`],
+    [`Bearer ${svc.token}`, 'Basic dXNlcjpwdw=='],
+    [`Basic dXNlcjpwdw==, Bearer ${svc.token}`],
+  ]) {
+    const lines = values.map((v) => `Authorization: ${v}`).join('\n');
+    const res = await rawExchange(svc.url, `GET /proxy/up/echo HTTP/1.1\nHost: 127.0.0.1\n${lines}\nConnection: close\n`);
+    t.equal(res?.status, 200, values.join(' + '));
+    const seen = upstream.seen.at(-1)!;
+    t.notOk(JSON.stringify(seen.headers).includes(svc.token!), `the upstream never sees the token (${values.join(' + ')})`);
   }
 });

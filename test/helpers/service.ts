@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { validateConfig } from '../../supervisor/config.js';
-import { startService, type RunningService, type ServiceOptions } from '../../supervisor/service.js';
+import { startService, type RunningService, type ServiceOptions } from '../../app/service.js';
 import type { JobResponse } from '../../schemas/job-response.js';
 import { killTaskProcesses } from './task-processes.js';
 

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
 import type { CapabilityFactory } from '../../supervisor/capability.js';
-import { KeyError } from '../../supervisor/errors.js';
-import { defineJob } from '../../supervisor/job.js';
+import { KeyError } from '../../core/errors.js';
+import { defineJob } from '../../core/job.js';
 
 /** Observations the test Jobs make, for tests to assert on. */
 export const observed = { aborted: 0, started: 0 };

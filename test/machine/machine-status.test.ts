@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { MachineInfo } from '../../schemas/machine.js';
 import { check } from '../../schemas/validator.js';
-import { PACKAGE_ROOT, PACKAGE_VERSION } from '../../supervisor/build-info.js';
+import { PACKAGE_ROOT, PACKAGE_VERSION } from '../../core/build-info.js';
 import { readGitInfo } from '../../supervisor/machine/git-info.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { startTestService } from '../helpers/service.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { ShellOutput } from '../../schemas/machine.js';
 import { validateConfig } from '../../supervisor/config.js';
-import { startService } from '../../supervisor/service.js';
+import { startService } from '../../app/service.js';
 import { isAlive } from '../../workers/process-tree.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { parseSse, startTestService, waitFor } from '../helpers/service.js';
@@ -142,6 +142,43 @@ t.test('closing the SSE stream kills the running command', async (t) => {
   t.equal(await response, 'AbortError');
   await waitFor(async () => !(await isAlive(pid!)), 10_000, 'the command to be killed after the disconnect');
   t.pass('the command was killed');
+});
+
+t.test('an MCP caller that disconnects kills its running command', async (t) => {
+  const controller = new AbortController();
+  const call = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'shell', arguments: { command: 'sleep 302 & echo $! > mcp-running.pid; wait', timeout: 300 } },
+  };
+  const response = svc
+    .fetch('/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify(call),
+      signal: controller.signal,
+    })
+    .then(() => 'answered')
+    .catch((err: Error) => err.name);
+  const [pid] = await waitFor(() => readPidFile(svc.workspace, 'mcp-running.pid').catch(() => undefined), 10_000, 'the command to start');
+  t.ok(await isAlive(pid!), 'the command runs while the MCP call is open');
+  controller.abort();
+  t.equal(await response, 'AbortError');
+  await waitFor(async () => !(await isAlive(pid!)), 10_000, 'the command to be killed after the MCP caller left');
+  t.pass('the command was killed');
+});
+
+t.test('shell commands do not see the service token', async (t) => {
+  const before = process.env['TASKYARD_TOKEN'];
+  process.env['TASKYARD_TOKEN'] = 'token-from-the-environment';
+  t.teardown(() => {
+    if (before === undefined) delete process.env['TASKYARD_TOKEN'];
+    else process.env['TASKYARD_TOKEN'] = before;
+  });
+  const service = await startTestService(t);
+  const res = await service.call('shell', { command: 'printf %s "${TASKYARD_TOKEN-unset}"; env | grep -c token-from-the-environment || true' });
+  t.equal(res.body.answer && (res.body.answer as ShellOutput).stdout, 'unset0\n');
 });
 
 t.test('parseSse sanity for shell events', async (t) => {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DEFAULT_CAPABILITIES } from '../../supervisor/capabilities.js';
+import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
 import { startTestService } from '../helpers/service.js';
 import { testJobs } from '../helpers/test-jobs.js';
 import { connectMcp } from '../helpers/mcp-client.js';

@@ -1,6 +1,6 @@
 import { request } from 'node:http';
 import t from 'tap';
-import { DEFAULT_CAPABILITIES } from '../../supervisor/capabilities.js';
+import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
 import { startTestService, waitFor } from '../helpers/service.js';
 import { observed, testJobs } from '../helpers/test-jobs.js';
 

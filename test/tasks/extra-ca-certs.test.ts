@@ -8,7 +8,7 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { PACKAGE_ROOT } from '../../supervisor/build-info.js';
+import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { makeWorkspace, startTaskService, submitOk, waitTask, writeFixturePlugin } from './task-helpers.js';
 
 const TLS = join(PACKAGE_ROOT, 'test', 'tasks', 'fixtures', 'tls');

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
 import { ok } from '../../schemas/job-response.js';
-import { DEFAULT_CAPABILITIES } from '../../supervisor/capabilities.js';
-import { defineJob } from '../../supervisor/job.js';
+import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
+import { defineJob } from '../../core/job.js';
 import { startConsole, waitFor } from '../helpers/browser.js';
 
 const taskPage = (url: string, id: string) => `${url}/#/tasks/${encodeURIComponent(id)}`;

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { HttpError } from '../../supervisor/errors.js';
+import { HttpError } from '../../core/errors.js';
 import { normalizeClientPath, UnsafePathError } from '../../supervisor/workspace/safe-path.js';
 import { stagedFilePath, uploadDirectory, uploadFileName } from '../../supervisor/workspace/staged-path.js';
 import { overlappingGroups } from '../../workers/preview/parquet.js';

@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { parse as parseYaml, type DocumentOptions, type ParseOptions, type SchemaOptions, type ToJSOptions } from 'yaml';
 import { WORKSPACE_LIMITS, type StructuredPreview } from '../../schemas/workspace.js';
-import { depthExceeds } from '../../protocol/json-body.js';
+import { depthExceeds } from '../../core/json-depth.js';
 import { readPrefix } from './open-file.js';
 import { readTextWindow, utf8Boundary } from './text.js';
 

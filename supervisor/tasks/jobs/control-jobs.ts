@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
-import { KeyError } from '../../errors.js';
-import { defineJob } from '../../job.js';
+import { KeyError } from '../../../core/errors.js';
+import { defineJob } from '../../../core/job.js';
 import type { TaskRuntime } from '../task-runtime.js';
 
 /** cancel and delete_tasks. */

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
-import { defineJob } from '../../job.js';
+import { defineJob } from '../../../core/job.js';
 import type { TaskRuntime } from '../task-runtime.js';
 
 /** list_installed_task_definitions, get_task_definition. */

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { failed, ok } from '../../../schemas/job-response.js';
-import { defineJob } from '../../job.js';
+import { defineJob } from '../../../core/job.js';
 import { streamTask, waitForTerminal } from '../follow.js';
 import type { TaskRuntime } from '../task-runtime.js';
 

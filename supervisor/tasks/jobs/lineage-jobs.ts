@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
 import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
-import { KeyError } from '../../errors.js';
-import { defineJob } from '../../job.js';
+import { KeyError } from '../../../core/errors.js';
+import { defineJob } from '../../../core/job.js';
 import { buildLineage } from '../graph.js';
 import { relativeTaskPath } from '../task-ids.js';
 import type { TaskRuntime } from '../task-runtime.js';

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
 import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
-import { KeyError } from '../../errors.js';
-import { defineJob } from '../../job.js';
+import { KeyError } from '../../../core/errors.js';
+import { defineJob } from '../../../core/job.js';
 import { readLogWindow } from '../log-reader.js';
 import type { TaskRuntime } from '../task-runtime.js';
 

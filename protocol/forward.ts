@@ -1,15 +1,20 @@
-import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { TargetEntry } from '../schemas/config.js';
 import type { StreamEvent } from '../schemas/events.js';
 import type { JobCatalog, JobResponse } from '../schemas/job-response.js';
-import { readSseEvents } from '../protocol/sse-reader.js';
-import { openUpstream, readText } from '../protocol/upstream.js';
-import { HttpError, RuntimeError } from './errors.js';
-import type { Forwarder } from './forwarder.js';
-import { indexTargets, normalizeAddress } from './targets.js';
+import { readSseEvents } from './sse-reader.js';
+import { openUpstream, readText, readWholeOrStream, type BodyRead, type UpstreamResponse } from './upstream.js';
+import { HttpError, RuntimeError } from '../core/errors.js';
+import type { ForwardedAnswer, Forwarder } from './forwarder.js';
+import { indexTargets, normalizeAddress } from '../core/targets.js';
 
-/** Largest remote answer read into memory; a bigger one is a broken answer (502). */
-const MAX_ANSWER_BYTES = 128 * 1024 * 1024;
+/** Largest remote catalog read into memory; a bigger one is a broken answer (502). */
+const MAX_CATALOG_BYTES = 16 * 1024 * 1024;
+/**
+ * Remote answers up to this size are read, checked and parsed; larger ones are streamed to the
+ * caller as they arrive, so concurrent large answers never sit whole in this process.
+ */
+const WHOLE_ANSWER_BYTES = 1024 * 1024;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isJobResponse = (v: unknown): v is JobResponse => isObject(v) && typeof v['success'] === 'boolean';
@@ -23,7 +28,7 @@ function headersFor(target: TargetEntry, accept: string): OutgoingHttpHeaders {
 }
 
 /** Sends one request to the target; failing to get a response head is a 502. */
-async function exchange(target: TargetEntry, method: string, path: string, accept: string, body: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+async function exchange(target: TargetEntry, method: string, path: string, accept: string, body: string | undefined, signal: AbortSignal): Promise<UpstreamResponse> {
   try {
     return await openUpstream(new URL(path, target.address), { method, headers: headersFor(target, accept), ...(body === undefined ? {} : { body }), signal });
   } catch (err) {
@@ -33,9 +38,9 @@ async function exchange(target: TargetEntry, method: string, path: string, accep
   }
 }
 
-async function readBody(target: TargetEntry, res: IncomingMessage): Promise<string> {
+async function readBody(target: TargetEntry, res: UpstreamResponse, limit = WHOLE_ANSWER_BYTES): Promise<string> {
   try {
-    return await readText(res, MAX_ANSWER_BYTES);
+    return await readText(res, limit);
   } catch (err) {
     throw new HttpError(502, `Target ${target.address} broke off its answer: ${(err as Error).message}`);
   }
@@ -67,17 +72,41 @@ function remoteFailure(target: TargetEntry, status: number, text: string): HttpE
 }
 
 /** A complete JSON answer of the expected shape, or the right HttpError. */
-async function expectJson<T>(target: TargetEntry, res: IncomingMessage, valid: (v: unknown) => v is T, what: string): Promise<T> {
-  const text = await readBody(target, res);
-  const status = res.statusCode ?? 0;
+async function expectJson<T>(target: TargetEntry, res: UpstreamResponse, valid: (v: unknown) => v is T, what: string, limit?: number): Promise<T> {
+  const text = await readBody(target, res, limit);
+  const status = res.statusCode;
   if (status !== 200) throw remoteFailure(target, status, text);
-  const body = parse(text);
+  return checked(target, parse(text), valid, what);
+}
+
+function checked<T>(target: TargetEntry, body: unknown, valid: (v: unknown) => v is T, what: string): T {
   if (!valid(body)) throw new HttpError(502, `Target ${target.address} answered HTTP 200 without ${what}`);
   return body;
 }
 
+/**
+ * A forwarded JobResponse: parsed and checked when small; a large one is passed on as a stream
+ * once its first bytes look like a JSON object (a break later reaches the caller as a broken
+ * response, not a short one).
+ */
+async function forwardedAnswer(target: TargetEntry, res: UpstreamResponse): Promise<ForwardedAnswer> {
+  if (res.statusCode !== 200) return expectJson(target, res, isJobResponse, 'a JobResponse');
+  let read: BodyRead;
+  try {
+    read = await readWholeOrStream(res, WHOLE_ANSWER_BYTES);
+  } catch (err) {
+    throw new HttpError(502, `Target ${target.address} broke off its answer: ${(err as Error).message}`);
+  }
+  if ('whole' in read) return checked(target, parse(read.whole.toString('utf8')), isJobResponse, 'a JobResponse');
+  if (!/^\s*\{\s*"/.test(read.first.subarray(0, 64).toString('latin1'))) {
+    await read.stream[Symbol.asyncIterator]().return?.();
+    throw new HttpError(502, `Target ${target.address} answered HTTP 200 without a JobResponse`);
+  }
+  return { stream: read.stream };
+}
+
 /** Passes remote events on one by one; a broken stream becomes a business failure at its end. */
-async function* relay(target: TargetEntry, res: IncomingMessage): AsyncGenerator<StreamEvent> {
+async function* relay(target: TargetEntry, res: UpstreamResponse): AsyncGenerator<StreamEvent> {
   try {
     yield* readSseEvents(res);
   } catch (err) {
@@ -107,13 +136,13 @@ export function createForwarder(targets: readonly TargetEntry[]): Forwarder {
     async call(address, job, args, signal) {
       const target = get(address);
       const res = await exchange(target, 'POST', `/jobs/${encodeURIComponent(job)}`, 'application/json', JSON.stringify({ arguments: args }), signal);
-      return expectJson(target, res, isJobResponse, 'a JobResponse');
+      return forwardedAnswer(target, res);
     },
     async openStream(address, job, args, signal) {
       const target = get(address);
       const res = await exchange(target, 'POST', `/jobs/${encodeURIComponent(job)}/events`, 'text/event-stream', JSON.stringify({ arguments: args }), signal);
       // Peek at the head before the caller starts its own SSE response, so remote 4xx stay 4xx.
-      if (res.statusCode !== 200) throw remoteFailure(target, res.statusCode ?? 0, await readBody(target, res));
+      if (res.statusCode !== 200) throw remoteFailure(target, res.statusCode, await readBody(target, res));
       if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
         res.destroy();
         throw new HttpError(502, `Target ${target.address} answered without an event stream (content-type ${res.headers['content-type'] ?? 'missing'})`);
@@ -123,7 +152,7 @@ export function createForwarder(targets: readonly TargetEntry[]): Forwarder {
     async catalog(address, signal) {
       const target = get(address);
       const res = await exchange(target, 'GET', '/jobs', 'application/json', undefined, signal);
-      const body = await expectJson(target, res, isJobResponse, 'a JobResponse');
+      const body = await expectJson(target, res, isJobResponse, 'a JobResponse', MAX_CATALOG_BYTES);
       if (!body.success || !isCatalog(body.answer)) throw new HttpError(502, `Target ${target.address} answered GET /jobs without a job catalog`);
       return body.answer;
     },

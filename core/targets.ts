@@ -1,5 +1,5 @@
 import type { TargetEntry } from '../schemas/config.js';
-import { ConfigError } from './config.js';
+import { ConfigError } from './errors.js';
 
 /**
  * Normalises a target address to `scheme://host:port` (explicit default port, no credentials,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-/** The package root: this file is `<root>/supervisor/*.ts`, compiled to `<root>/dist/supervisor/*.js`. */
+/** The package root: this file is `<root>/core/*.ts`, compiled to `<root>/dist/core/*.js`. */
 export const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The installed package's version, read once from package.json. */

@@ -1,6 +1,6 @@
-import { HttpError } from '../errors.js';
-import type { HeaderMap, IncomingRequest, ResponseSink } from '../../protocol/http.js';
-import type { Route } from '../../protocol/route.js';
+import { HttpError } from '../core/errors.js';
+import type { HeaderMap, IncomingRequest, ResponseSink } from './http.js';
+import type { Route } from './route.js';
 import type { Bundle, BundleFile } from './static-bundle.js';
 
 /**

@@ -2,8 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { JobResponse, type JobCatalog, type JobDescriptor } from '../schemas/job-response.js';
 import { check } from '../schemas/validator.js';
 import { DEFAULT_JOB_FLAGS, type Job, type JobContext, type JobFlags } from './job.js';
-import { describeError, HttpError } from './errors.js';
-import { ConfigError } from './config.js';
+import { ConfigError, describeError, HttpError } from './errors.js';
 
 /** A Job together with its effective flags after config overrides. */
 export interface RegisteredJob {

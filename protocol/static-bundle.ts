@@ -33,8 +33,8 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = Object.freeze({
 /** esbuild names hashed outputs `name-HASH.ext` (8 upper-case base32 characters). */
 const HASHED = /-[A-Z0-9]{8}\.[a-z0-9]+$/;
 
-/** Where `npm run build` writes the console: `dist/web`, beside the compiled `dist/supervisor`. */
-export const DEFAULT_BUNDLE_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
+/** Where `npm run build` writes the console: `dist/web`, beside the compiled `dist/protocol`. */
+export const DEFAULT_BUNDLE_DIR = fileURLToPath(new URL('../web/', import.meta.url));
 
 async function listFiles(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true, recursive: true });

@@ -1,17 +1,24 @@
-import type { IncomingRequest, ResponseSink } from '../../protocol/http.js';
-import { sendJson } from '../../protocol/reply.js';
-import type { Route } from '../../protocol/route.js';
-import { ok } from '../../schemas/job-response.js';
-import { HttpError } from '../errors.js';
-import { stagedFilePath } from './staged-path.js';
-import type { UploadStaging } from './upload-staging.js';
+import type { IncomingRequest, ResponseSink } from './http.js';
+import { sendJson } from './reply.js';
+import type { Route } from './route.js';
+import { ok } from '../schemas/job-response.js';
+import { HttpError } from '../core/errors.js';
+import type { FileCopy } from '../schemas/workspace.js';
+
+/** The staging area behind the routes (the workspace's UploadStaging). */
+export interface StagingArea {
+  /** Receives the request body and stages it (4xx as HttpError). */
+  upload(req: IncomingRequest): Promise<FileCopy>;
+  /** Checks that the `path` query names a staged file, removes it, answers the path. */
+  removeStaged(path: string | null): Promise<string>;
+}
 
 /**
  * `POST /files` (raw body, `x-file-name`, optional `x-file-directory`) answers a FileCopy;
  * `DELETE /files?path=...` removes a staged file. Both answer a JobResponse. The bearer token is
  * checked by the front door before this runs.
  */
-export function createFilesRoute(staging: UploadStaging): Route {
+export function createFilesRoute(staging: StagingArea): Route {
   return {
     prefix: '/files',
     async handle(req: IncomingRequest, res: ResponseSink): Promise<void> {
@@ -26,8 +33,7 @@ export function createFilesRoute(staging: UploadStaging): Route {
         }
       }
       if (req.method === 'DELETE') {
-        const path = stagedFilePath(new URLSearchParams(req.query).get('path'));
-        await staging.remove(path);
+        const path = await staging.removeStaged(new URLSearchParams(req.query).get('path'));
         return sendJson(res, 200, ok({ path }));
       }
       throw new HttpError(405, 'Method not allowed; use POST or DELETE');

@@ -1,6 +1,6 @@
-import { createProxyRoute } from '../../protocol/proxy-route.js';
-import type { CapabilityFactory } from '../capability.js';
-import { ConfigError } from '../config.js';
+import { createProxyRoute } from '../protocol/proxy-route.js';
+import type { AppCapabilityFactory } from './capability.js';
+import { ConfigError } from '../core/errors.js';
 
 /** Checks `proxy.<name>.url` once at start: an absolute http(s) URL without credentials, query or fragment. */
 export function parseUpstreams(proxy: Readonly<Record<string, { url: string }>>): Map<string, URL> {
@@ -22,7 +22,7 @@ export function parseUpstreams(proxy: Readonly<Record<string, { url: string }>>)
 }
 
 /** The upstream proxy at `/proxy/{name}/{path}`: a route, no Jobs. */
-export const proxyCapability: CapabilityFactory = (env) => ({
+export const proxyCapability: AppCapabilityFactory = (env) => ({
   jobs: [],
   routes: [createProxyRoute({ upstreams: parseUpstreams(env.config.proxy), token: env.token ?? null, shutdown: env.shutdown })],
 });

@@ -1,21 +1,25 @@
+import { setMaxListeners } from 'node:events';
 import { mkdir, realpath } from 'node:fs/promises';
 import { createFrontDoor } from '../protocol/front-door.js';
 import type { HttpAdapter } from '../protocol/http.js';
 import { chooseAdapter } from '../protocol/adapter.js';
+import { InFlight } from '../protocol/in-flight.js';
+import { requestInProcess, type InProcessInit, type InProcessResponse } from '../protocol/in-process.js';
 import { WorkerPool } from '../workers/pool.js';
-import type { Capability, CapabilityFactory, Environment } from './capability.js';
+import type { Environment } from '../supervisor/capability.js';
+import type { AppCapability, AppCapabilityFactory } from './capability.js';
 import { DEFAULT_CAPABILITIES } from './capabilities.js';
-import type { Config } from './config.js';
-import { createForwarder } from './forward.js';
-import { JobRegistry } from './registry.js';
-import { lockWorkspace } from './workspace-lock.js';
+import type { Config } from '../supervisor/config.js';
+import { createForwarder } from '../protocol/forward.js';
+import { JobRegistry } from '../core/registry.js';
+import { lockWorkspace } from '../supervisor/workspace-lock.js';
 
 export interface ServiceOptions {
   config: Config;
   /** The bearer token, or null for an open service (only `requires_auth=false` Jobs are public). */
   token: string | null;
   adapter?: HttpAdapter;
-  capabilities?: readonly CapabilityFactory[];
+  capabilities?: readonly AppCapabilityFactory[];
 }
 
 export interface RunningService {
@@ -24,8 +28,13 @@ export interface RunningService {
   readonly adapter: 'uws' | 'node';
   readonly workspace: string;
   readonly registry: JobRegistry;
+  /** Runs one request through the routes in this process, without a socket (like hono's `app.request()`). */
+  request(init: InProcessInit): Promise<InProcessResponse>;
   close(): Promise<void>;
 }
+
+/** How long a stopping service lets in-flight calls finish before it drops their connections. */
+const DRAIN_MS = 2_000;
 
 const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|::1|\[::1\])$/i;
 
@@ -37,9 +46,12 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   // One service per workspace, taken before anything reads or settles its records.
   const lock = await lockWorkspace(workspace);
   const shutdown = new AbortController();
+  const stopping = new AbortController();
+  // Every open SSE stream listens for the stop: any number of them is expected.
+  setMaxListeners(0, stopping.signal);
   const pool = new WorkerPool();
   const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token };
-  const capabilities: Capability[] = [];
+  const capabilities: AppCapability[] = [];
   const closeAll = async () => {
     shutdown.abort();
     for (const c of capabilities.reverse()) await c.close?.();
@@ -56,12 +68,15 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       token: opts.token,
       jsonLimit: config.service.json_body_limit_bytes,
       shutdown: shutdown.signal,
+      stopping: stopping.signal,
       loopbackOnly: LOOPBACK.test(config.service.host),
       allowedOrigins: config.service.allowed_origins,
       routes: capabilities.flatMap((c) => c.routes ?? []),
     });
     const adapter = opts.adapter ?? chooseAdapter();
-    const server = await adapter.listen(config.service.host, config.service.port, handler);
+    const inFlight = new InFlight();
+    const counted = inFlight.wrap(handler);
+    const server = await adapter.listen(config.service.host, config.service.port, counted);
     const host = config.service.host.includes(':') ? `[${config.service.host}]` : config.service.host;
     const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${server.port}`;
     await lock.setAddress(url);
@@ -73,8 +88,14 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       adapter: server.adapter,
       workspace,
       registry,
+      request: (init) => requestInProcess(counted, init),
       close: () =>
         (closed ??= (async () => {
+          // Stop accepting, end open SSE streams with a failed result, give in-flight calls a
+          // bounded moment, then drop every connection (idle keep-alive ones included).
+          server.stopAccepting();
+          stopping.abort();
+          await inFlight.settled(DRAIN_MS);
           await server.close();
           await closeAll();
         })()),

@@ -53,3 +53,8 @@ export function describeError(err: unknown): string {
   }
   return `RuntimeError: ${String(err)}`;
 }
+
+/** A configuration problem that stops the service from starting; the message names the field. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}

@@ -1,0 +1,22 @@
+import type { AppCapabilityFactory } from './capability.js';
+import { consoleCapability } from './console-capability.js';
+import { machineCapability } from '../supervisor/machine/capability.js';
+import { pluginsCapability } from '../supervisor/plugins/capability.js';
+import { proxyCapability } from './proxy-capability.js';
+import { snapshotsCapability } from '../supervisor/snapshots/capability.js';
+import { tasksCapability } from '../supervisor/tasks/capability.js';
+import { workspaceCapability } from './workspace-capability.js';
+
+/**
+ * Every capability of the built-in service, in catalog order: tasks before plugins and
+ * snapshots, which use it; the console's catch-all route last.
+ */
+export const DEFAULT_CAPABILITIES: readonly AppCapabilityFactory[] = [
+  machineCapability,
+  workspaceCapability,
+  tasksCapability,
+  pluginsCapability,
+  snapshotsCapability,
+  proxyCapability,
+  consoleCapability,
+];

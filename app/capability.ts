@@ -1,0 +1,9 @@
+import type { Route } from '../protocol/route.js';
+import type { Capability, Environment } from '../supervisor/capability.js';
+
+/** A capability as the composition root sees it: Jobs from the actors, plus any HTTP routes. */
+export interface AppCapability extends Capability {
+  readonly routes?: readonly Route[];
+}
+
+export type AppCapabilityFactory = (env: Environment) => AppCapability | Promise<AppCapability>;

@@ -1,0 +1,14 @@
+import type { AppCapabilityFactory } from './capability.js';
+import { createFilesRoute } from '../protocol/files-route.js';
+import { UploadStaging } from '../supervisor/workspace/upload-staging.js';
+import { workspaceJobs } from '../supervisor/workspace/workspace-jobs.js';
+
+/** Workspace Jobs (browse, preview, delete) and the `/files` staging routes. */
+export const workspaceCapability: AppCapabilityFactory = async (env) => {
+  const staging = new UploadStaging(env.workspace, env.config.service.upload_limit_bytes);
+  await staging.sweepParts();
+  return {
+    jobs: workspaceJobs(env.workspace, env.pool),
+    routes: [createFilesRoute(staging)],
+  };
+};
