@@ -90,6 +90,6 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   const ctx = createJobContext(() => [req.signal, opts.shutdown], true, async (event: JobEvent) => {
     await sse.send(event);
   });
-  const response = await opts.registry.execute(entry, args, ctx);
+  const response = await opts.registry.execute(entry, args, ctx, 'sse');
   await sse.finish(response ? { kind: 'result', ...response } : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });
 }

@@ -1,6 +1,7 @@
 import type { CapabilityFactory } from './capability.js';
 import { consoleCapability } from './console/capability.js';
 import { machineCapability } from './machine/capability.js';
+import { metricsCapability } from './metrics/capability.js';
 import { pluginsCapability } from './plugins/capability.js';
 import { proxyCapability } from './proxy/capability.js';
 import { snapshotsCapability } from './snapshots/capability.js';
@@ -15,6 +16,7 @@ export const DEFAULT_CAPABILITIES: readonly CapabilityFactory[] = [
   machineCapability,
   workspaceCapability,
   tasksCapability,
+  metricsCapability,
   pluginsCapability,
   snapshotsCapability,
   proxyCapability,

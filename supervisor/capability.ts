@@ -3,6 +3,7 @@ import type { Route } from '../protocol/route.js';
 import type { Config } from './config.js';
 import type { Job } from './job.js';
 import type { WorkerPool } from '../workers/pool.js';
+import type { ServiceMetrics } from './metrics/service-metrics.js';
 
 /** What every capability may use: built once per service process. */
 export interface Environment {
@@ -15,6 +16,8 @@ export interface Environment {
   readonly shutdown: AbortSignal;
   /** The service's bearer token (null or absent: an open service); never to be sent anywhere. */
   readonly token?: string | null;
+  /** The service's Prometheus metrics, for whoever counts something. */
+  readonly metrics: ServiceMetrics;
 }
 
 /**

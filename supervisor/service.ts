@@ -7,6 +7,7 @@ import type { Capability, CapabilityFactory, Environment } from './capability.js
 import { DEFAULT_CAPABILITIES } from './capabilities.js';
 import type { Config } from './config.js';
 import { createForwarder } from './forward.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import { JobRegistry } from './registry.js';
 
 export interface ServiceOptions {
@@ -35,7 +36,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const workspace = await realpath(config.service.workspace);
   const shutdown = new AbortController();
   const pool = new WorkerPool();
-  const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token };
+  const metrics = new ServiceMetrics();
+  const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token, metrics };
   const capabilities: Capability[] = [];
   const closeAll = async () => {
     shutdown.abort();
@@ -45,7 +47,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   try {
     const forwarder = createForwarder(config.targets);
     for (const factory of opts.capabilities ?? DEFAULT_CAPABILITIES) capabilities.push(await factory(env));
-    const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null);
+    const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null, metrics.observeJobCall);
     const handler = createFrontDoor({
       registry,
       forwarder,
