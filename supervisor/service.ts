@@ -2,6 +2,7 @@ import { mkdir, realpath } from 'node:fs/promises';
 import { createFrontDoor } from '../protocol/front-door.js';
 import type { HttpAdapter } from '../protocol/http.js';
 import { chooseAdapter } from '../protocol/adapter.js';
+import { buildOpenApi, createOpenApiRoute } from '../protocol/openapi.js';
 import { WorkerPool } from '../workers/pool.js';
 import type { Capability, CapabilityFactory, Environment } from './capability.js';
 import { DEFAULT_CAPABILITIES } from './capabilities.js';
@@ -56,7 +57,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       shutdown: shutdown.signal,
       loopbackOnly: LOOPBACK.test(config.service.host),
       allowedOrigins: config.service.allowed_origins,
-      routes: capabilities.flatMap((c) => c.routes ?? []),
+      routes: [...capabilities.flatMap((c) => c.routes ?? []), createOpenApiRoute(buildOpenApi(registry, opts.token !== null))],
     });
     const adapter = opts.adapter ?? chooseAdapter();
     const server = await adapter.listen(config.service.host, config.service.port, handler);
