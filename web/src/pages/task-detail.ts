@@ -110,7 +110,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     for (const s of c.status.steps) steps.set(s.name, s);
     showSteps();
     slots.result.replaceChildren(resultSection(c.status));
-    slots.artifacts.replaceChildren(artifactsSection(c.status));
+    slots.artifacts.replaceChildren(artifactsSection(c.status, api, signal));
     slots.input.replaceChildren(jsonView(c.status.config));
     slots.lineage.replaceChildren(lineageGraph(c.graph), relationsSection(c));
     void showMetadata(c);
