@@ -8,8 +8,8 @@ import { resolveClientPath, UnsafePathError } from '../workspace/safe-path.js';
 import { parseRange } from './byte-ranges.js';
 import { contentDisposition, mediaTypeOf } from './media-types.js';
 
-/** Large enough to keep the socket busy, small enough that 20 downloads stay a few MiB. */
-const CHUNK_BYTES = 512 * 1024;
+/** Large enough to keep the socket busy, small enough that 20 downloads hold 20 MiB at most. */
+const CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Sent with every download: the file is shown as what its extension says and nothing else, and
