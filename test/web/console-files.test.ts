@@ -10,7 +10,9 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 const GIF = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 const WEBP = Buffer.from('UklGRiQAAABXRUJQVlA4IBgAAAAwAQCdASoBAAEAAwA0JaQAA3AA/vuUAAA=', 'base64');
 /** An svg that would run script if it were ever rendered as a document. */
-const EVIL_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="30" onload="window.pwned=1"><script>window.pwned=2</script><rect width="40" height="30" fill="teal"/></svg>';
+const EVIL_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" width="240" height="140" onload="window.pwned=1"><script>window.pwned=2</script>' +
+  '<rect width="240" height="140" fill="#f4f7fb"/><polyline points="10,130 50,90 90,100 130,50 170,60 230,15" fill="none" stroke="teal" stroke-width="3"/></svg>';
 
 async function seed(workspace: string): Promise<void> {
   await mkdir(join(workspace, 'plots'), { recursive: true });
@@ -66,16 +68,16 @@ t.test('workspace browser: images shown through the download route, svg inert; d
   });
 
   await page.goto(`${svc.url}/#/workspace?path=plots&file=plots%2Fevil.svg`);
-  t.same(await drawnImages(page, '.image-preview img', 1), [['evil.svg', 40]], 'the svg is drawn');
+  t.same(await drawnImages(page, '.image-preview img', 1), [['evil.svg', 240]], 'the svg is drawn');
   t.match(await page.getAttribute('.image-preview img', 'src'), /^blob:/, 'fetched with the token, shown from a blob');
   t.equal(await page.evaluate('window.pwned'), undefined, 'no script of the svg ran');
   t.ok(fileRequests.includes('plots/evil.svg'), 'through GET /files');
+  await screenshot(page, 'workspace-image');
   for (const name of ['chart.png', 'anim.gif', 'photo.webp']) {
     await page.goto(`${svc.url}/#/workspace?path=plots&file=plots%2F${name}`);
     await page.waitForSelector(`.image-preview img[alt="${name}"]`);
     t.same(await drawnImages(page, '.image-preview img', 1), [[name, 1]], `${name} is drawn`);
   }
-  await screenshot(page, 'workspace-image');
 
   // The preview's own download button saves the file as it is.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('.preview-head button.download')]);
@@ -117,7 +119,7 @@ t.test('Task artifacts: download buttons, image artifacts drawn, svg inert', asy
   await page.goto(`${svc.url}/#/tasks/${encodeURIComponent(handle.task_id)}`);
   await page.waitForSelector('section[aria-label="Artifacts"] tr[data-artifact="numbers"] button.download');
   t.equal(await page.locator('section[aria-label="Artifacts"] button.download').count(), 3, 'one button per artifact');
-  t.same(await drawnImages(page, '.artifact-images img', 2), [['curve.svg', 40], ['dot.png', 1]]);
+  t.same(await drawnImages(page, '.artifact-images img', 2), [['curve.svg', 240], ['dot.png', 1]]);
   t.same(await page.$$eval('.artifact-images figcaption', (els) => els.map((e) => e.textContent)), ['curve', 'dot'], 'only the images are drawn');
   t.equal(await page.evaluate('window.pwned'), undefined, 'the svg artifact ran no script');
   await screenshot(page, 'task-artifacts', { fullPage: true });

@@ -33,7 +33,7 @@ function entryRow(e: WorkspaceEntry, selected: string | null, api: Api, onError:
     h('td', {}, e.preview_kind ? h('span', { class: `kind-tag${e.supported ? '' : ' muted'}` }, e.preview_kind) : h('span', { class: 'muted' }, e.kind)),
     h('td', { class: 'num nowrap' }, dir ? '' : formatBytes(e.size)),
     h('td', { class: 'muted nowrap', title: formatTime(e.modified_at) }, formatShortTime(e.modified_at)),
-    h('td', { class: 'nowrap' }, e.kind === 'file' ? downloadButton(api, e.path, e.size, onError) : ''),
+    h('td', { class: 'row-actions' }, e.kind === 'file' ? downloadButton(api, e.path, e.size, onError, true) : ''),
   );
 }
 

@@ -31,20 +31,21 @@ function saveBlob(blob: Blob, name: string): void {
  * A Download button for a workspace file. A big file is announced with its size first, since it
  * is fetched into the page's memory before it is saved.
  */
-export function downloadButton(api: Api, path: string, size: number | null, onError: (text: string) => void): HTMLButtonElement {
+export function downloadButton(api: Api, path: string, size: number | null, onError: (text: string) => void, compact = false): HTMLButtonElement {
   const label = `Download ${nameOf(path)}`;
-  const button = h('button', { type: 'button', class: 'small download', 'aria-label': label, title: size === null ? label : `${label} (${formatBytes(size)})` }, '↓ Download');
+  const text = compact ? '↓' : '↓ Download';
+  const button = h('button', { type: 'button', class: `small download${compact ? ' compact' : ''}`, 'aria-label': label, title: size === null ? label : `${label} (${formatBytes(size)})` }, text);
   button.addEventListener('click', () => {
     if (size !== null && size > BIG_DOWNLOAD_BYTES && !confirm(`${nameOf(path)} is ${formatBytes(size)}. Download it?`)) return;
     button.disabled = true;
-    button.textContent = 'Downloading…';
+    button.textContent = compact ? '…' : 'Downloading…';
     api
       .file(path)
       .then((blob) => saveBlob(blob, nameOf(path)))
       .catch((err: unknown) => onError(errorText(err)))
       .finally(() => {
         button.disabled = false;
-        button.textContent = '↓ Download';
+        button.textContent = text;
       });
   });
   return button;
