@@ -72,29 +72,51 @@ async function submitLatency(svc: ServiceProcess, count: number): Promise<{ runn
 }
 
 /**
- * 200 demo submits from 20 concurrent clients, each waiting for its Task: sustained Tasks/s.
- * The clients are raw keep-alive connections: fetch would spend ~3 ms of this machine's CPU per
- * Task, CPU the Tasks themselves need.
+ * `total` submits from `clients` concurrent clients, each submitting then waiting for its Task:
+ * sustained Tasks/s, and submit → running (the runner's started_at) of every Task. The clients are
+ * raw keep-alive connections: fetch would spend ~3 ms of this machine's CPU per Task, CPU the
+ * Tasks themselves need.
  */
-async function throughput(svc: ServiceProcess, total: number, clients: number, task: string): Promise<{ perSecond: number; succeeded: number }> {
-  const jobCall = async (conn: RawConnection, name: string, args: Record<string, unknown>) =>
-    JSON.parse((await conn.request(rawRequest('POST', `/jobs/${name}`, auth, JSON.stringify({ arguments: args })))).body.toString('utf8')) as { answer: Handle; success: boolean };
+async function throughput(svc: ServiceProcess, total: number, clients: number, task: string): Promise<{ perSecond: number; succeeded: number; running: number[] }> {
+  const jobCall = async <T>(conn: RawConnection, name: string, args: Record<string, unknown>) =>
+    JSON.parse((await conn.request(rawRequest('POST', `/jobs/${name}`, auth, JSON.stringify({ arguments: args })))).body.toString('utf8')) as { answer: T; success: boolean };
   const connections = await Promise.all(Array.from({ length: clients }, () => RawConnection.open(svc.port)));
   let next = 0;
   let succeeded = 0;
+  const running: number[] = [];
   const start = performance.now();
   await Promise.all(
     connections.map(async (conn) => {
       while (next < total) {
         next++;
-        const handle = (await jobCall(conn, 'submit', task === 'demo' ? { task, x: next, y: 2 } : { task })).answer;
-        if ((await jobCall(conn, 'wait_task', { task_id: handle.task_id, run_id: handle.run_id })).success) succeeded++;
+        const submitted = Date.now();
+        const handle = (await jobCall<Handle>(conn, 'submit', task === 'demo' ? { task, x: next, y: 2 } : { task })).answer;
+        const done = await jobCall<{ started_at: string }>(conn, 'wait_task', { task_id: handle.task_id, run_id: handle.run_id });
+        if (done.success) succeeded++;
+        running.push(Date.parse(done.answer.started_at) - submitted);
       }
     }),
   );
   const perSecond = (total / (performance.now() - start)) * 1000;
   for (const conn of connections) conn.close();
-  return { perSecond, succeeded };
+  return { perSecond, succeeded, running };
+}
+
+/** The floor of one process per Task: `clients` loops spawning `node empty.js` and waiting for its exit, `total` in all. */
+async function spawnLoop(total: number, clients: number): Promise<number> {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-spawn-'));
+  const script = join(dir, 'empty.js');
+  await writeFile(script, '');
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (next++ < total) await new Promise((resolve) => spawn(process.execPath, [script], { stdio: 'ignore' }).once('exit', resolve));
+    }),
+  );
+  const perSecond = (total / (performance.now() - start)) * 1000;
+  await rm(dir, { recursive: true, force: true });
+  return perSecond;
 }
 
 export async function latencyAndThroughput(): Promise<void> {
@@ -110,11 +132,14 @@ export async function latencyAndThroughput(): Promise<void> {
       ['demo submit → succeeded (wait_task answered)', stats(succeeded).p50, stats(succeeded).p99, (stats(succeeded).p50 / floor.p50).toFixed(2)],
     ];
     printTable('Task start latency, sequential, ms (target: running within 1.5x the bare spawn)', ['measure', 'p50 ms', 'p99 ms', 'x spawn p50'], rows);
-    const t = await throughput(svc, 200, 20, 'demo');
+    const floorRate = await spawnLoop(500, 16);
+    const t = await throughput(svc, 500, 16, 'demo');
     const plugin = await pluginThroughput();
-    printTable('Sustained throughput (target >= 50 Tasks/s, all succeed)', ['run', 'Tasks/s', 'succeeded'], [
-      ['200 demo submits, 20 clients, submit + wait_task', t.perSecond, `${t.succeeded}/200`],
-      ['  same with a plugin Task that returns at once', plugin.perSecond, `${plugin.succeeded}/200`],
+    const r = stats(t.running);
+    printTable('Sustained throughput, 500 submits from 16 clients, each submit + wait_task (target >= 150 Tasks/s, running p50 <= 5 ms)', ['run', 'Tasks/s', 'x spawn loop', 'succeeded', 'submit→running p50 ms', 'p99 ms'], [
+      ['bare node spawn loop, empty script, 16 at a time (floor)', floorRate, '1.00', '', '', ''],
+      ['stepped demo', t.perSecond, (t.perSecond / floorRate).toFixed(2), `${t.succeeded}/500`, r.p50, r.p99],
+      ['  a plugin Task that returns at once', plugin.perSecond, (plugin.perSecond / floorRate).toFixed(2), `${plugin.succeeded}/500`, stats(plugin.running).p50, stats(plugin.running).p99],
     ]);
   } finally {
     await svc.stop();
@@ -126,7 +151,7 @@ const NOOP_PLUGIN = `import { defineTask } from 'taskyard/task';
 export default [defineTask({ name: 'noop', taskType: 'bench', description: 'Returns at once; measures the cost of a plugin Task run.', input: { type: 'object', properties: {} }, output: { type: 'object', properties: {} }, run: () => ({}) })];
 `;
 
-async function pluginThroughput(): Promise<{ perSecond: number; succeeded: number }> {
+async function pluginThroughput(): Promise<{ perSecond: number; succeeded: number; running: number[] }> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-plugin-'));
   const pkg = join(workspace, '.taskyard', 'plugins', 'node_modules', 'bench-noop');
   await mkdir(pkg, { recursive: true });
@@ -134,7 +159,7 @@ async function pluginThroughput(): Promise<{ perSecond: number; succeeded: numbe
   await writeFile(join(pkg, 'tasks.js'), NOOP_PLUGIN);
   const svc = await startServiceProcess({ workspace });
   try {
-    return await throughput(svc, 200, 20, 'noop');
+    return await throughput(svc, 500, 16, 'noop');
   } finally {
     await svc.stop();
     await rm(workspace, { recursive: true, force: true });

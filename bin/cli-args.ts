@@ -7,7 +7,11 @@ export interface GlobalOptions {
   workspace?: string;
   target?: string;
   json?: string;
+  /** `json` (the default, for scripts) or `text` (short summaries for people). */
+  output?: string;
   stream: boolean;
+  /** `submit --follow`, `logs --follow`: keep printing until the Task ends. */
+  follow: boolean;
   help: boolean;
 }
 
@@ -19,8 +23,9 @@ export interface SplitArgs {
   fields: string[];
 }
 
-const VALUED = new Set(['url', 'token', 'workspace', 'target', 'json']);
-const FLAGS = new Set(['stream', 'help']);
+type ValuedOption = 'url' | 'token' | 'workspace' | 'target' | 'json' | 'output';
+const VALUED = new Set<string>(['url', 'token', 'workspace', 'target', 'json', 'output']);
+const FLAGS = new Set<string>(['stream', 'follow', 'help']);
 
 /**
  * Splits argv. The first word that is not an option is the Job name; options that take a value
@@ -28,7 +33,7 @@ const FLAGS = new Set(['stream', 'help']);
  * because only the schema knows whether `--x` takes a value.
  */
 export function splitArgs(argv: readonly string[]): SplitArgs {
-  const options: GlobalOptions = { stream: false, help: false };
+  const options: GlobalOptions = { stream: false, follow: false, help: false };
   const fields: string[] = [];
   let job: string | undefined;
   for (let i = 0; i < argv.length; i++) {
@@ -42,9 +47,9 @@ export function splitArgs(argv: readonly string[]): SplitArgs {
     if (name !== undefined && VALUED.has(name)) {
       const value = match?.[2] ?? argv[++i];
       if (value === undefined) throw new UsageError(`--${name} needs a value`);
-      options[name as 'url' | 'token' | 'workspace' | 'target' | 'json'] = value;
+      options[name as ValuedOption] = value;
     } else if (name !== undefined && FLAGS.has(name) && match?.[2] === undefined) {
-      options[name as 'stream' | 'help'] = true;
+      options[name as 'stream' | 'follow' | 'help'] = true;
     } else if (job === undefined) {
       if (token.startsWith('-')) throw new UsageError(`put the Job name before its parameters (got ${token} first)`);
       job = token;
@@ -52,6 +57,7 @@ export function splitArgs(argv: readonly string[]): SplitArgs {
       fields.push(token);
     }
   }
+  if (options.output !== undefined && options.output !== 'json' && options.output !== 'text') throw new UsageError(`--output is json or text, got ${JSON.stringify(options.output)}`);
   if (options.url !== undefined && options.target !== undefined) throw new UsageError('--url and --target exclude each other: --target connects directly to that address');
   return { job, options, fields };
 }

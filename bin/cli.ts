@@ -1,14 +1,23 @@
 /**
- * `taskyard serve ...` starts the service, `taskyard plugin install ...` and `taskyard sync push ...`
- * move plugins and Task results to a service, `taskyard download` fetches files; any other first word is a Job name. Each path loads
- * only its own modules, so a Job call does not pay for importing the whole service.
+ * The CLI's commands. `serve` starts the service; `plugin`, `sync`, `logs`, `task` and `download` are
+ * human commands; any other first word is a Job name. Each command loads only its own modules, so a
+ * Job call does not pay for importing the whole service. A new command is one line here.
  */
+type Command = (argv: string[]) => Promise<number>;
+
+const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
+  serve: async () => (await import('./serve-command.js')).serveCommand,
+  plugin: async () => (await import('./plugin-command.js')).pluginCommand,
+  sync: async () => (await import('./sync-command.js')).syncCommand,
+  logs: async () => (await import('./logs-command.js')).logsCommand,
+  task: async () => (await import('./task-run-command.js')).taskRunCommand,
+  download: async () => (await import('./download-command.js')).downloadCommand,
+};
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command === 'serve') return (await import('./serve-command.js')).serveCommand(rest);
-  if (command === 'plugin') return (await import('./plugin-command.js')).pluginCommand(rest);
-  if (command === 'sync') return (await import('./sync-command.js')).syncCommand(rest);
-  if (command === 'download') return (await import('./download-command.js')).downloadCommand(rest);
+  const load = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+  if (load) return (await load())(rest);
   return (await import('./job-command.js')).jobCommand(argv);
 }
 

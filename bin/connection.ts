@@ -1,5 +1,5 @@
 import { resolveWorkspace } from '../supervisor/workspace-path.js';
-import { readToken } from '../supervisor/token-store.js';
+import { readToken, tokenFile as tokenFileOf } from '../supervisor/token-store.js';
 import type { GlobalOptions } from './cli-args.js';
 import { UsageError } from './cli-errors.js';
 
@@ -7,6 +7,8 @@ import { UsageError } from './cli-errors.js';
 export interface Connection {
   url: string;
   token: string | undefined;
+  /** Where the token came from and where else it was looked for: told to the user on a 401. */
+  tokenHint: string;
 }
 
 export const DEFAULT_URL = 'http://127.0.0.1:8420';
@@ -25,6 +27,17 @@ function baseUrl(address: string, option: string): string {
   return url.href.replace(/\/+$/, '');
 }
 
+/** What to tell a user whose token was refused: where it came from, where it is looked for, how to get it. */
+function hint(source: string, tokenFile: string | undefined): string {
+  const order = tokenFile
+    ? `--token, then TASKYARD_TOKEN, then the token file ${tokenFile} (used for a loopback service only)`
+    : '--token, then TASKYARD_TOKEN (a token file is read only for a loopback service)';
+  return [
+    `The token sent came from ${source}. The token is looked for in ${order}.`,
+    `Get it on the service's machine with \`cat <workspace>/.taskyard/token\` (default ${tokenFile ?? '~/.taskyard/workspace/.taskyard/token'}),`,
+    'or from the console URL `taskyard serve` prints (…/#token=<token>); pass it with --token or TASKYARD_TOKEN.',
+  ].join('\n');
+}
 
 /**
  * Picks the service and token. `--target` connects straight to that address with `--token` or
@@ -34,12 +47,24 @@ function baseUrl(address: string, option: string): string {
  */
 export async function resolveConnection(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Promise<Connection> {
   if (options.target !== undefined) {
-    return { url: baseUrl(options.target, '--target'), token: options.token ?? (env['TASKYARD_TARGET_TOKEN'] || undefined) };
+    const envToken = env['TASKYARD_TARGET_TOKEN'] || undefined;
+    const token = options.token ?? envToken;
+    const source = options.token !== undefined ? '--token' : envToken ? 'TASKYARD_TARGET_TOKEN' : 'nowhere (no token was sent)';
+    const targetHint = `The token sent came from ${source}. With --target the token is --token or TASKYARD_TARGET_TOKEN: the target's own token (its <workspace>/.taskyard/token), never the local one.`;
+    return { url: baseUrl(options.target, '--target'), token, tokenHint: targetHint };
   }
   const url = baseUrl(options.url ?? (env['TASKYARD_URL'] || DEFAULT_URL), options.url !== undefined ? '--url' : 'TASKYARD_URL');
-  let token = options.token ?? (env['TASKYARD_TOKEN'] || undefined);
-  if (token === undefined && LOOPBACK_HOST.test(new URL(url).hostname)) {
-    token = await readToken(resolveWorkspace(options.workspace));
+  const envToken = env['TASKYARD_TOKEN'] || undefined;
+  let token = options.token ?? envToken;
+  let source = options.token !== undefined ? '--token' : envToken ? 'TASKYARD_TOKEN' : 'nowhere (no token was sent)';
+  let tokenFile: string | undefined;
+  if (LOOPBACK_HOST.test(new URL(url).hostname)) {
+    const workspace = resolveWorkspace(options.workspace);
+    tokenFile = tokenFileOf(workspace);
+    if (token === undefined) {
+      token = await readToken(workspace);
+      source = token === undefined ? `nowhere (no token was sent: ${tokenFile} does not exist)` : `the token file ${tokenFile}`;
+    }
   }
-  return { url, token };
+  return { url, token, tokenHint: hint(source, tokenFile) };
 }

@@ -4,10 +4,10 @@ import { rename, rm } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { splitArgs } from './cli-args.js';
 import { CallError, EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection, type Connection } from './connection.js';
 import { callJob, headers, request } from './job-client.js';
+import { subCommand } from './sub-command.js';
 
 const USAGE = `usage: taskyard download PATH [-o FILE]
        taskyard download --task TASK_ID --artifact NAME [-o FILE]
@@ -24,7 +24,8 @@ interface DownloadArgs {
   output?: string;
 }
 
-const VALUED: Readonly<Record<string, keyof DownloadArgs>> = { '-o': 'output', '--output': 'output', '--task': 'task', '--artifact': 'artifact' };
+// `-o` only: `--output` is the CLI's global json|text switch.
+const VALUED: Readonly<Record<string, keyof DownloadArgs>> = { '-o': 'output', '--task': 'task', '--artifact': 'artifact' };
 
 function parseFields(fields: readonly string[]): DownloadArgs {
   const args: DownloadArgs = {};
@@ -91,13 +92,9 @@ async function save(body: ReadableStream<Uint8Array>, output: string): Promise<{
 }
 
 /** `taskyard download ...`: returns the exit code. */
-export async function downloadCommand(argv: string[]): Promise<number> {
-  try {
-    const { options, fields } = splitArgs(['download', ...argv]);
-    if (options.help) {
-      console.log(USAGE);
-      return EXIT.success;
-    }
+export function downloadCommand(argv: string[]): Promise<number> {
+  // "download" stands in as the action word, so options may come first (`--task ... --artifact ...`).
+  return subCommand('taskyard download', USAGE, ['download', ...argv], async ({ options, fields }) => {
     const args = parseFields(fields);
     const conn = await resolveConnection(options);
     const wanted = args.path !== undefined ? { path: args.path, sha256: undefined } : await locateArtifact(conn, args.task!, args.artifact!);
@@ -114,15 +111,5 @@ export async function downloadCommand(argv: string[]): Promise<number> {
     }
     if (output !== '-') console.error(`taskyard: saved ${saved.size} bytes to ${output}`);
     return EXIT.success;
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`taskyard download: ${err.message}\n\n${USAGE}`);
-      return EXIT.usage;
-    }
-    if (err instanceof CallError) {
-      console.error(`taskyard download: ${err.message}`);
-      return EXIT.failure;
-    }
-    throw err;
-  }
+  });
 }

@@ -1,6 +1,12 @@
 import { UsageError } from './cli-errors.js';
 import { acceptedTypes, arrayForm, jsonTypesOf, type SchemaNode } from './schema-node.js';
 
+/**
+ * String fields that hold a list joined by a separator (spec: `source_tasks` is Task IDs separated
+ * by commas, not an array): repeating the flag joins the values, as repeating builds an array elsewhere.
+ */
+const LIST_STRINGS: Readonly<Record<string, string>> = { source_tasks: ',' };
+
 /** Finds the schema property a `--flag` names: `--task-id` and `--task_id` both mean `task_id`. */
 function propertyFor(flag: string, properties: Record<string, SchemaNode>): string | undefined {
   if (Object.hasOwn(properties, flag)) return flag;
@@ -70,10 +76,14 @@ export function parseFields(tokens: readonly string[], schema: SchemaNode, base:
     if (raw === undefined) throw new UsageError(`--${flag} needs a value`);
 
     const array = arrayForm(property);
-    if (array) {
+    if (Object.hasOwn(LIST_STRINGS, key) && seen.has(key)) {
+      args[key] = `${String(args[key])}${LIST_STRINGS[key]}${raw}`;
+    } else if (array || (seen.has(key) && !properties[key])) {
+      // An undeclared extra field (a Task input not described here) also collects repeats.
+      if (!array && !Array.isArray(args[key])) args[key] = [args[key]];
       const previous = seen.has(key) && Array.isArray(args[key]) ? (args[key] as unknown[]) : [];
       const asJson = raw.trimStart().startsWith('[') ? convertValue(flag, raw, property) : undefined;
-      args[key] = Array.isArray(asJson) ? [...previous, ...asJson] : [...previous, convertValue(flag, raw, array.items ?? {})];
+      args[key] = Array.isArray(asJson) ? [...previous, ...asJson] : [...previous, convertValue(flag, raw, array?.items ?? {})];
     } else {
       if (seen.has(key)) throw new UsageError(`--${flag} is given more than once`);
       args[key] = convertValue(flag, raw, property);
@@ -94,4 +104,17 @@ export function parseJsonArguments(text: string | undefined): Record<string, unk
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new UsageError('--json must be a JSON object of arguments');
   return value as Record<string, unknown>;
+}
+
+/** The flag of a property, as help shows it. */
+export function flagOf(property: string): string {
+  return `--${property.replace(/_/g, '-')}`;
+}
+
+/** Refuses arguments that lack a required property without default, naming its flag, before any call. */
+export function checkRequired(args: Record<string, unknown>, schema: SchemaNode): void {
+  const properties = schema.properties ?? {};
+  const missing = (schema.required ?? []).filter((name) => args[name] === undefined && properties[name]?.default === undefined);
+  if (missing.length === 0) return;
+  throw new UsageError(`missing required ${missing.map(flagOf).join(', ')}`);
 }

@@ -25,12 +25,19 @@ export function headers(conn: Connection, extra: Record<string, string> = {}): R
 
 /** One request; a network failure becomes a CallError naming the address and the cause. */
 export async function request(conn: Connection, path: string, init: RequestInit): Promise<Response> {
+  let response: Response;
   try {
-    return await fetch(`${conn.url}${path}`, init);
+    response = await fetch(`${conn.url}${path}`, init);
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     throw new CallError(`cannot reach ${conn.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
   }
+  // A refused token is the commonest first-day failure: say where the token is looked for.
+  if (response.status === 401) {
+    await response.body?.cancel().catch(() => undefined);
+    throw new CallError(`HTTP 401: Invalid bearer token\n${conn.tokenHint}`);
+  }
+  return response;
 }
 
 /** Formats the `detail` of an error response: a text, or one line per validation issue. */

@@ -1,9 +1,12 @@
 import { splitArgs, type GlobalOptions } from './cli-args.js';
-import { CallError, EXIT, UsageError } from './cli-errors.js';
+import { CallError, EXIT, runCommand, UsageError } from './cli-errors.js';
 import { resolveConnection, type Connection } from './connection.js';
-import { parseFields, parseJsonArguments } from './field-values.js';
+import { checkRequired, parseFields, parseJsonArguments } from './field-values.js';
 import { callJob, fetchCatalog, streamJob, type JobInfo } from './job-client.js';
-import { generalHelp, jobHelp, parameterLines } from './job-help.js';
+import { generalHelp, jobHelp, OPTIONS, parameterLines } from './job-help.js';
+import type { SchemaNode } from './schema-node.js';
+import { followTask } from './task-follow.js';
+import { printResponse } from './text-output.js';
 
 /** Finds the Job in the service's catalog; an unknown name is a usage error listing the Jobs. */
 function findJob(jobs: readonly JobInfo[], name: string): JobInfo {
@@ -22,31 +25,81 @@ async function runStreamed(conn: Connection, job: string, args: Record<string, u
   return EXIT.failure;
 }
 
+/** The value of `--task NAME` / `--task=NAME` among the Job's tokens. */
+function taskFlag(fields: readonly string[]): string | undefined {
+  for (let i = 0; i < fields.length; i++) {
+    const match = /^--task(?:=(.*))?$/s.exec(fields[i]!);
+    if (match) return match[1] ?? fields[i + 1];
+  }
+  return undefined;
+}
+
+/**
+ * `submit --task NAME`: the submit schema with the Task's own inputs in place of "any extra field",
+ * so its flags are typed, its help lists them and a missing input is caught here. Without
+ * `get_task_definition` (not public) the plain submit schema is used.
+ */
+async function submitJobFor(conn: Connection, submit: JobInfo, task: string, jobs: readonly JobInfo[]): Promise<JobInfo> {
+  if (!jobs.some((j) => j.name === 'get_task_definition')) return submit;
+  const response = await callJob(conn, 'get_task_definition', { task });
+  if (!response.success) throw new UsageError(String(response.answer));
+  const definition = response.answer as { description: string; input_schema: SchemaNode };
+  const inputs = definition.input_schema;
+  const input_schema: SchemaNode = {
+    ...submit.input_schema,
+    properties: { ...submit.input_schema.properties, ...inputs.properties },
+    required: [...(submit.input_schema.required ?? []), ...(inputs.required ?? [])],
+    additionalProperties: false,
+  };
+  return { name: `submit --task ${task}`, description: definition.description, input_schema };
+}
+
+/** Help when the service cannot be asked: the options, and why the parameters are missing. */
+function offlineHelp(name: string, conn: Connection, err: CallError): string {
+  return [`usage: taskyard ${name} [--field value ...] [options]`, '', `The parameters of ${name} come from the service, which could not be asked: ${err.message}`, `(service address: ${conn.url}; start it with \`taskyard serve\` or pass --url / --target)`, '', OPTIONS].join('\n');
+}
+
 async function runJob(name: string, options: GlobalOptions, fields: string[]): Promise<number> {
   const conn = await resolveConnection(options);
-  const job = findJob(await fetchCatalog(conn), name);
+  let jobs: JobInfo[];
+  try {
+    jobs = await fetchCatalog(conn);
+  } catch (err) {
+    if (!options.help || !(err instanceof CallError)) throw err;
+    console.log(offlineHelp(name, conn, err));
+    return EXIT.success;
+  }
+  let job = findJob(jobs, name);
+  const task = name === 'submit' ? taskFlag(fields) : undefined;
+  if (task !== undefined) job = await submitJobFor(conn, job, task, jobs);
   if (options.help) {
     console.log(jobHelp(job));
     return EXIT.success;
   }
+  if (options.follow && name !== 'submit') throw new UsageError('--follow is for submit (and `taskyard logs`)');
   let args: Record<string, unknown>;
   try {
     args = parseFields(fields, job.input_schema, parseJsonArguments(options.json));
+    checkRequired(args, job.input_schema);
   } catch (err) {
     if (err instanceof UsageError) err.message += `\n\nParameters of ${job.name}:\n${parameterLines(job).join('\n')}`;
     throw err;
   }
-  if (options.stream) return runStreamed(conn, job.name, args);
-  const response = await callJob(conn, job.name, args);
-  console.log(JSON.stringify(response, null, 2));
+  if (options.stream) return runStreamed(conn, name, args);
+  const response = await callJob(conn, name, args);
+  if (options.follow && response.success) {
+    const handle = response.answer as { task_id: string; run_id: string };
+    console.error(`submitted ${handle.task_id}  (run ${handle.run_id})`);
+    return followTask(conn, handle.task_id, { progress: true });
+  }
+  printResponse(response, options.output);
   return response.success ? EXIT.success : EXIT.failure;
 }
 
-/** General help, with the service's Jobs when it can be reached. */
+/** General help, with the service's Jobs when it can be reached (and a note when it cannot). */
 async function showGeneralHelp(options: GlobalOptions): Promise<void> {
-  const jobs = await resolveConnection(options)
-    .then(fetchCatalog)
-    .catch(() => undefined);
+  const conn = await resolveConnection(options);
+  const jobs = await fetchCatalog(conn).catch((err: Error) => `The service at ${conn.url} could not be asked for its Jobs: ${err.message}`);
   console.log(generalHelp(jobs));
 }
 
@@ -54,8 +107,8 @@ async function showGeneralHelp(options: GlobalOptions): Promise<void> {
  * `taskyard <job> [--field value ...]`: calls the Job and returns the exit code (0 success,
  * 1 failure or refused call, 2 usage error). Messages go to stderr, the JobResponse to stdout.
  */
-export async function jobCommand(argv: string[]): Promise<number> {
-  try {
+export function jobCommand(argv: string[]): Promise<number> {
+  return runCommand('taskyard', undefined, async () => {
     const { job, options, fields } = splitArgs(argv);
     if (job === undefined) {
       if (!options.help) throw new UsageError(`name a Job to call\n\n${generalHelp()}`);
@@ -63,15 +116,5 @@ export async function jobCommand(argv: string[]): Promise<number> {
       return EXIT.success;
     }
     return await runJob(job, options, fields);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`taskyard: ${err.message}`);
-      return EXIT.usage;
-    }
-    if (err instanceof CallError) {
-      console.error(`taskyard: ${err.message}`);
-      return EXIT.failure;
-    }
-    throw err;
-  }
+  });
 }

@@ -1,20 +1,39 @@
 import type { JobInfo } from './job-client.js';
+import { flagOf } from './field-values.js';
 import { typeLabel, type SchemaNode } from './schema-node.js';
 
-const OPTIONS = `Options:
+const COMMANDS = `Commands:
+  taskyard serve [--help]                        start the service
+  taskyard <job> [--field value ...]             call a Job (list below; <job> --help for its parameters)
+  taskyard submit --task NAME [--input v ...] [--follow]
+                                                 start a Task (submit --task NAME --help: its inputs)
+  taskyard logs TASK_ID [--follow]               print a Task's log (--follow: until it ends)
+  taskyard plugin install <package.tgz | dir>    install a plugin (a directory is packed with npm pack)
+  taskyard plugin uninstall NAME                 remove a plugin
+  taskyard plugin list                           list installed plugins
+  taskyard plugin init NAME                      scaffold a TypeScript plugin in ./NAME
+  taskyard task run MODULE --task NAME [--input v ...]
+                                                 run a Task of a plugin module here, without a service
+  taskyard sync push TASK_ID... --target ADDR    copy finished Tasks to another service
+  taskyard download PATH [-o FILE]               fetch a workspace file (--task ID --artifact NAME: an artifact)`;
+
+export const OPTIONS = `Options:
   --url URL          service address (default TASKYARD_URL or http://127.0.0.1:8420)
   --token TOKEN      bearer token (default TASKYARD_TOKEN, else <workspace>/.taskyard/token)
   --workspace DIR    workspace whose token file to use (default ~/.taskyard/workspace)
   --target ADDRESS   call another service directly, with --token or TASKYARD_TARGET_TOKEN
   --stream           use /jobs/<job>/events: print each event as one JSON line as it arrives
   --json OBJECT      raw arguments as a JSON object (--field flags add to or override them)
+  --output FORMAT    json (default, for scripts) or text (short summaries for people)
+  --follow           submit only: stream the Task's progress and log, exit with its outcome
   --help, -h         this help; \`taskyard <job> --help\` lists the Job's parameters`;
 
-/** General help; lists the service's Jobs when they could be fetched. */
-export function generalHelp(jobs?: readonly JobInfo[]): string {
+/** General help; lists the service's Jobs when they could be fetched, or says why not. */
+export function generalHelp(jobs?: readonly JobInfo[] | string): string {
   const lines = [
-    'usage: taskyard <job> [--field value ...] [options]',
-    '       taskyard serve [--help]',
+    'usage: taskyard <command | job> ... [options]',
+    '',
+    COMMANDS,
     '',
     'Calls a Job of a running taskyard service and prints its JobResponse as JSON. Parameters',
     "come from the Job's input schema: --task-id and --task_id both set task_id; numbers,",
@@ -23,7 +42,8 @@ export function generalHelp(jobs?: readonly JobInfo[]): string {
     '',
     OPTIONS,
   ];
-  if (jobs) lines.push('', 'Jobs:', ...jobs.map((j) => `  ${j.name.padEnd(32)} ${firstLine(j.description)}`));
+  if (typeof jobs === 'string') lines.push('', jobs);
+  else if (jobs) lines.push('', 'Jobs:', ...jobs.map((j) => `  ${j.name.padEnd(32)} ${firstLine(j.description)}`));
   return lines.join('\n');
 }
 
@@ -51,7 +71,7 @@ export function parameterLines(job: JobInfo): string[] {
   const required = new Set(job.input_schema.required ?? []);
   const names = Object.keys(properties);
   if (names.length === 0) return ['  (none)'];
-  const flags = names.map((n) => `--${n.replace(/_/g, '-')} <${typeLabel(properties[n]!)}>`);
+  const flags = names.map((n) => `${flagOf(n)} <${typeLabel(properties[n]!)}>`);
   const width = Math.max(...flags.map((f) => f.length));
   return names.map((name, i) => {
     const schema = properties[name]!;

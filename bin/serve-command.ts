@@ -55,6 +55,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (values.token !== undefined) overrides.token = values.token;
   else if (envToken) overrides.token = envToken;
 
+  // A safety net, not the fix: every known failure is handled where it happens. Should a promise
+  // still be left without a handler, one request or one Task must not end the service.
+  process.on('unhandledRejection', (reason) => console.error('taskyard: an unexpected rejection was not handled (please report it); the service keeps running:', reason));
   try {
     const config = loadConfig(values.config, overrides);
     const token = values['no-token'] ? null : (config.service.token ?? (await loadOrCreateToken(config.service.workspace)));

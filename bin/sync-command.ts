@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { DEFAULT_WORKSPACE, resolveWorkspace } from '../supervisor/workspace-path.js';
 import { BusinessError } from '../supervisor/errors.js';
 import { packSnapshot } from '../supervisor/snapshots/pack-snapshot.js';
-import { splitArgs } from './cli-args.js';
-import { CallError, EXIT, UsageError } from './cli-errors.js';
+import { EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection } from './connection.js';
 import { callJob } from './job-client.js';
+import { subCommand } from './sub-command.js';
+import { printResponse } from './text-output.js';
 import { uploadFile } from './upload-client.js';
 
 const USAGE = `usage: taskyard sync push <task_id>... --target ADDRESS [--token TOKEN] [--workspace DIR]
@@ -20,37 +21,29 @@ JobResponse; exit code 0 when it succeeded.`;
 
 
 /** `taskyard sync push <task_id>...`: returns the exit code. */
-export async function syncCommand(argv: string[]): Promise<number> {
-  let scratch: string | undefined;
-  try {
-    const { job: action, options, fields } = splitArgs(argv);
-    if (options.help) {
-      console.log(USAGE);
-      return EXIT.success;
-    }
-    if (action !== 'push') throw new UsageError(action === undefined ? 'name an action' : `unknown action ${JSON.stringify(action)}`);
-    if (!fields.length) throw new UsageError('name at least one Task ID to push');
-    if (options.target === undefined && options.url === undefined) throw new UsageError('say where to push: --target ADDRESS (or --url URL)');
-    const workspace = resolveWorkspace(options.workspace);
-    const conn = await resolveConnection(options);
-    scratch = await mkdtemp(join(tmpdir(), 'taskyard-sync-'));
-    const archive = join(scratch, 'tasks.tar.gz');
-    await packSnapshot(workspace, fields, archive);
-    const staged = await uploadFile(conn, archive);
-    const response = await callJob(conn, 'sync_tasks', { path: staged.path });
-    console.log(JSON.stringify(response, null, 2));
-    return response.success ? EXIT.success : EXIT.failure;
-  } catch (err) {
-    if (err instanceof UsageError) {
-      console.error(`taskyard sync: ${err.message}\n\n${USAGE}`);
-      return EXIT.usage;
-    }
-    if (err instanceof CallError || err instanceof BusinessError) {
-      console.error(`taskyard sync: ${err.message}`);
-      return EXIT.failure;
-    }
-    throw err;
-  } finally {
-    if (scratch) await rm(scratch, { recursive: true, force: true });
-  }
+export function syncCommand(argv: string[]): Promise<number> {
+  return subCommand(
+    'taskyard sync',
+    USAGE,
+    argv,
+    async ({ job: action, options, fields }) => {
+      if (action !== 'push') throw new UsageError(action === undefined ? 'name an action' : `unknown action ${JSON.stringify(action)}`);
+      if (!fields.length) throw new UsageError('name at least one Task ID to push');
+      if (options.target === undefined && options.url === undefined) throw new UsageError('say where to push: --target ADDRESS (or --url URL)');
+      const workspace = resolveWorkspace(options.workspace);
+      const conn = await resolveConnection(options);
+      const scratch = await mkdtemp(join(tmpdir(), 'taskyard-sync-'));
+      try {
+        const archive = join(scratch, 'tasks.tar.gz');
+        await packSnapshot(workspace, fields, archive);
+        const staged = await uploadFile(conn, archive);
+        const response = await callJob(conn, 'sync_tasks', { path: staged.path });
+        printResponse(response, options.output);
+        return response.success ? EXIT.success : EXIT.failure;
+      } finally {
+        await rm(scratch, { recursive: true, force: true });
+      }
+    },
+    [BusinessError],
+  );
 }

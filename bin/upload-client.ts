@@ -16,7 +16,8 @@ export interface FileCopy {
 /** Streams a local file to `POST /files` (raw body, name in `x-file-name`); answers the FileCopy. */
 export async function uploadFile(conn: Connection, file: string, name = basename(file)): Promise<FileCopy> {
   const info = await stat(file).catch(() => null);
-  if (!info?.isFile()) throw new UsageError(`${file} is not a readable file`);
+  if (!info) throw new UsageError(`${file} does not exist`);
+  if (!info.isFile()) throw new UsageError(`${file} is not a file: give a package tarball (made by npm pack) or a package directory`);
   const init = {
     method: 'POST',
     headers: headers(conn, { 'content-type': 'application/octet-stream', 'x-file-name': encodeURIComponent(name), 'content-length': String(info.size) }),

@@ -21,6 +21,10 @@ export const ServiceSection = Type.Object(
     upload_limit_bytes: Type.Integer({ minimum: 1, default: 256 * MiB }),
     json_body_limit_bytes: Type.Integer({ minimum: 1024, default: 16 * MiB }),
     max_running_tasks: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { default: null }),
+    /** Task runners started ahead of need, so a submit does not wait for a Node start (0: none). */
+    runner_pool_size: Type.Integer({ minimum: 0, maximum: 64, default: 2 }),
+    /** How long a cancelled Task gets after SIGTERM before SIGKILL, in milliseconds. */
+    cancel_grace_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 3000 }),
     /** Extra browser origins allowed to call `/mcp` besides loopback ones (DNS-rebinding guard). */
     allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
   },

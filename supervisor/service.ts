@@ -62,16 +62,19 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const adapter = opts.adapter ?? chooseAdapter();
     const server = await adapter.listen(config.service.host, config.service.port, handler);
     const host = config.service.host.includes(':') ? `[${config.service.host}]` : config.service.host;
+    // Closing twice must be harmless: a second close of the uWS listen socket crashes the process.
+    let closed: Promise<void> | undefined;
     return {
       url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${server.port}`,
       port: server.port,
       adapter: server.adapter,
       workspace,
       registry,
-      close: async () => {
-        await server.close();
-        await closeAll();
-      },
+      close: () =>
+        (closed ??= (async () => {
+          await server.close();
+          await closeAll();
+        })()),
     };
   } catch (err) {
     await closeAll();

@@ -12,15 +12,12 @@ import type { TaskGuard } from './apply-snapshot.js';
 export function taskGuardOf(rt: TaskRuntime): TaskGuard {
   return {
     hold(taskIds) {
-      const busy = taskIds.find((id) => rt.index.claims.has(id));
-      if (busy) throw new FileExistsError(`Task ${busy} is being submitted or deleted right now`);
-      for (const id of taskIds) rt.index.claims.add(id);
-      return () => {
-        for (const id of taskIds) rt.index.claims.delete(id);
-      };
+      const release = rt.index.claim(taskIds);
+      if (!release) throw new FileExistsError(`Task ${taskIds.find((id) => rt.index.isClaimed(id))} is being submitted or deleted right now`);
+      return release;
     },
     async isActive(taskId) {
-      if (rt.launcher.isManaged(taskId)) return true;
+      if (rt.runs.get(taskId)) return true;
       const record = await rt.index.load(taskId);
       return record?.status ? !isTerminal(record.status.state) : false;
     },

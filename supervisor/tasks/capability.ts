@@ -1,5 +1,4 @@
 import type { Capability, CapabilityFactory, Environment } from '../capability.js';
-import { adoptOrphans } from './adopt.js';
 import { controlJobs } from './jobs/control-jobs.js';
 import { definitionJobs } from './jobs/definition-jobs.js';
 import { followJobs } from './jobs/follow-jobs.js';
@@ -24,7 +23,6 @@ export function taskRuntimeOf(env: Environment): TaskRuntime {
 export const tasksCapability: CapabilityFactory = async (env): Promise<Capability> => {
   const rt = new TaskRuntime(env.workspace, env.config);
   await rt.start();
-  await adoptOrphans(rt);
   runtimes.set(env, rt);
   return {
     jobs: [...definitionJobs(rt), submitJob(rt), ...followJobs(rt), ...queryJobs(rt), ...lineageJobs(rt), ...controlJobs(rt)],

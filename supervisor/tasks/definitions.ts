@@ -9,6 +9,7 @@ import { DESCRIBE_MARKER } from '../../workers/task-runner/task-sdk.js';
 import { STATE_DIR } from '../token-store.js';
 import { ValueError } from '../errors.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
+import { taskEnvironment } from './task-environment.js';
 
 const run = promisify(execFile);
 const DESCRIBER = fileURLToPath(new URL('../../workers/task-runner/describe.js', import.meta.url));
@@ -48,7 +49,7 @@ async function describePlugins(pluginsDir: string): Promise<Described> {
   if (!(await lstat(join(pluginsDir, 'node_modules')).then((s) => s.isDirectory(), () => false))) return { definitions: [], errors: [] };
   await linkSdk(pluginsDir);
   try {
-    const { stdout } = await run(process.execPath, [DESCRIBER, pluginsDir], { timeout: DESCRIBE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL' });
+    const { stdout } = await run(process.execPath, [DESCRIBER, pluginsDir], { env: taskEnvironment(), timeout: DESCRIBE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL' });
     const at = stdout.lastIndexOf(DESCRIBE_MARKER);
     if (at === -1) throw new Error('the describer printed no answer');
     return JSON.parse(stdout.slice(at + DESCRIBE_MARKER.length)) as Described;

@@ -57,7 +57,8 @@ const stepEvent = (s: TaskStatus['steps'][number]): ProgressEvent => ({ kind: 'p
 export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
   const first = currentStatus(rt, id);
   const runId = first.run_id;
-  const live: LiveTask | undefined = rt.liveOf(id);
+  // Undefined while the Task is queued: its watch starts with its worker.
+  let live: LiveTask | undefined = rt.liveOf(id);
   live?.requestStaleness(pollMs);
   const logFile = `${rt.index.get(id)!.dir}/task.log`;
   let sentProgress = 0;
@@ -91,6 +92,7 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
     const status = currentStatus(rt, id);
     if (status.run_id !== runId) throw new ValueError(`task ${id} was replaced by a new run while it was followed`);
     const done = isTerminal(status.state);
+    if (!live && (live = rt.liveOf(id))) live.requestStaleness(pollMs);
     await drainProgress(status);
     await drainLog(done);
     if (done) return status;

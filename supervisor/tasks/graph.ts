@@ -6,7 +6,7 @@ export type { GraphEdge, GraphNode, Relations, TaskGraph };
 
 
 function nodeOf(id: string, record: TaskRecord | undefined): GraphNode {
-  const parts = parseTaskId(id);
+  const parts = record?.parts ?? parseTaskId(id);
   const state = record?.status?.state ?? (record?.hasMetadata ? 'succeeded' : null);
   return {
     task_id: id,
@@ -24,13 +24,13 @@ function nodeOf(id: string, record: TaskRecord | undefined): GraphNode {
 function closure(start: string, next: (id: string) => readonly string[]): string[] {
   const seen = new Set([start]);
   const order: string[] = [];
-  const queue = [start];
-  while (queue.length) {
-    for (const id of next(queue.shift()!)) {
+  // `order` doubles as the queue: index `head` is the next to expand.
+  let current: string | undefined = start;
+  for (let head = 0; current !== undefined; current = order[head++]) {
+    for (const id of next(current)) {
       if (seen.has(id)) continue;
       seen.add(id);
       order.push(id);
-      queue.push(id);
     }
   }
   return order;
@@ -39,29 +39,31 @@ function closure(start: string, next: (id: string) => readonly string[]): string
 /**
  * The lineage of one Task from recorded `source_tasks` (status, else metadata): its ancestors,
  * itself and its descendants. Referenced IDs without a record become `missing` nodes. Nothing is
- * executed: this only reads the index.
+ * executed: this only reads the index, whose child links make the cost that of the answer.
  */
 export function buildLineage(index: TaskIndex, selected: string): { graph: TaskGraph; relations: Relations } {
-  const children = new Map<string, string[]>();
-  for (const record of index.all()) {
-    for (const parent of record.sources) children.set(parent, [...(children.get(parent) ?? []), record.id]);
-  }
   const parentsOf = (id: string) => index.get(id)?.sources ?? [];
   const ancestors = closure(selected, parentsOf);
-  const descendants = closure(selected, (id) => (children.get(id) ?? []).sort());
-  const nodes = [...ancestors.slice().reverse(), selected, ...descendants].map((id) => nodeOf(id, index.get(id)));
-  const inGraph = new Set(nodes.map((n) => n.task_id));
-  const edges = nodes.flatMap((n) => n.parent_ids.filter((p) => inGraph.has(p)).map((p) => ({ source: p, target: n.task_id })));
+  const directChildren = index.childrenOf(selected);
+  const descendants = closure(selected, (id) => (id === selected ? directChildren : index.childrenOf(id)));
+  const ids = [...ancestors.slice().reverse(), selected, ...descendants];
+  const inGraph = new Set(ids);
+  const nodes: GraphNode[] = [];
+  const edges: GraphEdge[] = [];
+  const missing: string[] = [];
+  const provisional: string[] = [];
+  // One pass: a fan-out of 50,000 makes every intermediate array count.
+  for (const id of ids) {
+    const node = nodeOf(id, index.get(id));
+    nodes.push(node);
+    for (const parent of node.parent_ids) if (inGraph.has(parent)) edges.push({ source: parent, target: id });
+    if (node.missing) missing.push(id);
+    if (node.provisional) provisional.push(id);
+  }
   // The root is the first ancestor without parents (the selected Task itself when it has none).
   const root = nodes.find((n) => n.parent_ids.length === 0)?.task_id ?? selected;
   return {
     graph: { root_id: root, selected_id: selected, nodes, edges },
-    relations: {
-      direct_upstream: [...parentsOf(selected)],
-      ancestors,
-      direct_downstream: (children.get(selected) ?? []).sort(),
-      missing: nodes.filter((n) => n.missing).map((n) => n.task_id),
-      provisional: nodes.filter((n) => n.provisional).map((n) => n.task_id),
-    },
+    relations: { direct_upstream: [...parentsOf(selected)], ancestors, direct_downstream: [...directChildren], missing, provisional },
   };
 }

@@ -1,12 +1,13 @@
 import { watch, type FSWatcher } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ProgressEvent } from '../../schemas/events.js';
-import type { TaskLogChunk } from '../../schemas/tasks.js';
-import { isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.js';
+import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
+import { openRegularFile } from '../../workers/safe-file.js';
+import { isTempFile, isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { readLogWindow } from './log-reader.js';
 import { readStatus } from './records.js';
-import type { TaskIndex, TaskRecord } from './task-index.js';
+import type { TaskIndex } from './task-index.js';
+import type { TaskIdParts } from './task-ids.js';
 
 /** Slowest safety re-read of a live Task's files; followers may ask for a tighter bound. */
 const DEFAULT_STALENESS_MS = 1000;
@@ -22,25 +23,40 @@ const EVERYTHING: Part[] = ['events', 'log', 'status'];
 function readsFor(file: string | null): Part[] {
   if (file === TASK_FILES.log) return ['log'];
   if (file === TASK_FILES.events) return ['events'];
-  // The status says when metadata exists, and the temp files of atomic writes (dot names) only
-  // matter once renamed onto status.json, which raises an event of its own.
-  if (file === TASK_FILES.metadata || file?.startsWith('.')) return [];
+  // The status says when metadata exists, and temp files only matter once renamed onto status.json.
+  if (file === TASK_FILES.metadata || (file && isTempFile(file))) return [];
   return EVERYTHING;
 }
 
+/** Whether a re-read found nothing new (the safety timer re-reads running Tasks every second). */
+function sameStatus(known: TaskStatus | null | undefined, read: TaskStatus): boolean {
+  return known?.state === read.state && known.steps.length === read.steps.length && JSON.stringify(known) === JSON.stringify(read);
+}
+
+/** Who a live Task is: its record's place and its run. */
+export interface LiveRun {
+  readonly id: string;
+  readonly parts: TaskIdParts;
+  readonly dir: string;
+  readonly runId: string;
+}
+
 /**
- * One `fs.watch` on the directory of a queued or running Task. Every event means "re-read from
- * my last offset": new lines of `events.jsonl` become progress events, growth of `task.log` is
- * noted, a new `status.json` updates the index. All followers of the Task share this one watch,
- * its progress list and its cached log reads; a slow timer re-checks in case an event was missed.
- * Reads go events → log → status, so once the status is terminal everything before it is known.
+ * One `fs.watch` on the directory of a running Task, owned by its run. Every event means
+ * "re-read from my last offset": new lines of `events.jsonl` become progress events, growth of
+ * `task.log` is noted, a new `status.json` of this run updates the index, and a terminal one is
+ * handed to the owner, which publishes it. All followers share this watch, its progress list and
+ * its cached log reads; a slow timer re-checks in case an event was missed. Reads go events → log →
+ * status, so once the status is terminal everything before it is known. Files the Task replaced
+ * with something else (a directory, a FIFO, a link) are not read, and nothing here throws.
  */
 export class LiveTask {
   readonly progress: ProgressEvent[] = [];
   logSize = 0;
   readonly #index: TaskIndex;
-  readonly #record: TaskRecord;
-  readonly #onSettled: () => void;
+  readonly #run: LiveRun;
+  readonly #onTerminal: (status: TaskStatus) => void;
+  readonly #refused = new Set<string>();
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stalenessMs = DEFAULT_STALENESS_MS;
@@ -50,28 +66,26 @@ export class LiveTask {
   #logReads = new Map<number, Promise<TaskLogChunk>>();
   #closed = false;
 
-  /** `unread`: files may have changed since `record` was read, so read everything once now. */
-  constructor(index: TaskIndex, record: TaskRecord, unread: boolean, onSettled: () => void) {
+  constructor(index: TaskIndex, run: LiveRun, onTerminal: (status: TaskStatus) => void) {
     this.#index = index;
-    this.#record = record;
-    this.#onSettled = onSettled;
+    this.#run = run;
+    this.#onTerminal = onTerminal;
     try {
-      this.#watcher = watch(record.dir, (_event, file) => this.#request(readsFor(file)));
+      this.#watcher = watch(run.dir, (_event, file) => this.#request(readsFor(file)));
       this.#watcher.on('error', () => this.#request(EVERYTHING));
     } catch {
-      // The directory vanished already: the safety timer and the status read settle it.
+      // The directory vanished already: the owner settles the run when its worker ends.
     }
     this.#arm();
-    if (unread) this.#request(EVERYTHING);
+    this.#request(EVERYTHING);
   }
 
   get id(): string {
-    return this.#record.id;
+    return this.#run.id;
   }
 
-  /** The run this watcher follows; a replacement run gets a watcher of its own. */
   get runId(): string {
-    return this.#record.status?.run_id ?? '';
+    return this.#run.runId;
   }
 
   get closed(): boolean {
@@ -81,7 +95,7 @@ export class LiveTask {
   /** Lowers the staleness bound (a follower's poll_interval); never raises it. */
   requestStaleness(ms: number): void {
     const bounded = Math.max(MIN_STALENESS_MS, ms);
-    if (bounded < this.#stalenessMs) {
+    if (bounded < this.#stalenessMs && !this.#closed) {
       this.#stalenessMs = bounded;
       this.#arm();
     }
@@ -94,13 +108,15 @@ export class LiveTask {
   readLog(offset: number): Promise<TaskLogChunk> {
     let read = this.#logReads.get(offset);
     if (!read) {
-      read = readLogWindow(join(this.#record.dir, TASK_FILES.log), offset, FOLLOW_WINDOW_BYTES);
+      read = readLogWindow(join(this.#run.dir, TASK_FILES.log), offset, FOLLOW_WINDOW_BYTES);
+      // A failed read is not shared: the next follower tries again.
+      read.catch(() => this.#logReads.delete(offset));
       this.#logReads.set(offset, read);
     }
     return read;
   }
 
-  /** Re-reads everything now and waits for it (used before a terminal answer). */
+  /** Re-reads everything now and waits for it (the owner's last look once the worker is gone). */
   async refresh(): Promise<void> {
     this.#request(EVERYTHING);
     while (this.#running) await this.#running;
@@ -124,7 +140,9 @@ export class LiveTask {
   #request(parts: Part[]): void {
     if (this.#closed || parts.length === 0) return;
     for (const p of parts) this.#pending.add(p);
-    this.#running ??= this.#drain().finally(() => (this.#running = undefined));
+    this.#running ??= this.#drain()
+      .catch((err: unknown) => console.error(`taskyard: ${this.#run.id}: reading its files failed`, err))
+      .finally(() => (this.#running = undefined));
   }
 
   async #drain(): Promise<void> {
@@ -132,16 +150,29 @@ export class LiveTask {
       const parts = new Set(this.#pending);
       this.#pending.clear();
       let changed = false;
-      if (parts.has('events')) changed = (await this.#readEvents()) || changed;
-      if (parts.has('log') || parts.has('status')) changed = (await this.#readLogSize()) || changed;
-      if (parts.has('status')) await this.#readStatus();
-      if (changed) this.#index.notify(this.#record.id);
+      if (parts.has('events')) changed = (await this.#guard('events', () => this.#readEvents())) || changed;
+      if (parts.has('log') || parts.has('status')) changed = (await this.#guard('log', () => this.#readLogSize())) || changed;
+      if (changed) this.#index.notify(this.#run.id);
+      if (parts.has('status')) await this.#guard('status', () => this.#readStatus());
+    }
+  }
+
+  /** One read, whatever the Task did to its files: a failure is logged once per file and skipped. */
+  async #guard(what: string, read: () => Promise<boolean>): Promise<boolean> {
+    try {
+      return await read();
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      if (!this.#refused.has(what)) {
+        this.#refused.add(what);
+        console.error(`taskyard: ${this.#run.id}: its ${what} file is not read: ${(err as Error).message}`);
+      }
+      return false;
     }
   }
 
   async #readEvents(): Promise<boolean> {
-    const handle = await open(join(this.#record.dir, TASK_FILES.events), 'r').catch(() => undefined);
-    if (!handle) return false;
+    const handle = await openRegularFile(join(this.#run.dir, TASK_FILES.events));
     try {
       const size = (await handle.stat()).size;
       if (size <= this.#eventsOffset) return false;
@@ -156,7 +187,7 @@ export class LiveTask {
           const event = JSON.parse(line) as ProgressEvent;
           if (event.kind !== 'progress' || typeof event.name !== 'string') continue;
           this.progress.push(event);
-          this.#index.events.emit('task:progress', { id: this.#record.id, event });
+          this.#index.events.emit('task:progress', { id: this.#run.id, event });
         } catch {
           // A damaged line is skipped; the status still carries the step.
         }
@@ -168,30 +199,22 @@ export class LiveTask {
   }
 
   async #readLogSize(): Promise<boolean> {
-    const size = await stat(join(this.#record.dir, TASK_FILES.log)).then((s) => s.size, () => 0);
+    const handle = await openRegularFile(join(this.#run.dir, TASK_FILES.log));
+    const size = await handle.stat().then((s) => s.size).finally(() => handle.close());
     if (size === this.logSize) return false;
     this.logSize = size;
     this.#logReads.clear();
-    this.#index.events.emit('task:log', { id: this.#record.id, size });
+    this.#index.events.emit('task:log', { id: this.#run.id, size });
     return true;
   }
 
-  async #readStatus(): Promise<void> {
-    const { id, dir, parts } = this.#record;
+  async #readStatus(): Promise<boolean> {
+    const { id, dir, parts } = this.#run;
     const status = await readStatus(dir, id, parts.type);
-    const known = this.#index.get(id)?.status;
-    if (!status) {
-      // The directory is gone or no longer valid (deleted, replaced): let the index decide.
-      if (!(await this.#index.load(id))?.status) this.#settle();
-      return;
-    }
-    if (status.run_id !== this.runId) return this.#settle();
-    if (!known || JSON.stringify(known) !== JSON.stringify(status)) this.#index.setStatus(id, parts, status);
-    if (isTerminal(status.state)) this.#settle();
-  }
-
-  #settle(): void {
-    this.close();
-    this.#onSettled();
+    // Unreadable, or another run's: the owner decides when the worker ends.
+    if (!status || status.run_id !== this.#run.runId || this.#closed) return false;
+    if (isTerminal(status.state)) this.#onTerminal(status);
+    else if (!sameStatus(this.#index.get(id)?.status, status)) this.#index.setStatus(id, parts, status);
+    return true;
   }
 }

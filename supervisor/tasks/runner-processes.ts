@@ -1,26 +1,20 @@
 import { readFile } from 'node:fs/promises';
 import { listProcesses, readProcess, type ProcessEntry } from '../../workers/process-tree.js';
-import { RUNNER } from '../../workers/task-runner/spawner-messages.js';
+import { runIdOfCommandLine } from '../../workers/task-runner/runner-file.js';
 
 /**
  * Task runner processes, recognised through /proc: a runner's command line names the runner file
- * and its environment carries TASKYARD_RUN_ID, which the kernel keeps as it was at exec (Task code
- * changing process.env does not touch it). A pid alone could have been reused by anything; a pid
- * whose environment names the run is that run's worker. This is how a restarted service finds the
- * live workers of its predecessor, and how the launcher learns whether a spawner that died
- * mid-request started a run after all, without keeping files about either.
+ * and its run (`runner.cjs --run <run_id>`; a pooled runner writes it into its title when it takes
+ * a run). A pid alone could have been reused by anything; a runner process naming the run is that
+ * run's worker. This is how a restarted service finds the live workers of its predecessor, and how
+ * the executor learns whether a spawner that died mid-request started a run after all, without
+ * keeping files about either.
  */
-
-/** The variable that names a runner's run; the launcher sets it. */
-export const RUN_ID_VARIABLE = 'TASKYARD_RUN_ID';
 
 /** The run a process works for, when it is a task runner (and still there). */
 async function runOf(pid: number): Promise<string | null> {
   try {
-    if (!(await readFile(`/proc/${pid}/cmdline`, 'latin1')).includes(RUNNER)) return null;
-    const prefix = `${RUN_ID_VARIABLE}=`;
-    const entry = (await readFile(`/proc/${pid}/environ`, 'latin1')).split('\0').find((e) => e.startsWith(prefix));
-    return entry ? entry.slice(prefix.length) : null;
+    return runIdOfCommandLine(await readFile(`/proc/${pid}/cmdline`, 'latin1'));
   } catch {
     return null; // gone meanwhile, or not ours to read
   }

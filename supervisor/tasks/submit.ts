@@ -1,29 +1,31 @@
 import { randomUUID } from 'node:crypto';
-import { lstat, mkdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
 import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
 import { check, describeIssues } from '../../schemas/validator.js';
-import { isTerminal, nowIso, TASK_FILES, writeJsonAtomic } from '../../workers/task-runner/record-files.js';
-import { BusinessError, FileExistsError, PermissionError } from '../errors.js';
-import { anonymousName, formatTaskId, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './task-ids.js';
+import { isTerminal, nowIso, TASK_FILES } from '../../workers/task-runner/record-files.js';
+import { BusinessError, FileExistsError } from '../errors.js';
+import { createRunDir } from './run-dir.js';
+import { anonymousName, formatTaskId, TASK_NAME, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './task-ids.js';
 import type { TaskRuntime } from './task-runtime.js';
 
-/** Refuses a type directory that is a symlink or a file: writing through it could leave the workspace. */
-async function ensureTypeDir(workspace: string, type: string): Promise<void> {
-  const dir = join(workspace, type);
-  const stat = await lstat(dir).catch(() => undefined);
-  if (stat && !stat.isDirectory()) throw new PermissionError(`${type} in the workspace is not a plain directory`);
-  if (!stat) await mkdir(dir, { recursive: true });
+/**
+ * The instance name, checked before the schema: its schema is an anyOf (string or null), whose
+ * validator message repeats each branch; a person needs the rule once, with what they sent.
+ */
+function checkTaskName(value: unknown): void {
+  if (value === undefined || value === null || value === '' || (typeof value === 'string' && TASK_NAME.test(value))) return;
+  throw new BusinessError('ValidationError', `task_name must be 1-32 letters, digits or hyphens; got ${JSON.stringify(value)}`);
 }
 
 /**
  * `submit`: checks the Task and its inputs before anything is written, names the instance,
- * refuses to replace an active Task, writes the queued record and hands the run to the launcher.
+ * refuses to replace an active Task, creates the run's directory whole (or nothing) and hands the
+ * run to its owner.
  */
 export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<string, unknown>): Promise<TaskHandle> {
   const entry = rt.catalog.require(task);
   const { definition } = entry;
+  checkTaskName(inputs['task_name']);
   // Catalog schemas are plain JSON Schema; ajv needs nothing TypeBox-specific.
   const parsed = check(definition.input_schema as unknown as TSchema, inputs, { defaults: true });
   if (!parsed.ok) throw new BusinessError('ValidationError', `invalid input for task ${task}: ${describeIssues(parsed.issues)}`);
@@ -34,21 +36,11 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
 
   const parts = { type: definition.task_type, registration: definition.name, name: config.task_name! };
   const id = formatTaskId(parts);
-  const existing = rt.index.get(id);
-  const active = existing?.status ? !isTerminal(existing.status.state) : false;
-  if (rt.index.claims.has(id) || active || rt.launcher.isManaged(id)) {
-    throw new FileExistsError(`Task ${id} is still active; a fixed task_name may only replace a finished Task`);
-  }
-  rt.index.claims.add(id);
+  const existing = rt.index.get(id)?.status;
+  const release = rt.runs.get(id) || (existing && !isTerminal(existing.state)) ? null : rt.index.claim([id]);
+  if (!release) throw new FileExistsError(`Task ${id} is still active; a fixed task_name may only replace a finished Task`);
   try {
     const dir = taskDirOf(rt.workspace, id, parts);
-    await ensureTypeDir(rt.workspace, parts.type);
-    await mkdir(dir).catch(async (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-      // A fixed name replaces a finished Task entirely: its old files must not mix with the new run.
-      await rm(dir, { recursive: true, force: true });
-      await mkdir(dir);
-    });
     const status: TaskStatus = {
       task_id: id,
       run_id: randomUUID().replaceAll('-', ''),
@@ -66,11 +58,14 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
       exit_code: 0,
       log_path: relativeTaskPath(parts, id, TASK_FILES.log),
     };
-    await writeJsonAtomic(join(dir, TASK_FILES.status), status);
+    await createRunDir(dir, status).catch((err: NodeJS.ErrnoException) => {
+      if (err instanceof BusinessError || !err.code) throw err;
+      throw new BusinessError('OSError', `the Task could not be created: ${err.message}; nothing was written`);
+    });
     rt.index.setStatus(id, parts, status, false);
-    void rt.launch({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module });
+    rt.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module });
     return { task_id: id, run_id: status.run_id, task: definition.name };
   } finally {
-    rt.index.claims.delete(id);
+    release();
   }
 }

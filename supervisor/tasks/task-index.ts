@@ -47,11 +47,15 @@ async function exists(file: string): Promise<boolean> {
  */
 export class TaskIndex {
   readonly workspace: string;
-  /** Task IDs a submit or delete is rewriting right now: disk reads of them are not trusted meanwhile. */
-  readonly claims = new Set<string>();
   /** Typed feed of every change, for subscribers interested in all Tasks. */
   readonly events = new TaskEvents();
   readonly #records = new Map<string, TaskRecord>();
+  /** Task IDs a submit, delete or snapshot is rewriting right now: disk reads of them are not trusted meanwhile. */
+  readonly #claims = new Set<string>();
+  /** Child links (recorded source_tasks, reversed), so lineage costs the size of its answer. */
+  readonly #children = new Map<string, Set<string>>();
+  /** `childrenOf` answers, sorted once until the links of that parent change. */
+  readonly #sortedChildren = new Map<string, readonly string[]>();
   /** A counter of writes, and the count at each Task's last write (to drop reads overtaken by writes). */
   #changes = 0;
   readonly #changed = new Map<string, number>();
@@ -86,7 +90,7 @@ export class TaskIndex {
   async load(id: string): Promise<TaskRecord | undefined> {
     const parts = parseTaskId(id);
     if (!parts) return undefined;
-    if (this.claims.has(id)) return this.#records.get(id);
+    if (this.#claims.has(id)) return this.#records.get(id);
     const generation = this.#changes;
     const dir = taskDirOf(this.workspace, id, parts);
     const safe = (await isSafeDir(join(this.workspace, parts.type))) && (await isSafeDir(dir));
@@ -117,9 +121,38 @@ export class TaskIndex {
     });
   }
 
+  /**
+   * Holds Task IDs for a directory operation: the release function, or null when one of them is
+   * held already (nothing is taken then).
+   */
+  claim(ids: readonly string[]): (() => void) | null {
+    if (ids.some((id) => this.#claims.has(id))) return null;
+    for (const id of ids) this.#claims.add(id);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const id of ids) this.#claims.delete(id);
+    };
+  }
+
+  isClaimed(id: string): boolean {
+    return this.#claims.has(id);
+  }
+
+  /** IDs of the Tasks that name `id` among their source_tasks, sorted (do not modify the answer). */
+  childrenOf(id: string): readonly string[] {
+    const set = this.#children.get(id);
+    if (!set) return [];
+    let sorted = this.#sortedChildren.get(id);
+    if (!sorted) this.#sortedChildren.set(id, (sorted = [...set].sort()));
+    return sorted;
+  }
+
   put(record: TaskRecord): TaskRecord {
     this.#changed.set(record.id, ++this.#changes);
     this.#sorted = this.#sortedJson = undefined;
+    this.#link(this.#records.get(record.id), record);
     this.#records.set(record.id, record);
     this.events.emit('task:status', { id: record.id, status: record.status });
     this.notify(record.id);
@@ -129,9 +162,31 @@ export class TaskIndex {
   remove(id: string): void {
     this.#changed.set(id, ++this.#changes);
     this.#sorted = this.#sortedJson = undefined;
-    if (!this.#records.delete(id)) return;
+    const previous = this.#records.get(id);
+    if (!previous) return;
+    this.#link(previous, undefined);
+    this.#records.delete(id);
     this.events.emit('task:status', { id, status: null });
     this.notify(id);
+  }
+
+  /** Keeps the child links in step with a record's sources. */
+  #link(previous: TaskRecord | undefined, next: TaskRecord | undefined): void {
+    const before = previous?.sources ?? [];
+    const after = next?.sources ?? [];
+    if (before.length === after.length && before.every((id, i) => id === after[i])) return;
+    for (const parent of previous?.sources ?? []) {
+      this.#sortedChildren.delete(parent);
+      const set = this.#children.get(parent);
+      set?.delete(previous!.id);
+      if (set?.size === 0) this.#children.delete(parent);
+    }
+    for (const parent of next?.sources ?? []) {
+      this.#sortedChildren.delete(parent);
+      let set = this.#children.get(parent);
+      if (!set) this.#children.set(parent, (set = new Set()));
+      set.add(next!.id);
+    }
   }
 
   get(id: string): TaskRecord | undefined {

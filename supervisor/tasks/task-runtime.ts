@@ -1,52 +1,82 @@
-import { rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { isTerminal } from '../../workers/task-runner/record-files.js';
+import { deferExtraCaCerts } from '../../workers/task-runner/extra-ca-certs.js';
 import type { Config } from '../config.js';
+import { STATE_DIR } from '../token-store.js';
 import { DefinitionCatalog } from './definitions.js';
-import { Launcher, type RunRequest } from './launcher.js';
-import { LiveTask } from './live-task.js';
+import { LocalExecutor } from './local-executor.js';
+import { sweepInterruptedRuns } from './run-dir.js';
+import { findRunners } from './runner-processes.js';
+import { RunTable } from './run-table.js';
+import type { LiveTask } from './live-task.js';
 import { parseTaskId } from './task-ids.js';
 import { TaskIndex, type TaskRecord } from './task-index.js';
+import { taskEnvironment } from './task-environment.js';
 import { WorkspaceWatch } from './workspace-watch.js';
-import { adoptOrSettle } from './adopt.js';
 
 /**
- * Everything the task Jobs share: the definition catalog, the in-memory index of records, the
- * launcher of workers and one LiveTask (file watch) per active record. Other capabilities (the
- * plugin installer) reach it through `taskRuntimeOf(env)`.
+ * Everything the task Jobs share: the definition catalog, the in-memory index of records, and
+ * the table of runs this service owns (each run with its executor worker and its file watch).
+ * Other capabilities (the plugin installer, snapshots) reach it through `taskRuntimeOf(env)`.
  */
 export class TaskRuntime {
   readonly workspace: string;
   readonly index: TaskIndex;
   readonly catalog: DefinitionCatalog;
-  readonly launcher: Launcher;
-  readonly #live = new Map<string, LiveTask>();
-  /** Foreign active records being adopted or settled right now. */
-  readonly #settling = new Set<string>();
+  readonly runs: RunTable;
+  readonly #executor: LocalExecutor;
+  readonly #closing = new AbortController();
+  readonly #poolDir: string;
   #workspaceWatch: WorkspaceWatch | undefined;
 
   constructor(workspace: string, config: Config) {
     this.workspace = workspace;
     this.index = new TaskIndex(workspace);
     this.catalog = new DefinitionCatalog(workspace);
-    this.launcher = new Launcher({ workspace, index: this.index, maxRunning: config.service.max_running_tasks, environment: config.environment });
+    this.#poolDir = join(workspace, STATE_DIR, 'runners');
+    const env = deferExtraCaCerts(taskEnvironment(config.environment));
+    this.#executor = new LocalExecutor({ env, poolDir: this.#poolDir, poolSize: config.service.runner_pool_size, graceMs: config.service.cancel_grace_ms });
+    this.runs = new RunTable({ index: this.index, executor: this.#executor, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
   }
 
-  /** Builds the index with one scan, then keeps it fresh by watching the workspace. */
+  /**
+   * Clears what an interrupted start or submit left, builds the index with one scan, keeps it
+   * fresh by watching the workspace, and takes over or settles the runs a previous service left.
+   */
   async start(): Promise<void> {
     await this.catalog.reload();
+    await this.#clearPool();
+    await sweepInterruptedRuns(this.workspace);
     await this.index.scan();
-    this.#workspaceWatch = new WorkspaceWatch(this.index, (record) => void this.#settleForeign(record));
+    this.#workspaceWatch = new WorkspaceWatch(this.index, (record) => {
+      this.takeOver([record]).catch((err: unknown) => console.error(`taskyard: taking over ${record.id} failed`, err));
+    });
+    await this.takeOver(this.index.active());
   }
 
-  /** A queued or running record that appeared from outside: adopted, or settled as lost. */
-  async #settleForeign(record: TaskRecord): Promise<void> {
-    if (this.launcher.isManaged(record.id) || this.#settling.has(record.id)) return;
-    this.#settling.add(record.id);
-    try {
-      await adoptOrSettle(this, [record]);
-    } finally {
-      this.#settling.delete(record.id);
+  /**
+   * Queued or running records this service does not own: those a previous service left at a
+   * restart, and those another tool writes into the workspace later. Each is adopted (a live
+   * runner process names its run) or settled as lost, with the reason. Nothing stays `running`
+   * without a worker.
+   */
+  async takeOver(records: readonly TaskRecord[]): Promise<void> {
+    const foreign = () => records.filter((r) => r.status && !isTerminal(r.status.state) && !this.runs.get(r.id));
+    if (foreign().length === 0 || this.#closing.signal.aborted) return;
+    const runners = await findRunners();
+    const settling: Array<Promise<unknown>> = [];
+    // Another event may have taken some of them over meanwhile: look again after the await.
+    for (const record of foreign()) {
+      const status = record.status!;
+      if (this.index.get(record.id)?.status?.run_id !== status.run_id) continue;
+      const spec = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id, registration: record.parts.registration, module: '' };
+      const runner = runners.get(status.run_id);
+      if (runner) this.runs.take(spec, { kind: 'adopt', worker: this.#executor.adopt(runner.pid, status.run_id, runner.startTime) });
+      else settling.push(this.runs.take(spec, { kind: 'lost', end: status.state === 'queued' ? null : { kind: 'lost', pid: status.pid } }).published);
     }
+    // Settled before the service answers: nobody sees a lost run as running.
+    await Promise.all(settling);
   }
 
   /** Re-describes plugin definitions (call after installing or removing a plugin). */
@@ -56,68 +86,50 @@ export class TaskRuntime {
 
   /** Whether any Task of this registration name is queued or running under this service. */
   isRegistrationActive(registration: string): boolean {
-    return this.launcher.activeCount(registration) > 0;
+    return this.runs.activeCount(registration) > 0;
   }
 
-  /** Starts a run whose queued record is written; the record is watched until it settles. */
-  launch(req: RunRequest): Promise<boolean> {
-    this.#workspaceWatch?.watchType(req.parts.type);
-    // Watched before the worker is asked for, so the watch sees all it writes and the record as
-    // the service just wrote it needs no first read.
-    const record = this.index.get(req.id);
-    if (record) this.watch(record, { unread: false });
-    return this.launcher.submit(req);
-  }
-
-  /**
-   * The shared watcher of an active record (created on demand), or undefined once it is terminal.
-   * `unread: false` when nothing can have changed in the directory since the record was read.
-   */
-  watch(record: TaskRecord, { unread = true } = {}): LiveTask | undefined {
-    if (!record.status || isTerminal(record.status.state)) return undefined;
-    let live = this.#live.get(record.id);
-    if (live && live.runId !== record.status.run_id) live.close();
-    if (!live || live.closed) {
-      live = new LiveTask(this.index, record, unread, () => {
-        if (this.#live.get(record.id) === live) this.#live.delete(record.id);
-      });
-      this.#live.set(record.id, live);
-    }
-    return live;
-  }
-
+  /** The shared watcher of a running Task, if it runs here. */
   liveOf(id: string): LiveTask | undefined {
-    const record = this.index.get(id);
-    return record ? this.watch(record) : undefined;
+    return this.runs.get(id)?.live;
   }
 
   /**
-   * Deletes terminal or metadata-only Tasks; active, managed, unknown or invalid IDs are skipped.
+   * Deletes terminal or metadata-only Tasks; active, claimed, unknown or invalid IDs are skipped.
    * Answers the IDs actually deleted, in the order asked.
    */
   async deleteTasks(ids: readonly string[]): Promise<string[]> {
     const deleted: string[] = [];
     for (const id of ids) {
       const record = parseTaskId(id) ? this.index.get(id) : undefined;
-      if (!record || this.index.claims.has(id) || this.launcher.isManaged(id)) continue;
-      if (record.status && !isTerminal(record.status.state)) continue;
-      this.index.claims.add(id);
+      if (!record || this.runs.get(id) || (record.status && !isTerminal(record.status.state))) continue;
+      const release = this.index.claim([id]);
+      if (!release) continue;
       try {
         await rm(record.dir, { recursive: true, force: true });
         this.index.remove(id);
         deleted.push(id);
+      } catch (err) {
+        console.error(`taskyard: deleting ${id} failed`, err);
       } finally {
-        this.index.claims.delete(id);
+        release();
       }
+      // Whatever a failed removal left is what the index must show.
+      if (!deleted.includes(id)) await this.index.load(id);
     }
     return deleted;
   }
 
   /** Stops watching; workers keep running (a restarted service adopts them). */
   close(): void {
-    this.launcher.close();
+    this.#closing.abort();
+    this.#executor.close();
     this.#workspaceWatch?.close();
-    for (const live of this.#live.values()) live.close();
-    this.#live.clear();
+  }
+
+  /** Slot logs of pooled runners that a previous service left (its idle runners are gone with it). */
+  async #clearPool(): Promise<void> {
+    await mkdir(this.#poolDir, { recursive: true });
+    for (const name of await readdir(this.#poolDir)) await rm(join(this.#poolDir, name), { force: true, recursive: true });
   }
 }

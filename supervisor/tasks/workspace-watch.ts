@@ -9,6 +9,30 @@ import type { TaskIndex, TaskRecord } from './task-index.js';
 const PENDING_WATCH_MS = 60_000;
 
 /**
+ * Directory checks that never throw: the entries a watch reports may be gone (or replaced by a
+ * file) by the time they are looked at, and any process may create and remove them in a loop.
+ */
+function isDirectory(path: string): boolean {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false;
+  } catch {
+    return false;
+  }
+}
+
+function entriesOf(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function logFailure(what: string): (err: unknown) => void {
+  return (err) => console.error(`taskyard: workspace watch: ${what} failed`, err);
+}
+
+/**
  * Keeps the index honest about Task directories that appear or vanish without the task Jobs
  * (workspace deletions, snapshot syncs, another tool): one `fs.watch` on the workspace root and
  * one per type directory, so the cost does not grow with the number of Tasks. Changes inside a
@@ -28,14 +52,14 @@ export class WorkspaceWatch {
     this.#index = index;
     this.#onActive = onActive;
     this.#root = this.#open(index.workspace, (name) => this.#onRootEntry(name));
-    for (const entry of readdirSync(index.workspace, { withFileTypes: true })) if (entry.isDirectory()) this.watchType(entry.name);
+    for (const name of entriesOf(index.workspace)) if (isDirectory(join(index.workspace, name))) this.watchType(name);
   }
 
   /** Starts watching a type directory (idempotent; submit calls it for new types). */
   watchType(type: string): void {
     if (this.#closed || this.#types.has(type) || !TASK_TYPE.test(type)) return;
     const watcher = this.#open(join(this.#index.workspace, type), (name) => {
-      if (parseTaskId(name)?.type === type) void this.#loadTask(name);
+      if (parseTaskId(name)?.type === type) this.#loadTask(name).catch(logFailure(`reading ${name}`));
     });
     if (watcher) this.#types.set(type, watcher);
   }
@@ -55,19 +79,19 @@ export class WorkspaceWatch {
    */
   async #loadTask(id: string): Promise<void> {
     // Whoever holds a claim (submit, delete, a snapshot) settles the record itself.
-    if (this.#index.claims.has(id)) return;
+    if (this.#index.isClaimed(id)) return;
     const parts = parseTaskId(id)!;
     const dir = join(this.#index.workspace, parts.type, id);
     // Most events are the service's own submits: an active record (its watcher reads it) whose
     // directory is there needs no second read.
     const known = this.#index.get(id)?.status;
-    if (known && !isTerminal(known.state) && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+    if (known && !isTerminal(known.state) && isDirectory(dir)) return;
     const record = await this.#load(id);
-    if (record || this.#closed || this.#pending.has(id) || !lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()) return;
+    if (record || this.#closed || this.#pending.has(id) || !isDirectory(dir)) return;
     const watcher = this.#open(dir, () => {
-      void this.#load(id).then((loaded) => {
+      this.#load(id).then((loaded) => {
         if (loaded) this.#stopPending(id);
-      });
+      }, logFailure(`reading ${id}`));
     });
     if (!watcher) return;
     this.#pending.set(id, watcher);
@@ -106,15 +130,15 @@ export class WorkspaceWatch {
   /** A type directory appeared or vanished: watch it, or forget the records it held. */
   #onRootEntry(type: string): void {
     if (!TASK_TYPE.test(type)) return;
-    const exists = lstatSync(join(this.#index.workspace, type), { throwIfNoEntry: false })?.isDirectory() ?? false;
+    const exists = isDirectory(join(this.#index.workspace, type));
     if (exists === this.#types.has(type)) return;
     this.#types.get(type)?.close();
     this.#types.delete(type);
     if (exists) {
       this.watchType(type);
-      for (const entry of readdirSync(join(this.#index.workspace, type))) if (parseTaskId(entry)?.type === type) void this.#loadTask(entry);
+      for (const entry of entriesOf(join(this.#index.workspace, type))) if (parseTaskId(entry)?.type === type) this.#loadTask(entry).catch(logFailure(`reading ${entry}`));
     } else {
-      for (const record of [...this.#index.all()]) if (record.parts.type === type) void this.#index.load(record.id);
+      for (const record of [...this.#index.all()]) if (record.parts.type === type) this.#index.load(record.id).catch(logFailure(`reading ${record.id}`));
     }
   }
 }

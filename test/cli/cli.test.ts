@@ -1,19 +1,16 @@
-import { execFile } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
 import { ok } from '../../schemas/job-response.js';
 import { PACKAGE_VERSION } from '../../supervisor/build-info.js';
 import { defineJob } from '../../supervisor/job.js';
 import { machineCapability } from '../../supervisor/machine/capability.js';
+import { runCli, type CliRun } from '../helpers/run-cli.js';
 import { startTestService } from '../helpers/service.js';
-
-const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
 
 /** A Job that answers its arguments, to see what the CLI made of each flag. */
 const echoArgs = defineJob({
@@ -37,21 +34,9 @@ t.teardown(() => rm(home, { recursive: true, force: true }));
 const svc = await startTestService(t, { capabilities: [machineCapability, () => ({ jobs: [echoArgs] })] });
 const remote = await startTestService(t, { token: 'remote-token' });
 
-interface CliRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the built CLI as a real process; HOME is a temp dir so no real token file is read. */
 function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
-  const base = { PATH: process.env['PATH'] ?? '', HOME: home, TASKYARD_URL: svc.url, TASKYARD_TOKEN: svc.token ?? '' };
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { ...base, ...env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runCli(args, { HOME: home, TASKYARD_URL: svc.url, TASKYARD_TOKEN: svc.token ?? '', ...env });
 }
 
 t.test('version', async (t) => {
@@ -96,7 +81,7 @@ t.test('--stream prints each event as a JSON line and exits by the result', asyn
 t.test('help', async (t) => {
   const general = await cli(['--help']);
   t.equal(general.code, 0);
-  t.match(general.stdout, /usage: taskyard <job>/);
+  t.match(general.stdout, /usage: taskyard <command | job>/);
   t.match(general.stdout, /--stream/);
   t.match(general.stdout, /^ {2}machine_status\s/m, 'lists the Jobs of the running service');
   const shell = await cli(['shell', '--help']);

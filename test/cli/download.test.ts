@@ -41,7 +41,7 @@ t.test('taskyard download PATH [-o FILE] saves a workspace file', async (t) => {
   const named = await cli(['results.bin', '-o', 'copy.bin']);
   t.equal(named.code, 0, named.stderr);
   t.ok((await readFile(join(cwd, 'copy.bin'))).equals(data));
-  const stdout = await cli(['results.bin', '--output=-']);
+  const stdout = await cli(['results.bin', '-o', '-']);
   t.ok(Buffer.from(stdout.stdout, 'latin1').equals(data), '"-" writes to standard output');
 
   const missing = await cli(['nothing.txt', '-o', 'nothing.txt']);

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { splitArgs } from '../../bin/cli-args.js';
 import { UsageError } from '../../bin/cli-errors.js';
-import { parseFields, parseJsonArguments } from '../../bin/field-values.js';
+import { checkRequired, parseFields, parseJsonArguments } from '../../bin/field-values.js';
 import type { SchemaNode } from '../../bin/schema-node.js';
 
 const schema: SchemaNode = {
@@ -73,10 +73,23 @@ t.test('--json gives a base that flags override', async (t) => {
 t.test('global options are found anywhere', async (t) => {
   t.same(splitArgs(['--url', 'http://h:1', 'shell', '--command', 'ls', '--stream', '--token=abc']), {
     job: 'shell',
-    options: { url: 'http://h:1', token: 'abc', stream: true, help: false },
+    options: { url: 'http://h:1', token: 'abc', stream: true, follow: false, help: false },
     fields: ['--command', 'ls'],
   });
   t.throws(() => splitArgs(['--command', 'ls']), UsageError, 'parameters before the Job name');
   t.throws(() => splitArgs(['version', '--url']), UsageError);
   t.throws(() => splitArgs(['version', '--url', 'a', '--target', 'b']), UsageError);
+});
+
+t.test('repeats: source_tasks joins with commas, undeclared extra fields collect an array', async (t) => {
+  const submit = { type: 'object', properties: { task: { type: 'string' }, source_tasks: { type: 'string' } }, additionalProperties: true };
+  t.same(parseFields(['--source-tasks', 'a#b#c', '--source-tasks', 'a#b#d'], submit), { source_tasks: 'a#b#c,a#b#d' });
+  t.same(parseFields(['--seed', '1', '--seed', '2', '--seed', '3'], submit), { seed: [1, 2, 3] });
+  t.throws(() => parseFields(['--task', 'a', '--task', 'b'], submit), /--task is given more than once/);
+});
+
+t.test('checkRequired names the missing flags; defaults count as given', async (t) => {
+  const schema = { type: 'object', properties: { task_id: { type: 'string' }, run_id: { type: 'string' }, poll: { type: 'number', default: 1 } }, required: ['task_id', 'run_id', 'poll'] };
+  t.throws(() => checkRequired({}, schema), { message: 'missing required --task-id, --run-id' });
+  t.doesNotThrow(() => checkRequired({ task_id: 'x', run_id: 'y' }, schema));
 });

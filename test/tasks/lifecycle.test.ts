@@ -60,7 +60,7 @@ t.test('cancel of a sleep: SIGTERM to the group, cancelled with 130, group gone;
   const again = await svc.events('cancel', { task_id: handle.task_id });
   t.same(again.events.at(-1), { kind: 'result', answer: false, success: true, metadata: {} }, 'cancelling a terminal Task answers false');
   const unknown = await svc.call('cancel', { task_id: 'base#sleep#none' });
-  t.same(unknown.body, { answer: false, success: true, metadata: {} });
+  t.same(unknown.body, { answer: 'KeyError: Unknown task base#sleep#none', success: false, metadata: {} }, 'an unknown Task is a KeyError, as for status');
   const waited = await waitTask(svc, handle);
   t.equal(waited.success, false);
   t.equal(waited.status.state, 'cancelled');

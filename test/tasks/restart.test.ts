@@ -1,39 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import t, { type Test } from 'tap';
+import t from 'tap';
+import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
 import { parseSse, waitFor } from '../helpers/service.js';
 import { groupGone, isRunning, killTaskProcesses, makeWorkspace, startTaskService, type Handle, type Status } from './task-helpers.js';
 
-const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
-const TOKEN = 'restart-test-token';
-
-interface ServiceProcess {
-  url: string;
-  child: ChildProcess;
-  call(name: string, args?: Record<string, unknown>): Promise<{ answer: unknown; success: boolean }>;
-}
-
-/** Starts `taskyard serve` as a real child process and reads the URL it prints. */
-async function startServiceProcess(t: Test, workspace: string): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--workspace', workspace, '--token', TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const url = await waitFor(() => {
-    if (child.exitCode !== null) throw new Error(`service exited: ${output}`);
-    return /listening on (http:\/\/\S+)/.exec(output)?.[1];
-  }, 20_000, 'the service URL');
-  const call = async (name: string, args: Record<string, unknown> = {}) => {
-    const res = await fetch(`${url}/jobs/${name}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
-    return (await res.json()) as { answer: unknown; success: boolean };
-  };
-  return { url, child, call };
-}
+const TOKEN = SERVICE_PROCESS_TOKEN;
 
 /**
  * Writes a record that claims to be running, as another tool might: its pid is this test
@@ -49,8 +21,6 @@ async function writeForeignRecord(workspace: string, name: string): Promise<stri
   }));
   return id;
 }
-
-const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
 
 /** Reads `stream_task` events until the first log event, then disconnects. */
 async function firstLogEvent(url: string, taskId: string): Promise<Record<string, unknown>> {

@@ -35,6 +35,14 @@ export async function waitTask(svc: TestService, handle: Handle): Promise<{ succ
   return { success: res.body.success, status: res.body.answer as Status };
 }
 
+/** Submit → wait_task; a run that does not succeed fails the test. */
+export async function runToEnd(t: Test, svc: TestService, args: Record<string, unknown>): Promise<Handle> {
+  const handle = (await svc.call('submit', args)).body.answer as Handle;
+  const done = await waitTask(svc, handle);
+  if (done.status.state !== 'succeeded') t.fail(`expected succeeded, got ${JSON.stringify(done.status)}`);
+  return handle;
+}
+
 export async function statusOf(svc: TestService, taskId: string): Promise<Status> {
   return (await svc.call('status', { task_id: taskId })).body.answer as Status;
 }
@@ -49,7 +57,7 @@ export async function waitState(svc: TestService, taskId: string, state: string,
 
 const PLUGIN_TASKS = `
 import { spawn } from 'node:child_process';
-import { symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineTask, TaskError } from 'taskyard/task';
 
@@ -99,6 +107,34 @@ export default [
         await ctx.artifact('bad', 'link.txt');
       }
       return { ratio: Number.NaN, nested: { values: [1, Number.POSITIVE_INFINITY] } };
+    },
+  }),
+  defineTask({
+    name: 'many-steps',
+    taskType: 'fixture',
+    description: 'Runs the given number of empty steps, each with a progress percentage.',
+    input: { type: 'object', properties: { steps: { type: 'integer' } }, required: ['steps'] },
+    output: { type: 'object', properties: { steps: { type: 'integer' } } },
+    async run(input, ctx) {
+      for (let i = 0; i < input.steps; i++) await ctx.step('step-' + i, () => ctx.progress(100));
+      return { steps: input.steps };
+    },
+  }),
+  defineTask({
+    name: 'hostile-files',
+    taskType: 'fixture',
+    description: 'Replaces its events.jsonl with a directory, then keeps reporting steps for a while.',
+    input: { type: 'object', properties: { seconds: { type: 'number', default: 1 } } },
+    output: { type: 'object', properties: {} },
+    async run(input, ctx) {
+      rmSync('events.jsonl', { force: true });
+      mkdirSync('events.jsonl');
+      const until = Date.now() + input.seconds * 1000;
+      for (let i = 0; Date.now() < until; i++) {
+        await ctx.step('tick-' + i, () => delay(50));
+        ctx.logger.info('tick ' + i);
+      }
+      return {};
     },
   }),
   defineTask({

@@ -5,10 +5,10 @@ t.test('the console URL carries the token once: kept for the session, removed fr
   const { page, errors } = await startConsole(t);
   t.notMatch(page.url(), /token/, 'the token is gone from the URL after load');
   t.equal(await page.evaluate('sessionStorage.getItem("taskyard.token")'), 'test-token-0123456789');
-  await page.waitForSelector('.job-list a code');
-  t.ok(await page.isVisible('nav[aria-label="Sections"] a[aria-current="page"]'), 'Jobs is the current section');
+  await page.waitForSelector('.vtable');
+  t.equal(await page.textContent('nav[aria-label="Sections"] a[aria-current="page"]'), 'Tasks', 'the console lands on Tasks');
   await page.reload();
-  await page.waitForSelector('.job-list a code');
+  await page.waitForSelector('.vtable');
   t.pass('a reload keeps working from sessionStorage');
   t.same(errors, []);
 });
@@ -29,6 +29,21 @@ t.test('a wrong token is rejected with the service’s words, then a right one g
   await page.click('form.login button[type=submit]');
   await page.waitForSelector('.topbar');
   t.pass('the right token opens the console');
+  t.same(errors, []);
+});
+
+t.test('a console link pasted into the same tab after a wrong token is taken and cleared', async (t) => {
+  const { svc, page, errors } = await startConsole(t, { open: false });
+  await page.goto(`${svc.url}/#token=not-the-token`);
+  await page.waitForSelector('#login-error:not(:empty)');
+  // Same tab, same document: only the hash changes, as when a link is pasted into the address bar.
+  await page.evaluate(`location.hash = '#token=${encodeURIComponent(svc.token!)}'`);
+  await page.waitForSelector('.topbar');
+  t.notMatch(page.url(), /token/, 'the real token left the address bar');
+  t.equal(await page.evaluate('sessionStorage.getItem("taskyard.token")'), svc.token);
+  await page.evaluate(`location.hash = '#token=wrong-again'`);
+  await page.waitForSelector('#login-error:has-text("Invalid bearer token")');
+  t.notMatch(page.url(), /wrong-again/);
   t.same(errors, []);
 });
 

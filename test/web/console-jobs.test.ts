@@ -3,6 +3,7 @@ import { screenshot, startConsole } from '../helpers/browser.js';
 
 t.test('Jobs page: the catalog, a form from the schema, a JobResponse and a live SSE view', async (t) => {
   const { svc, page, errors } = await startConsole(t);
+  await page.click('nav[aria-label="Sections"] >> text=Jobs');
   await page.waitForSelector('.job-list a code');
   const names = await page.$$eval('.job-list a code', (els) => els.map((e) => e.textContent));
   const catalog = (await (await svc.fetch('/jobs')).json()) as { answer: { items: Array<{ name: string }> } };
@@ -38,6 +39,7 @@ t.test('Jobs page: the catalog, a form from the schema, a JobResponse and a live
 
 t.test('a business failure is shown as the service worded it', async (t) => {
   const { page } = await startConsole(t);
+  await page.click('nav[aria-label="Sections"] >> text=Jobs');
   await page.click('.job-list a:has(code:text-is("get_task_definition"))');
   await page.fill('[name=task]', 'no-such-task');
   await page.click('.schema-form button[type=submit]');

@@ -55,6 +55,7 @@ t.test('follow a sleep Task’s log live, then cancel it', async (t) => {
   t.ok(await page.isVisible('.step[data-step="sleep"] [role=progressbar]'), 'the step has a progress bar');
   await screenshot(page, 'task-log');
 
+  page.once('dialog', (d) => void d.accept()); // Cancel asks for confirmation, as Delete does.
   await page.click('button:text-is("Cancel")');
   await page.waitForSelector('[role=status]:has-text("Cancellation requested")');
   await page.waitForSelector('.page-head [data-state="cancelled"]');

@@ -27,14 +27,14 @@ function pageFor(segments: readonly string[]): Page {
   if (section === 'tasks' && a === 'new') return (c, ctx) => renderTaskSubmit(c, ctx, b ?? null);
   if (section === 'tasks' && a) return (c, ctx) => renderTaskDetail(c, ctx, a);
   switch (section) {
-    case 'tasks':
-      return renderTasks;
+    case 'jobs':
+      return renderJobs;
     case 'workspace':
       return renderWorkspace;
     case 'machine':
       return renderMachine;
     default:
-      return renderJobs;
+      return renderTasks;
   }
 }
 
@@ -44,7 +44,7 @@ function show(): void {
   if (!shell) return;
   current = new AbortController();
   const location = currentLocation();
-  shell.select(location.segments[0] ?? 'jobs');
+  shell.select(location.segments[0] ?? 'tasks');
   const container = document.createElement('div');
   container.className = 'page';
   shell.main.replaceChildren(container);
@@ -57,7 +57,7 @@ function show(): void {
 
 /** After a machine switch: paths and Task IDs belong to the other machine, so start at the section. */
 function showSectionRoot(): void {
-  const section = currentLocation().segments[0] ?? 'jobs';
+  const section = currentLocation().segments[0] ?? 'tasks';
   navigate(href([section]), true);
 }
 
@@ -74,23 +74,36 @@ function login(message: string | null): void {
   renderLogin(root, api, message, enter);
 }
 
-takeTokenFromUrl();
 let booting = true;
-const hadToken = loadToken() !== null;
 api.onUnauthorized((err) => {
   // On the login page the form shows the error itself; elsewhere the token went stale.
   if (!booting && shell) login(err.detail);
 });
-window.addEventListener('hashchange', show);
-// The first call tells whether the stored token (if any) works; an open service needs none.
-// Without a stored token a 401 is expected: ask for one without showing an error.
-api
-  .catalog()
-  .then(enter)
-  .catch((err: unknown) => {
-    if (err instanceof ApiError && err.status === 401) login(hadToken ? err.detail : null);
-    else root.replaceChildren(notice(`Cannot reach the service: ${String(err)}`, 'error'));
-  })
-  .finally(() => {
-    booting = false;
-  });
+
+/**
+ * The first call tells whether the stored token (if any) works; an open service needs none.
+ * Without a stored token a 401 is expected: ask for one without showing an error.
+ */
+function boot(): void {
+  booting = true;
+  const hadToken = loadToken() !== null;
+  api
+    .catalog()
+    .then(enter)
+    .catch((err: unknown) => {
+      if (err instanceof ApiError && err.status === 401) login(hadToken ? err.detail : null);
+      else root.replaceChildren(notice(`Cannot reach the service: ${String(err)}`, 'error'));
+    })
+    .finally(() => {
+      booting = false;
+    });
+}
+
+// A console link pasted into this same tab (`/#token=…`, e.g. after a wrong token) only changes
+// the hash: take the token, clear it from the address bar, and start again with it.
+window.addEventListener('hashchange', () => {
+  if (takeTokenFromUrl()) boot();
+  else show();
+});
+takeTokenFromUrl();
+boot();

@@ -36,12 +36,32 @@ const demo = defineTask({
     },
     required: ['result', 'branch', 'operands'],
   },
+  // Records its work as steps, so even the simplest Task shows progress in its status, its
+  // events.jsonl, the console and stream_task.
   async run(raw, ctx) {
     const input = raw as unknown as DemoInput;
-    ctx.logger.info(`demo: x=${input.x} y=${input.y}`);
+    await ctx.step('initialize', () => {
+      ctx.logger.info(`demo: x=${input.x} y=${input.y}`);
+      ctx.progress(100);
+    });
     if (input.fail) throw new TaskError('RuntimeError', 'Demo failure requested');
-    const branch = input.x === input.y ? 'equal' : 'different';
-    return { result: input.x + input.y, branch, operands: ['x', 'y'] };
+    const equal = input.x === input.y;
+    let result = 0;
+    const add = (name: string, value: number) =>
+      ctx.step(name, () => {
+        result += value;
+        ctx.progress(100);
+      });
+    if (equal) await add('add_equal_operands', input.x * 2);
+    else {
+      await add('add_x', input.x);
+      await add('add_y', input.y);
+    }
+    return ctx.step('finish', () => {
+      ctx.logger.info(`demo: result=${result}`);
+      ctx.progress(100);
+      return { result, branch: equal ? 'equal' : 'different', operands: ['x', 'y'] };
+    });
   },
 });
 

@@ -15,6 +15,7 @@ import { buildOutput } from './output-check.js';
 import { TASK_FILES, writeJsonAtomicSync } from './record-files.js';
 import { StatusPublisher } from './status-publisher.js';
 import { createTaskContext } from './task-context.js';
+import { takeRun } from './take-run.js';
 import { definitionsOfModule, normalizeTask, TaskError, type TaskDefinitionEntry } from './task-sdk.js';
 
 function required(name: string): string {
@@ -23,11 +24,7 @@ function required(name: string): string {
   return value;
 }
 
-const dir = required('TASKYARD_TASK_DIR');
-const registration = required('TASKYARD_TASK_REGISTRATION');
-const moduleFile = process.env['TASKYARD_TASK_MODULE'] ?? '';
-
-async function loadDefinition(): Promise<TaskDefinitionEntry> {
+async function loadDefinition(registration: string, moduleFile: string): Promise<TaskDefinitionEntry> {
   const mod = moduleFile
     ? ((await import(pathToFileURL(moduleFile).href)) as Record<string, unknown>)
     : { default: (await import('./builtins.js')).BUILTIN_TASKS };
@@ -45,16 +42,23 @@ function describeFailure(err: unknown): { error: string; exit_code: number } {
   return { error: `RuntimeError: ${String(err)}`, exit_code: 1 };
 }
 
-const status = JSON.parse(readFileSync(join(dir, TASK_FILES.status), 'utf8')) as TaskStatus;
-const publisher = new StatusPublisher(dir, status);
+let publisher: StatusPublisher | undefined;
 let finished = false;
 
+/**
+ * Records a failure and exits. When even that write fails (a full disk), the runner exits without
+ * a terminal status and the service settles the record: it says why in the log.
+ */
 function fail(err: unknown): never {
   if (!finished) {
     finished = true;
     const failure = describeFailure(err);
     process.stderr.write(`${failure.error}\n${err instanceof Error && err.stack ? `${err.stack}\n` : ''}`);
-    publisher.finish({ state: 'failed', result: {}, ...failure });
+    try {
+      publisher?.finish({ state: 'failed', result: {}, ...failure });
+    } catch (writeErr) {
+      process.stderr.write(`task runner: the failed status could not be written: ${(writeErr as Error).message}\n`);
+    }
     process.exit(failure.exit_code);
   }
   process.exit(1);
@@ -64,11 +68,17 @@ process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
 
 async function main(): Promise<void> {
+  await takeRun();
+  const dir = required('TASKYARD_TASK_DIR');
+  const registration = required('TASKYARD_TASK_REGISTRATION');
+  const moduleFile = process.env['TASKYARD_TASK_MODULE'] ?? '';
+  const status = JSON.parse(readFileSync(join(dir, TASK_FILES.status), 'utf8')) as TaskStatus;
+  publisher = new StatusPublisher(dir, status);
   publisher.markRunning(process.pid);
   // Built-in Tasks open no TLS connection: only plugin code needs the extra CAs (loading node:tls
   // for them costs ~4 ms per run).
   await restoreExtraCaCerts({ tls: moduleFile !== '' });
-  const def = await loadDefinition();
+  const def = await loadDefinition(registration, moduleFile);
   const artifacts = new Map<string, ArtifactRecord>();
   const ctx = createTaskContext(
     {
@@ -92,7 +102,7 @@ async function main(): Promise<void> {
     task_type: status.task_type,
     input_params: status.config,
     output_params: output,
-  });
+  }, { durable: true });
   finished = true;
   // Round-trip through JSON so `result` carries the same nulls for non-finite numbers as metadata.
   publisher.finish({ state: 'succeeded', result: JSON.parse(JSON.stringify(output)) as Record<string, unknown>, error: '', exit_code: exitCode });

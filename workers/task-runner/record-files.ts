@@ -1,5 +1,5 @@
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
-import { open, rename } from 'node:fs/promises';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { open, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { TaskState } from '../../schemas/tasks.js';
 
@@ -38,34 +38,66 @@ function tempPathFor(file: string): string {
   return join(dirname(file), `.${process.pid}.${tempCounter}.tmp`);
 }
 
+/** True for the temp files of `writeJsonAtomic*` (dot name, `.tmp` suffix): never a record. */
+export function isTempFile(name: string): boolean {
+  return name.startsWith('.') && name.endsWith('.tmp');
+}
+
 /**
- * Atomic replace for the child: temp file, fsync, rename. Readers see the old or the new record,
- * never a torn one. Synchronous because the runner must finish a write before the next one starts.
+ * Writes all of `data` at the descriptor's position: `write(2)` may write less than asked (a
+ * nearly full disk), and a single call that ignores the count leaves a torn file.
  */
-export function writeJsonAtomicSync(file: string, value: unknown): void {
+export function writeAllSync(fd: number, data: string | Uint8Array): void {
+  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  let done = 0;
+  while (done < buf.length) done += writeSync(fd, buf, done, buf.length - done);
+}
+
+/** How a record is written: `durable` fsyncs before the rename (terminal records, metadata). */
+export interface WriteOptions {
+  durable?: boolean;
+}
+
+/**
+ * Atomic replace for the child: temp file, every byte written, fsync, rename. Readers see the old
+ * or the new record, never a torn one; on any failure the temp file is removed and the old record
+ * stays. Synchronous because the runner must finish a write before the next one starts.
+ */
+export function writeJsonAtomicSync(file: string, value: unknown, opts: WriteOptions = {}): void {
   const temp = tempPathFor(file);
-  const fd = openSync(temp, 'w', 0o644);
   try {
-    writeSync(fd, toJsonText(value));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(temp, 'w', 0o644);
+    try {
+      writeAllSync(fd, toJsonText(value));
+      if (opts.durable !== false) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, file);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
   }
-  renameSync(temp, file);
 }
 
 /**
  * The same atomic replace for the supervisor, without blocking its event loop. `durable: false`
  * skips the fsync for files that mean nothing after a machine crash (which kills every worker).
+ * `FileHandle.writeFile` loops until every byte is written.
  */
-export async function writeJsonAtomic(file: string, value: unknown, opts: { durable?: boolean } = {}): Promise<void> {
+export async function writeJsonAtomic(file: string, value: unknown, opts: WriteOptions = {}): Promise<void> {
   const temp = tempPathFor(file);
-  const handle = await open(temp, 'w', 0o644);
   try {
-    await handle.writeFile(toJsonText(value));
-    if (opts.durable !== false) await handle.sync();
-  } finally {
-    await handle.close();
+    const handle = await open(temp, 'w', 0o644);
+    try {
+      await handle.writeFile(toJsonText(value));
+      if (opts.durable !== false) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
   }
-  await rename(temp, file);
 }

@@ -1,11 +1,13 @@
 /**
- * Typed messages between the launcher (service) and the spawner process over its IPC channel,
- * and the file the spawner starts.
+ * Typed messages between the service's executor, the spawner process and pooled task runners,
+ * and how a runner names its run in its command line. The runner bundle imports this module, so
+ * it holds no value that needs `import.meta` (see runner-file.ts).
  */
-import { fileURLToPath } from 'node:url';
 
-/** The task runner, bundled by the build into one file (see bundle.mjs). */
-export const RUNNER = fileURLToPath(new URL('./runner.cjs', import.meta.url));
+/** The argument before a runner's run_id: `runner.cjs --run <run_id>`. */
+export const RUN_FLAG = '--run';
+/** What an idle pooled runner carries instead of a run_id (as long as one, so the title fits). */
+export const NO_RUN_YET = '-'.repeat(32);
 
 /** Service → spawner: start one task runner. */
 export interface SpawnRequest {
@@ -13,9 +15,9 @@ export interface SpawnRequest {
   runId: string;
   /** The Task directory: the runner's working directory. */
   cwd: string;
-  /** `task.log`, opened for appending as the runner's stdout and stderr. */
+  /** `task.log`: the runner's stdout and stderr. */
   logFile: string;
-  /** Variables added to the spawner's environment (the TASKYARD_TASK_* identity). */
+  /** Variables added to the base environment (the TASKYARD_TASK_* identity). */
   env: Record<string, string>;
 }
 
@@ -24,3 +26,19 @@ export type SpawnerEvent =
   | { type: 'spawned'; runId: string; pid: number }
   | { type: 'spawn-failed'; runId: string; message: string }
   | { type: 'exited'; runId: string; code: number | null; signal: NodeJS.Signals | null };
+
+/** Spawner → idle pooled runner: the run it takes over. */
+export interface RunAssignment {
+  type: 'run';
+  runId: string;
+  cwd: string;
+  logFile: string;
+  env: Record<string, string>;
+}
+
+/** Pooled runner → spawner. */
+export type RunnerEvent =
+  | { type: 'ready' }
+  | { type: 'accepted' }
+  /** The run could not be taken over here (its log is on another file system): start a fresh runner. */
+  | { type: 'declined'; message: string };

@@ -2,25 +2,62 @@
  * The spawner: a small process that starts task runners for the service. `fork()` copies the
  * parent's page tables, so spawning from the service (well over 100 MB resident) blocks its event
  * loop ~15 ms per Task; from this process (~40 MB) it takes ~1.5 ms, off the service's thread.
+ *
+ * It keeps a few runners started ahead of need (`argv[3]`, default 2): a Node start costs
+ * ~25 ms of CPU and ~50 ms of wall time here, so a submit hands its run to a runner that is
+ * already up. Each pooled runner is detached (its own process group) and writes to a slot log in
+ * the pool directory (`argv[2]`), which it renames onto the run's `task.log` when it takes a run:
+ * the descriptor stays, so stdout, stderr and the Task's subprocesses all write to the Task's log.
+ * Each runner serves one run and exits; the pool is refilled in the background.
+ *
  * Its environment is already the Tasks' base environment. When the service goes away (the IPC
- * channel closes) it exits and leaves the runners alone: they are detached, and a restarted
- * service adopts them.
+ * channel closes) it exits; idle runners exit with it, and running ones are left alone: a
+ * restarted service adopts them.
  */
-import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { RUNNER, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { RUNNER } from './runner-file.js';
+import { NO_RUN_YET, RUN_FLAG, type RunAssignment, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
+
+const poolDir = process.argv[2] ?? '';
+const poolSize = Math.max(0, Number(process.argv[3] ?? 2) || 0);
+/** After this many runners died before they were ready, in a row, requests fail instead of retrying. */
+const MAX_FAILED_STARTS = 3;
+
+interface PooledRunner {
+  child: ChildProcess;
+  slotLog: string;
+}
+
+const idle: PooledRunner[] = [];
+const waiting: SpawnRequest[] = [];
+let starting = 0;
+let slotCounter = 0;
+let failedStarts = 0;
 
 function send(event: SpawnerEvent): void {
   if (process.connected) process.send!(event);
 }
 
-function start(req: SpawnRequest): void {
+/** Reports the exit of a runner that took `runId`. */
+function reportExit(child: ChildProcess, runId: string): void {
+  child.once('exit', (code, signal) => send({ type: 'exited', runId, code, signal }));
+}
+
+/** A runner started for one run, writing straight to its log (no pool directory, or a foreign file system). */
+function startDirect(req: SpawnRequest): void {
   let logFd: number | undefined;
   try {
     logFd = openSync(req.logFile, 'a');
-    const child = spawn(process.execPath, [RUNNER], { cwd: req.cwd, detached: true, stdio: ['ignore', logFd, logFd], env: { ...process.env, ...req.env } });
+    const child = spawn(process.execPath, [RUNNER, RUN_FLAG, req.runId], {
+      cwd: req.cwd,
+      detached: true,
+      stdio: ['ignore', logFd, logFd],
+      env: { ...process.env, ...req.env, TASKYARD_TASK_DIR: req.cwd },
+    });
     child.once('error', (err) => send({ type: 'spawn-failed', runId: req.runId, message: err.message }));
-    child.once('exit', (code, signal) => send({ type: 'exited', runId: req.runId, code, signal }));
+    reportExit(child, req.runId);
     if (child.pid !== undefined) send({ type: 'spawned', runId: req.runId, pid: child.pid });
   } catch (err) {
     send({ type: 'spawn-failed', runId: req.runId, message: (err as Error).message });
@@ -29,7 +66,84 @@ function start(req: SpawnRequest): void {
   }
 }
 
+/** Hands a request to a ready runner; it answers accepted (it runs) or declined (start one directly). */
+function assign(runner: PooledRunner, req: SpawnRequest): void {
+  const { child } = runner;
+  const onExit = () => send({ type: 'spawn-failed', runId: req.runId, message: 'the pooled task runner exited before it took the run' });
+  child.once('exit', onExit);
+  child.once('message', (event: RunnerEvent) => {
+    child.off('exit', onExit);
+    if (event.type === 'accepted' && child.pid !== undefined) {
+      send({ type: 'spawned', runId: req.runId, pid: child.pid });
+      reportExit(child, req.runId);
+    } else startDirect(req);
+  });
+  child.send({ type: 'run', runId: req.runId, cwd: req.cwd, logFile: req.logFile, env: req.env } satisfies RunAssignment);
+}
+
+/** Starts one pooled runner; once ready it takes the oldest waiting request or waits idle. */
+function startPooled(): void {
+  const slotLog = join(poolDir, `${process.pid}-${++slotCounter}.log`);
+  let fd: number | undefined;
+  try {
+    fd = openSync(slotLog, 'w', 0o644);
+    const child = spawn(process.execPath, [RUNNER, RUN_FLAG, NO_RUN_YET, '--slot-log', slotLog], {
+      cwd: poolDir,
+      detached: true,
+      stdio: ['ignore', fd, fd, 'ipc'],
+      env: process.env,
+    });
+    starting++;
+    const runner: PooledRunner = { child, slotLog };
+    let ready = false;
+    child.once('error', () => undefined); // reported through 'exit'
+    child.once('exit', () => {
+      const i = idle.indexOf(runner);
+      if (i >= 0) idle.splice(i, 1);
+      if (ready) return;
+      starting--;
+      rmSync(slotLog, { force: true });
+      // A runner that cannot even start would be restarted forever: fail what waits instead.
+      if (++failedStarts >= MAX_FAILED_STARTS) {
+        for (const req of waiting.splice(0)) send({ type: 'spawn-failed', runId: req.runId, message: 'task runners exit before they are ready (see the service log)' });
+      }
+      refill();
+    });
+    child.once('message', (event: RunnerEvent) => {
+      if (event.type !== 'ready') return;
+      ready = true;
+      starting--;
+      failedStarts = 0;
+      const req = waiting.shift();
+      if (req) assign(runner, req);
+      else idle.push(runner);
+      refill();
+    });
+  } catch (err) {
+    rmSync(slotLog, { force: true });
+    const req = waiting.shift();
+    if (req) send({ type: 'spawn-failed', runId: req.runId, message: (err as Error).message });
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** Keeps `poolSize` runners idle or starting beyond those that requests wait for. */
+function refill(): void {
+  if (failedStarts >= MAX_FAILED_STARTS && waiting.length === 0) return;
+  while (process.connected && idle.length + starting < poolSize + waiting.length) startPooled();
+}
+
+function onRequest(req: SpawnRequest): void {
+  if (!poolDir) return startDirect(req);
+  const runner = idle.shift();
+  if (runner) assign(runner, req);
+  else waiting.push(req);
+  refill();
+}
+
 process.on('message', (message: SpawnRequest) => {
-  if (message.type === 'spawn') start(message);
+  if (message.type === 'spawn') onRequest(message);
 });
 process.on('disconnect', () => process.exit(0));
+if (poolDir) refill();

@@ -1,25 +1,36 @@
-import { appendFileSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskStatus, TaskStepStatus } from '../../schemas/tasks.js';
-import { nowIso, TASK_FILES, writeJsonAtomicSync } from './record-files.js';
+import { nowIso, TASK_FILES, writeAllSync, writeJsonAtomicSync } from './record-files.js';
 
-/** How often a chatty Task may rewrite its status for progress alone. */
+/** How often percentage changes alone are written (progress lines and status). */
 const PROGRESS_COALESCE_MS = 100;
+/**
+ * How often a running status is republished for step changes. Each publication rewrites the
+ * whole status (all steps so far), so publishing at every step boundary made a Task with
+ * thousands of steps quadratic; its progress lines still land at once, in `events.jsonl`.
+ */
+const STATUS_COALESCE_MS = 50;
 
 /**
  * The child's side of the record: it owns `status.json` and `events.jsonl` while it lives.
  * Every change is appended to `events.jsonl` first, then published in `status.json` (spec: Task
- * files). Percentage updates are coalesced; step boundaries and the final state are written at once.
+ * files). Step boundaries are appended at once; percentages are coalesced; the status is
+ * republished at most every 50 ms while running, and the final state is written at once, durably.
  */
 export class StatusPublisher {
   readonly #dir: string;
+  readonly #eventsFd: number;
   #status: TaskStatus;
   #dirtySteps = new Set<TaskStepStatus>();
-  #timer: NodeJS.Timeout | undefined;
+  #progressTimer: NodeJS.Timeout | undefined;
+  #statusTimer: NodeJS.Timeout | undefined;
 
   constructor(dir: string, status: TaskStatus) {
     this.#dir = dir;
     this.#status = status;
+    // Submit created the file; 'a' also recreates one a Task removed.
+    this.#eventsFd = openSync(join(dir, TASK_FILES.events), 'a');
   }
 
   get status(): Readonly<TaskStatus> {
@@ -28,48 +39,55 @@ export class StatusPublisher {
 
   markRunning(pid: number): void {
     this.#status = { ...this.#status, state: 'running', pid, started_at: nowIso() };
-    this.#publish();
+    this.#publish(false);
   }
 
   beginStep(name: string): TaskStepStatus {
     const step: TaskStepStatus = { name, started_at: nowIso(), finished_at: null, percentage: null };
     this.#status.steps.push(step);
     this.#dirtySteps.add(step);
-    this.flush();
+    this.#writeProgress();
     return step;
   }
 
   endStep(step: TaskStepStatus): void {
     step.finished_at = nowIso();
     this.#dirtySteps.add(step);
-    this.flush();
+    this.#writeProgress();
   }
 
   setPercentage(step: TaskStepStatus, percentage: number): void {
     step.percentage = percentage;
     this.#dirtySteps.add(step);
-    this.#timer ??= setTimeout(() => this.flush(), PROGRESS_COALESCE_MS);
+    this.#progressTimer ??= setTimeout(() => this.#writeProgress(), PROGRESS_COALESCE_MS);
   }
 
-  /** Writes pending step changes: progress lines first, then the status that includes them. */
-  flush(): void {
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#dirtySteps.size === 0) return;
-    const lines = [...this.#dirtySteps].map((s) => JSON.stringify({ kind: 'progress', ...s })).join('\n');
-    this.#dirtySteps.clear();
-    appendFileSync(join(this.#dir, TASK_FILES.events), `${lines}\n`);
-    this.#publish();
-  }
-
-  /** Publishes the terminal state; pending progress lands first. */
+  /** Publishes the terminal state, durably; pending progress lands first. */
   finish(patch: Pick<TaskStatus, 'state' | 'result' | 'error' | 'exit_code'>): void {
-    this.flush();
+    this.#appendPending();
     this.#status = { ...this.#status, ...patch, finished_at: nowIso() };
-    this.#publish();
+    this.#publish(true);
+    closeSync(this.#eventsFd);
   }
 
-  #publish(): void {
-    writeJsonAtomicSync(join(this.#dir, TASK_FILES.status), this.#status);
+  /** Progress lines now, the status that includes them soon. */
+  #writeProgress(): void {
+    this.#appendPending();
+    this.#statusTimer ??= setTimeout(() => this.#publish(false), STATUS_COALESCE_MS);
+  }
+
+  #appendPending(): void {
+    clearTimeout(this.#progressTimer);
+    this.#progressTimer = undefined;
+    if (this.#dirtySteps.size === 0) return;
+    const lines = [...this.#dirtySteps].map((s) => `${JSON.stringify({ kind: 'progress', ...s })}\n`).join('');
+    this.#dirtySteps.clear();
+    writeAllSync(this.#eventsFd, lines);
+  }
+
+  #publish(durable: boolean): void {
+    clearTimeout(this.#statusTimer);
+    this.#statusTimer = undefined;
+    writeJsonAtomicSync(join(this.#dir, TASK_FILES.status), this.#status, { durable });
   }
 }

@@ -1,9 +1,9 @@
-import { createReadStream, realpathSync, statSync, writeSync } from 'node:fs';
+import { createReadStream, realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { ArtifactRecord } from '../../schemas/tasks.js';
 import type { StatusPublisher } from './status-publisher.js';
 import { TaskError, type TaskContext, type TaskLogger } from './task-sdk.js';
-import { nowIso } from './record-files.js';
+import { nowIso, writeAllSync } from './record-files.js';
 
 /** Who the run is and where its files are, as the runner learned it from its environment. */
 export interface ContextIdentity {
@@ -40,7 +40,7 @@ async function sha256Of(file: string): Promise<string> {
 
 function makeLogger(fd: number): TaskLogger {
   const write = (level: string) => (message: string) => {
-    writeSync(fd, `${nowIso()} ${level} ${message}\n`);
+    writeAllSync(fd, `${nowIso()} ${level} ${message}\n`);
   };
   return Object.freeze({ debug: write('DEBUG'), info: write('INFO'), warn: write('WARNING'), error: write('ERROR') });
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
+import { KeyError } from '../../errors.js';
 import { defineJob } from '../../job.js';
 import type { TaskRuntime } from '../task-runtime.js';
 
@@ -10,9 +11,13 @@ export function controlJobs(rt: TaskRuntime) {
       name: 'cancel',
       description:
         'Cancels a queued or running Task managed by this service: SIGTERM to its process group, SIGKILL after a grace period, ' +
-        'recorded as cancelled with exit code 130. Answers true only when this call cancelled it.',
+        'recorded as cancelled with exit code 130. Answers true only when this call cancelled it, false for a finished Task; ' +
+        'an unknown Task ID is a KeyError, as for status.',
       input: Type.Object({ task_id: Type.String() }),
-      run: async ({ task_id }) => ok(await rt.launcher.cancel(task_id)),
+      run: async ({ task_id }) => {
+        if (!rt.index.get(task_id) && !rt.runs.get(task_id)) throw new KeyError(`Unknown task ${task_id}`);
+        return ok(await rt.runs.cancel(task_id));
+      },
     }),
     defineJob({
       name: 'delete_tasks',

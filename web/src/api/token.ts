@@ -5,11 +5,18 @@ const KEY = 'taskyard.token';
  * session. A token handed over in the URL (`/#token=...`, printed by `taskyard serve`) is taken
  * and removed from the address bar at once, so it never stays in history or bookmarks.
  */
-export function takeTokenFromUrl(): void {
+export function takeTokenFromUrl(): boolean {
   const match = /^#token=([^&]*)/.exec(location.hash);
-  if (!match) return;
-  saveToken(decodeURIComponent(match[1] ?? ''));
+  if (!match) return false;
+  let token = match[1] ?? '';
+  try {
+    token = decodeURIComponent(token);
+  } catch {
+    // A token with a stray `%` is used as written.
+  }
+  saveToken(token);
   history.replaceState(null, '', `${location.pathname}${location.search}#/`);
+  return true;
 }
 
 export function loadToken(): string | null {

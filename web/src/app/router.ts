@@ -4,7 +4,7 @@ export interface Location {
   readonly query: URLSearchParams;
 }
 
-/** Parses `location.hash`; an empty hash is the Jobs page. */
+/** Parses `location.hash`; an empty hash is the Tasks page, where a researcher starts. */
 export function currentLocation(): Location {
   const raw = location.hash.replace(/^#\/?/, '');
   const q = raw.indexOf('?');
@@ -16,7 +16,7 @@ export function currentLocation(): Location {
       return s;
     }
   });
-  return { segments: segments.length ? segments : ['jobs'], query: new URLSearchParams(q === -1 ? '' : raw.slice(q + 1)) };
+  return { segments: segments.length ? segments : ['tasks'], query: new URLSearchParams(q === -1 ? '' : raw.slice(q + 1)) };
 }
 
 /** The hash link for a route; segments are encoded, so Task IDs with `#` survive. */

@@ -4,8 +4,8 @@ import { href } from './router.js';
 import { targetSelect } from './target-select.js';
 
 const SECTIONS = [
-  ['jobs', 'Jobs'],
   ['tasks', 'Tasks'],
+  ['jobs', 'Jobs'],
   ['workspace', 'Workspace'],
   ['machine', 'Machine'],
 ] as const;
@@ -33,7 +33,7 @@ export function buildShell(api: Api, handlers: { onTargetChange: () => void; onS
     h(
       'header',
       { class: 'topbar' },
-      h('a', { class: 'brand', href: href(['jobs']) }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }), 'taskyard'),
+      h('a', { class: 'brand', href: href(['tasks']) }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }), 'taskyard'),
       h('nav', { 'aria-label': 'Sections' }, links),
       h('div', { class: 'topbar-end' }, targetSelect(api, handlers.onTargetChange), signOut),
     ),

@@ -1,6 +1,7 @@
 import { type Api, errorText } from '../api/client.js';
 import type { JobDescriptor } from '../api/types.js';
 import { h, notice } from '../ui/dom.js';
+import { renderMarkdown } from '../ui/markdown.js';
 import { eventLog } from '../ui/event-log.js';
 import { FormError, buildSchemaForm } from '../ui/schema-form.js';
 import { responseView } from '../ui/response-view.js';
@@ -73,7 +74,7 @@ export function jobRunner(job: JobDescriptor, api: Api, signal: AbortSignal): HT
     'article',
     { class: 'job-runner card', 'aria-labelledby': 'job-title' },
     h('h2', { id: 'job-title' }, h('code', {}, job.name)),
-    h('p', { class: 'description' }, job.description),
+    h('div', { class: 'description markdown' }, renderMarkdown(job.description)),
     formEl,
     output,
   );

@@ -54,6 +54,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   function showHead(s: TaskStatus): void {
     const active = !TERMINAL_STATES.has(s.state);
     const cancel = action('Cancel', 'danger', async () => {
+      if (!confirm(`Cancel ${taskId}? Its process is stopped and the Task ends as cancelled.`)) return;
       const cancelled = await api.answer<boolean>('cancel', { task_id: taskId });
       message.replaceChildren(notice(cancelled ? 'Cancellation requested.' : 'Nothing to cancel: the Task is not running under this service.'));
       if (!following) await load();
@@ -69,9 +70,12 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), h('div', { class: 'actions' }, cancel, remove));
   }
 
+  // The graph is read once per load; the selected node shows the state the page follows.
+  let graph: TaskContext['graph'] | null = null;
   function showStatus(s: TaskStatus): void {
     showHead(s);
     slots.overview.replaceChildren(overviewSection(s));
+    slots.lineage.querySelector('svg.lineage')?.replaceWith(...(graph ? [lineageGraph(graph, s.state)] : []));
   }
 
   // While following, progress events say something changed: re-read the status (from the
@@ -88,8 +92,10 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   }
   signal.addEventListener('abort', () => clearTimeout(statusTimer), { once: true });
 
-  function showSteps(): void {
-    slots.steps.replaceChildren(stepsSection([...steps.values()]));
+  let lastState: TaskStatus['state'] = 'queued';
+  function showSteps(state = lastState): void {
+    lastState = state;
+    slots.steps.replaceChildren(stepsSection([...steps.values()], state));
   }
 
   async function showMetadata(c: TaskContext): Promise<void> {
@@ -105,14 +111,15 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   async function load(): Promise<void> {
     const c = await api.answer<TaskContext>('get_task_context', { task_id: taskId }, { signal });
     if (signal.aborted) return;
+    graph = c.graph;
+    slots.lineage.replaceChildren(lineageGraph(c.graph, c.status.state), relationsSection(c));
     showStatus(c.status);
     steps.clear();
     for (const s of c.status.steps) steps.set(s.name, s);
-    showSteps();
+    showSteps(c.status.state);
     slots.result.replaceChildren(resultSection(c.status));
     slots.artifacts.replaceChildren(artifactsSection(c.status, api, signal));
     slots.input.replaceChildren(jsonView(c.status.config));
-    slots.lineage.replaceChildren(lineageGraph(c.graph), relationsSection(c));
     void showMetadata(c);
     if (!TERMINAL_STATES.has(c.status.state) && !following) {
       following = true;

@@ -1,9 +1,9 @@
 import type { Api } from '../api/client.js';
-import type { ArtifactRecord, TaskContext, TaskStatus, TaskStep } from '../api/types.js';
+import { TERMINAL_STATES, type ArtifactRecord, type TaskContext, type TaskState, type TaskStatus, type TaskStep } from '../api/types.js';
 import { href } from '../app/router.js';
 import { h, notice } from '../ui/dom.js';
 import { downloadButton, imageView, isImage } from '../ui/file-download.js';
-import { durationBetween, formatBytes, formatDuration, formatTime } from '../ui/format.js';
+import { durationBetween, formatBytes, formatDuration, timeLabel } from '../ui/format.js';
 import { jsonView } from '../ui/highlight.js';
 import { progressBar } from '../ui/progress-bar.js';
 
@@ -20,18 +20,37 @@ export function overviewSection(s: TaskStatus): HTMLElement {
     row('task', s.task_name),
     row('type', s.task_type),
     row('pid', s.pid === null ? '—' : String(s.pid)),
-    row('created', formatTime(s.created_at)),
-    row('started', formatTime(s.started_at)),
-    row('finished', formatTime(s.finished_at)),
+    row('created', timeLabel(s.created_at)),
+    row('started', timeLabel(s.started_at)),
+    row('finished', timeLabel(s.finished_at)),
     row('duration', formatDuration(durationBetween(s.started_at, s.finished_at))),
-    row('exit code', String(s.exit_code)),
+    // The record's exit_code defaults to 0 before the end: only a finished Task has one.
+    row('exit code', TERMINAL_STATES.has(s.state) ? String(s.exit_code) : '—'),
     s.error ? row('error', h('span', { class: 'error-text' }, s.error)) : [],
   );
 }
 
+/** What the steps card says when there are none: true for the Task's state. */
+const NO_STEPS: Readonly<Record<TaskState, string>> = {
+  queued: 'Waiting to start: no steps yet.',
+  running: 'No steps started yet.',
+  succeeded: 'This Task recorded no steps.',
+  failed: 'The Task failed before it started a step.',
+  cancelled: 'The Task was cancelled before it started a step.',
+};
+
+/** What the result card says when there is no output: true for the Task's state. */
+const NO_RESULT: Readonly<Record<TaskState, string>> = {
+  queued: 'No result yet: the Task has not started.',
+  running: 'No result yet: the Task is running.',
+  succeeded: 'The output has no fields besides artifacts.',
+  failed: 'No result: the Task failed (see the error in Status).',
+  cancelled: 'No result: the Task was cancelled.',
+};
+
 /** Every started step with its progress bar (a finished step without percentage counts as done). */
-export function stepsSection(steps: readonly TaskStep[]): HTMLElement {
-  if (!steps.length) return notice('No steps started yet.', 'empty');
+export function stepsSection(steps: readonly TaskStep[], state: TaskState): HTMLElement {
+  if (!steps.length) return notice(NO_STEPS[state], 'empty');
   return h(
     'div',
     { class: 'steps' },
@@ -89,7 +108,7 @@ export function artifactsSection(s: TaskStatus, api: Api, signal: AbortSignal): 
 /** The typed output without its artifacts (shown above), or a note while there is none. */
 export function resultSection(s: TaskStatus): HTMLElement {
   const { artifacts: _artifacts, ...rest } = s.result;
-  return Object.keys(rest).length ? jsonView(rest) : notice(s.state === 'succeeded' ? 'The output has no fields besides artifacts.' : 'No result yet.', 'empty');
+  return Object.keys(rest).length ? jsonView(rest) : notice(NO_RESULT[s.state], 'empty');
 }
 
 /** Upstream and downstream Task IDs as links. */

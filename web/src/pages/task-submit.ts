@@ -3,6 +3,7 @@ import type { TaskDefinition, TaskHandle } from '../api/types.js';
 import type { PageContext } from '../app/page.js';
 import { href, navigate } from '../app/router.js';
 import { h, notice } from '../ui/dom.js';
+import { renderMarkdown } from '../ui/markdown.js';
 import { answerView } from '../ui/response-view.js';
 import { buildSchemaForm, FormError } from '../ui/schema-form.js';
 
@@ -41,7 +42,7 @@ function submitForm(def: TaskDefinition, ctx: PageContext): HTMLElement {
       .catch((err: unknown) => output.replaceChildren(notice(errorText(err), 'error')))
       .finally(() => (button.disabled = false));
   });
-  return h('article', { class: 'card' }, h('h2', {}, 'New ', h('code', {}, def.name), ' task'), h('p', { class: 'description' }, def.description), el);
+  return h('article', { class: 'card' }, h('h2', {}, 'New ', h('code', {}, def.name), ' task'), h('div', { class: 'description markdown' }, renderMarkdown(def.description)), el);
 }
 
 /** The "New task" page: installed Task definitions, and the chosen one's submit form. */

@@ -3,7 +3,7 @@ import type { TaskStatus } from '../api/types.js';
 import { every, type PageContext } from '../app/page.js';
 import { href } from '../app/router.js';
 import { h, notice } from '../ui/dom.js';
-import { durationBetween, formatDuration, formatShortTime, formatTime } from '../ui/format.js';
+import { durationBetween, formatDuration, timeLabel } from '../ui/format.js';
 import { instanceName, progressCell, stateBadge } from '../ui/task-bits.js';
 import { type Column, virtualTable } from '../ui/virtual-table.js';
 
@@ -14,7 +14,7 @@ const COLUMNS: readonly Column<TaskStatus>[] = [
   { label: 'type', width: 'minmax(70px, 0.6fr)', render: (t) => t.task_type },
   { label: 'task', width: 'minmax(90px, 0.8fr)', render: (t) => t.task_name },
   { label: 'name', width: 'minmax(140px, 1.4fr)', className: 'mono', render: (t) => instanceName(t.task_id) },
-  { label: 'created', width: '150px', render: (t) => h('span', { title: formatTime(t.created_at) }, formatShortTime(t.created_at, true)) },
+  { label: 'created', width: '190px', render: (t) => timeLabel(t.created_at) },
   { label: 'duration', width: '92px', className: 'num', render: (t) => formatDuration(durationBetween(t.started_at, t.finished_at)) },
   { label: 'progress', width: 'minmax(150px, 1fr)', render: progressCell },
 ];

@@ -4,7 +4,7 @@ import type { PageContext } from '../app/page.js';
 import { href, navigate } from '../app/router.js';
 import { h, notice, replaceChildren } from '../ui/dom.js';
 import { downloadButton, imageView, isImage } from '../ui/file-download.js';
-import { formatBytes, formatShortTime, formatTime } from '../ui/format.js';
+import { formatBytes, timeLabel } from '../ui/format.js';
 import { previewView } from '../ui/preview-view.js';
 
 const PAGE_SIZE = 100;
@@ -32,7 +32,7 @@ function entryRow(e: WorkspaceEntry, selected: string | null, api: Api, onError:
     h('td', {}, h('a', { href: link, class: `entry entry-${e.kind}` }, h('span', { class: 'entry-icon', 'aria-hidden': 'true' }, dir ? '▸' : '·'), e.name, dir ? '/' : '')),
     h('td', {}, e.preview_kind ? h('span', { class: `kind-tag${e.supported ? '' : ' muted'}` }, e.preview_kind) : h('span', { class: 'muted' }, e.kind)),
     h('td', { class: 'num nowrap' }, dir ? '' : formatBytes(e.size)),
-    h('td', { class: 'muted nowrap', title: formatTime(e.modified_at) }, formatShortTime(e.modified_at)),
+    h('td', { class: 'muted nowrap' }, timeLabel(e.modified_at)),
     h('td', { class: 'row-actions' }, e.kind === 'file' ? downloadButton(api, e.path, e.size, onError, true) : ''),
   );
 }

@@ -1,3 +1,5 @@
+import { h } from './dom.js';
+
 const UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
 
 /** `1536` → `1.5 KiB`. */
@@ -31,7 +33,8 @@ export function durationBetween(start: string | null | undefined, end: string | 
   return Number.isNaN(from) || Number.isNaN(to) ? null : to - from;
 }
 
-const dateFormat = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+/** The one date-and-time format of the console, in the browser's locale. */
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 /** ISO time → local date and time; anything unparsable is shown as given. */
 export function formatTime(iso: string | null | undefined): string {
@@ -40,17 +43,12 @@ export function formatTime(iso: string | null | undefined): string {
   return Number.isNaN(t) ? iso : dateFormat.format(t);
 }
 
+/** A `<time>` with the local date and time, and the exact ISO value in its tooltip. */
+export function timeLabel(iso: string | null | undefined): HTMLElement {
+  return iso ? h('time', { datetime: iso, title: iso }, formatTime(iso)) : h('span', {}, '—');
+}
+
 /** `0.4567` → `45.7 %` for ratios given as percentages already (0-100). */
 export function formatPercent(value: number | null | undefined): string {
   return value === null || value === undefined || !Number.isFinite(value) ? '—' : `${value.toFixed(value < 10 ? 1 : 0)} %`;
-}
-
-const shortFormat = new Intl.DateTimeFormat(undefined, { month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', hour12: false });
-const shortSeconds = new Intl.DateTimeFormat(undefined, { month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false });
-
-/** ISO time → compact `Nov 21, 05:53` (with seconds: `Nov 21, 05:53:07`) for dense tables. */
-export function formatShortTime(iso: string | null | undefined, seconds = false): string {
-  if (!iso) return '—';
-  const t = Date.parse(iso);
-  return Number.isNaN(t) ? iso : (seconds ? shortSeconds : shortFormat).format(t);
 }

@@ -74,7 +74,8 @@ export function inputField(id: string, schema: JsonSchema, required: boolean, nu
     // JSON Schema patterns can reject good input there. The service validates; the hint helps.
     title: schema.pattern ? `pattern: ${schema.pattern}` : undefined,
     required,
-    placeholder: schema.format ?? (nullable ? 'null' : undefined),
+    // No `null` hint for nullable fields: it read as a value to type in.
+    placeholder: schema.format,
     value: schema.default === undefined || schema.default === null ? undefined : String(schema.default),
     autocomplete: 'off',
     spellcheck: false,

@@ -1,0 +1,161 @@
+/**
+ * The Task core's costs, each next to what it should cost (issue: one owner per run):
+ * - idle CPU of the service with 10,000 Tasks queued behind max_running_tasks: 1 (target < 2 % of a core);
+ * - get_task_context of a source with 50,000 children, and of one child (target < 50 ms);
+ * - service CPU spent on one Task with 10,000 steps (target < 3 CPU-seconds).
+ */
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { percentile, RawConnection, rawRequest } from './lib/load.js';
+import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
+import { isMain, printTable } from './lib/table.js';
+
+const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+const TICKS_PER_SECOND = 100;
+
+/** CPU seconds (user + system) the process has used so far. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+async function jobCall<T>(conn: RawConnection, name: string, args: Record<string, unknown>): Promise<{ answer: T; success: boolean; bytes: number }> {
+  const res = await conn.request(rawRequest('POST', `/jobs/${name}`, auth, JSON.stringify({ arguments: args })));
+  return { ...(JSON.parse(res.body.toString('utf8')) as { answer: T; success: boolean }), bytes: res.body.length };
+}
+
+async function withConfig(config: string, body: (svc: ServiceProcess) => Promise<void>, workspace?: string): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-core-'));
+  await writeFile(join(dir, 'config.yaml'), config);
+  const svc = await startServiceProcess({ args: ['--config', join(dir, 'config.yaml')], ...(workspace ? { workspace } : {}) });
+  try {
+    await body(svc);
+  } finally {
+    await svc.stop();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function idleWithQueue(): Promise<Array<Array<string | number>>> {
+  const rows: Array<Array<string | number>> = [];
+  await withConfig('service:\n  max_running_tasks: 1\n', async (svc) => {
+    const pid = svc.child.pid!;
+    const conns = await Promise.all(Array.from({ length: 16 }, () => RawConnection.open(svc.port)));
+    const blocker = (await jobCall<{ task_id: string }>(conns[0]!, 'submit', { task: 'sleep', seconds: 600 })).answer;
+    let worker = 0;
+    while (!worker) {
+      await delay(100);
+      worker = (await jobCall<{ pid: number | null }>(conns[0]!, 'status', { task_id: blocker.task_id })).answer.pid ?? 0;
+    }
+    const idle0 = await cpuSeconds(pid);
+    await delay(5000);
+    rows.push(['one Task running, nothing queued, 5 s', `${((100 * (await cpuSeconds(pid)) - 100 * idle0) / 5).toFixed(2)} %`]);
+    let next = 0;
+    const submitted = performance.now();
+    await Promise.all(conns.map(async (c) => {
+      while (next++ < 10_000) await jobCall(c, 'submit', { task: 'demo', x: next, y: 1 });
+    }));
+    console.log(`10,000 submits queued in ${((performance.now() - submitted) / 1000).toFixed(1)} s`);
+    await delay(1000);
+    const before = await cpuSeconds(pid);
+    await delay(10_000);
+    rows.push(['same with 10,000 Tasks queued behind it, 10 s', `${((100 * (await cpuSeconds(pid)) - 100 * before) / 10).toFixed(2)} %`]);
+    for (const c of conns) c.close();
+    // Stop the service first: cancelling the blocker would start the 10,000 queued Tasks.
+    await svc.stop();
+    process.kill(-worker, 'SIGKILL');
+  });
+  return rows;
+}
+
+/** Writes a finished source and `count` finished children naming it (straight to the workspace). */
+function writeFanOut(workspace: string, count: number): { source: string; child: string } {
+  const write = (name: string, sources: string, i: number) => {
+    const id = `base#demo#${name}`;
+    const dir = join(workspace, 'base', id);
+    mkdirSync(dir, { recursive: true });
+    const at = new Date(Date.parse('2026-01-01T00:00:00.000Z') + i * 1000).toISOString();
+    const config = { x: i, y: 1, fail: false, task_name: name, source_tasks: sources };
+    writeFileSync(join(dir, 'status.json'), JSON.stringify({
+      task_id: id, run_id: `run${i}`, task_type: 'base', task_name: 'demo', config, state: 'succeeded', pid: null,
+      created_at: at, started_at: at, finished_at: at, steps: [], result: { result: i + 1, branch: 'different', operands: ['x', 'y'], artifacts: {} }, error: '', exit_code: 0, log_path: `base/${id}/task.log`,
+    }));
+    return id;
+  };
+  const source = write('source', '', 0);
+  let child = '';
+  for (let i = 1; i <= count; i++) child = write(`child-${i}`, source, i);
+  return { source, child };
+}
+
+async function lineage(): Promise<Array<Array<string | number>>> {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-fanout-'));
+  const { source, child } = writeFanOut(workspace, 50_000);
+  const rows: Array<Array<string | number>> = [];
+  try {
+    await withConfig('{}\n', async (svc) => {
+      const conn = await RawConnection.open(svc.port);
+      for (const [label, id] of [['get_task_context of the source (50,001 nodes)', source], ['get_task_context of one child (2 nodes)', child], ['get_task_graph of the source', source]] as const) {
+        const job = label.startsWith('get_task_graph') ? 'get_task_graph' : 'get_task_context';
+        const times: number[] = [];
+        let bytes = 0;
+        const request = rawRequest('POST', `/jobs/${job}`, auth, JSON.stringify({ arguments: { task_id: id } }));
+        for (let i = 0; i < 13; i++) {
+          // To the last byte of the answer: the client's JSON.parse of 14 MB is not the service's cost.
+          const t0 = performance.now();
+          const res = await conn.request(request);
+          if (i >= 3) times.push(performance.now() - t0);
+          bytes = res.body.length;
+          if (res.status !== 200 || !res.body.subarray(-40).toString().includes('"success":true')) throw new Error(`${job} answered ${res.status}: ${res.body.subarray(0, 200).toString()}`);
+        }
+        times.sort((a, b) => a - b);
+        rows.push([label, percentile(times, 50), percentile(times, 99), `${(bytes / 1e6).toFixed(1)} MB`]);
+      }
+      conn.close();
+    }, workspace);
+  } finally {
+    await rm(workspace, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+const STEPS_PLUGIN = `import { defineTask } from 'taskyard/task';
+export default [defineTask({ name: 'many-steps', taskType: 'bench', description: 'Runs the given number of empty steps.', input: { type: 'object', properties: { steps: { type: 'integer' } }, required: ['steps'] }, output: { type: 'object', properties: {} }, async run(input, ctx) { for (let i = 0; i < input.steps; i++) await ctx.step('step-' + i, () => ctx.progress(100)); return {}; } })];
+`;
+
+async function manySteps(): Promise<Array<Array<string | number>>> {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-steps-'));
+  const pkg = join(workspace, '.taskyard', 'plugins', 'node_modules', 'bench-steps');
+  await mkdir(pkg, { recursive: true });
+  await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'bench-steps', version: '1.0.0', type: 'module', taskyard: { tasks: './tasks.js' } }));
+  await writeFile(join(pkg, 'tasks.js'), STEPS_PLUGIN);
+  const rows: Array<Array<string | number>> = [];
+  try {
+    await withConfig('{}\n', async (svc) => {
+      const conn = await RawConnection.open(svc.port);
+      const before = await cpuSeconds(svc.child.pid!);
+      const t0 = performance.now();
+      const handle = (await jobCall<{ task_id: string; run_id: string }>(conn, 'submit', { task: 'many-steps', steps: 10_000 })).answer;
+      const done = await jobCall<{ state: string; steps: unknown[] }>(conn, 'wait_task', { task_id: handle.task_id, run_id: handle.run_id });
+      const wall = (performance.now() - t0) / 1000;
+      if (done.answer.state !== 'succeeded' || done.answer.steps.length !== 10_000) throw new Error(`the many-steps Task ended ${done.answer.state} with ${done.answer.steps.length} steps`);
+      rows.push(['one Task with 10,000 steps', wall.toFixed(2), ((await cpuSeconds(svc.child.pid!)) - before).toFixed(2)]);
+      conn.close();
+    }, workspace);
+  } finally {
+    await rm(workspace, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+export async function run(): Promise<void> {
+  printTable('Service CPU while Tasks wait queued (target: < 2 % of a core with 10,000 queued)', ['state', 'service CPU, % of a core'], await idleWithQueue());
+  printTable('Lineage with a fan-out of 50,000 (target: get_task_context < 50 ms)', ['call', 'p50 ms', 'p99 ms', 'answer'], await lineage());
+  printTable('A Task with 10,000 steps (target: the service spends < 3 CPU-seconds)', ['run', 'wall s', 'service CPU s'], await manySteps());
+}
+
+if (isMain(import.meta.url)) await run();

@@ -1,0 +1,193 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import { killProcessTree } from '../../workers/kill-tree.js';
+import { collectTree, isAlive } from '../../workers/process-tree.js';
+import type { SpawnerEvent, SpawnRequest } from '../../workers/task-runner/spawner-messages.js';
+import { findRunners, runnerOf } from './runner-processes.js';
+
+const SPAWNER = fileURLToPath(new URL('../../workers/task-runner/spawner.js', import.meta.url));
+/** How often a worker whose exit nobody reports (adopted, or its spawner died) is checked in /proc. */
+const ORPHAN_POLL_MS = 250;
+/** Bound on waiting for SIGKILLed processes to disappear. */
+const GONE_WITHIN_MS = 5000;
+
+/** How a worker ended, as far as the service can tell. */
+export type WorkerEnd =
+  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
+  | { kind: 'lost'; pid: number | null }
+  | { kind: 'spawn-failed'; message: string };
+
+/** A started worker: its pid, and its end as one awaited value. */
+export interface Worker {
+  readonly pid: number;
+  readonly ended: Promise<WorkerEnd>;
+}
+
+/** What an engine needs to start one run. */
+export type RunSpec = Omit<SpawnRequest, 'type'>;
+
+/** The engine seam: an executor only starts, adopts, stops and reports the end of workers. */
+export interface Executor {
+  /** Starts a worker; rejects (with the reason) when none could be started. */
+  start(spec: RunSpec): Promise<Worker>;
+  /** Takes over a live worker a previous service process left. */
+  adopt(pid: number, runId: string, startTime: string): Worker;
+  /** SIGTERM to the worker's tree, SIGKILL after the grace; resolves once nothing of it is left. */
+  stop(worker: Worker): Promise<void>;
+  close(): void;
+}
+
+interface Pending {
+  req: RunSpec;
+  spawner: ChildProcess;
+  pid: number | null;
+  started(pid: number): void;
+  failed(message: string): void;
+  ended(end: WorkerEnd): void;
+}
+
+/**
+ * Runs workers on this machine through the spawner process (see workers/task-runner/spawner.ts):
+ * started on first use and again after it dies, one IPC message per request, events routed back
+ * by run_id. Workers whose spawner died, and adopted ones, are watched in /proc by pid and process
+ * start time, so a later process reusing the pid is not mistaken for them.
+ */
+export class LocalExecutor implements Executor {
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #spawnerArgs: string[];
+  readonly #graceMs: number;
+  readonly #runs = new Map<string, Pending>();
+  #child: ChildProcess | undefined;
+  #closed = false;
+
+  /** `env` is the Tasks' base environment; `poolDir` holds the slot logs of runners started ahead. */
+  constructor(opts: { env: NodeJS.ProcessEnv; poolDir: string; poolSize: number; graceMs: number }) {
+    this.#env = opts.env;
+    this.#spawnerArgs = opts.poolSize > 0 ? [opts.poolDir, String(opts.poolSize)] : [];
+    this.#graceMs = opts.graceMs;
+  }
+
+  /** Starts the spawner (and its pool) before the first submit needs it. */
+  warm(): void {
+    this.#ensure();
+  }
+
+  start(req: RunSpec): Promise<Worker> {
+    return new Promise((resolve, reject) => {
+      let resolveEnd!: (end: WorkerEnd) => void;
+      const ended = new Promise<WorkerEnd>((r) => (resolveEnd = r));
+      let settled = false;
+      const pending: Omit<Pending, 'spawner'> = {
+        req,
+        pid: null,
+        started: (pid) => {
+          settled = true;
+          resolve({ pid, ended });
+        },
+        failed: (message) => {
+          if (settled) return resolveEnd({ kind: 'spawn-failed', message });
+          settled = true;
+          reject(new Error(message));
+        },
+        ended: (end) => {
+          if (!settled) return pending.failed(end.kind === 'spawn-failed' ? end.message : 'the task runner ended before it was reported started');
+          resolveEnd(end);
+        },
+      };
+      this.#send(pending, true);
+    });
+  }
+
+  adopt(pid: number, runId: string, startTime: string): Worker {
+    return { pid, ended: this.#watchOrphan(pid, runId, startTime) };
+  }
+
+  async stop(worker: Worker): Promise<void> {
+    await killProcessTree(worker.pid, this.#graceMs);
+    const deadline = Date.now() + GONE_WITHIN_MS;
+    await Promise.race([worker.ended, delay(GONE_WITHIN_MS)]);
+    while (Date.now() < deadline && (await collectTree([worker.pid])).length > 0) await delay(25);
+  }
+
+  /** Closes the channel: the spawner exits, the runners keep running (a restarted service adopts them). */
+  close(): void {
+    this.#closed = true;
+    this.#child?.disconnect();
+    this.#child = undefined;
+  }
+
+  #send(run: Omit<Pending, 'spawner'>, retry: boolean): void {
+    if (this.#closed) return run.failed('the service is stopping');
+    const spawner = this.#ensure();
+    const pending: Pending = { ...run, spawner };
+    this.#runs.set(run.req.runId, pending);
+    spawner.send({ type: 'spawn', ...run.req } satisfies SpawnRequest, (err) => {
+      if (!err) return;
+      // The spawner died before it read the request (its exit may not be processed yet): the
+      // request certainly started nothing, so a fresh spawner may take it once.
+      this.#runs.delete(run.req.runId);
+      if (this.#child === spawner) this.#child = undefined;
+      if (retry) this.#send(run, false);
+      else run.failed(`the spawner is unavailable: ${err.message}`);
+    });
+  }
+
+  #ensure(): ChildProcess {
+    if (this.#child?.connected) return this.#child;
+    const child = fork(SPAWNER, this.#spawnerArgs, { env: this.#env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    child.on('message', (event: SpawnerEvent) => this.#onEvent(event));
+    child.once('exit', () => void this.#onSpawnerExit(child).catch((err: unknown) => console.error('taskyard: recovering the runs of a dead spawner failed', err)));
+    child.on('error', () => undefined); // its exit says the same
+    // The service's own handles keep it alive; the spawner must not keep a stopping one up.
+    child.unref();
+    child.channel?.unref();
+    this.#child = child;
+    return child;
+  }
+
+  #onEvent(event: SpawnerEvent): void {
+    const run = this.#runs.get(event.runId);
+    if (!run) return;
+    if (event.type === 'spawned') {
+      run.pid = event.pid;
+      run.started(event.pid);
+      return;
+    }
+    this.#runs.delete(event.runId);
+    if (event.type === 'spawn-failed') run.failed(event.message);
+    else run.ended({ kind: 'exited', code: event.code, signal: event.signal });
+  }
+
+  /**
+   * Runs started by a dead spawner are watched through /proc from now on. A request it may not
+   * have carried out is looked up by its run_id among the processes, and sent again if absent.
+   */
+  async #onSpawnerExit(child: ChildProcess): Promise<void> {
+    if (this.#child === child) this.#child = undefined;
+    const orphans = [...this.#runs.values()].filter((run) => run.spawner === child);
+    for (const run of orphans) this.#runs.delete(run.req.runId);
+    if (orphans.length === 0) return;
+    // One look at /proc serves every request whose pid never came back.
+    const runners = orphans.some((r) => r.pid === null) ? await findRunners() : new Map();
+    for (const run of orphans) {
+      const found = runners.get(run.req.runId);
+      const pid = run.pid ?? found?.pid ?? null;
+      if (pid === null) {
+        this.#send(run, false);
+        continue;
+      }
+      if (run.pid === null) run.started(pid);
+      this.#watchOrphan(pid, run.req.runId, found?.startTime).then(run.ended, (err: unknown) => {
+        console.error(`taskyard: watching the worker ${pid} failed`, err);
+        run.ended({ kind: 'lost', pid });
+      });
+    }
+  }
+
+  async #watchOrphan(pid: number, runId: string, startTime?: string): Promise<WorkerEnd> {
+    const since = startTime ?? (await runnerOf(pid, runId))?.startTime;
+    while (since !== undefined && !this.#closed && (await isAlive(pid, since))) await delay(ORPHAN_POLL_MS);
+    return { kind: 'lost', pid };
+  }
+}

@@ -1,0 +1,79 @@
+import type { Executor } from './local-executor.js';
+import type { TaskIndex } from './task-index.js';
+import { TaskRun, type RunHost, type RunSpec, type RunStart } from './task-run.js';
+
+/**
+ * Every run this service owns until its terminal state is published, and admission: runs beyond
+ * `max_running_tasks` wait queued, in order, and cost nothing while they wait (no timer, no watch).
+ */
+export class RunTable {
+  readonly #active = new Map<string, TaskRun>();
+  readonly #queue: TaskRun[] = [];
+  readonly #maxRunning: number | null;
+  readonly #host: RunHost;
+  #running = 0;
+
+  constructor(opts: { index: TaskIndex; executor: Executor; workspace: string; closing: AbortSignal; maxRunning: number | null }) {
+    this.#maxRunning = opts.maxRunning;
+    this.#host = {
+      index: opts.index,
+      executor: opts.executor,
+      workspace: opts.workspace,
+      closing: opts.closing,
+      released: (run) => {
+        if (this.#active.get(run.id) === run) this.#active.delete(run.id);
+        const queued = this.#queue.indexOf(run);
+        if (queued >= 0) this.#queue.splice(queued, 1);
+      },
+      slotFreed: () => {
+        this.#running--;
+        this.#pump();
+      },
+    };
+  }
+
+  /** Owns a run whose queued record is written; it starts when a slot is free. */
+  submit(spec: RunSpec): TaskRun {
+    const run = this.#own(spec, { kind: 'queue' });
+    this.#queue.push(run);
+    this.#pump();
+    return run;
+  }
+
+  /** Owns a run found without this service: taking over its live worker, or settling it as lost. */
+  take(spec: RunSpec, start: Exclude<RunStart, { kind: 'queue' }>): TaskRun {
+    if (start.kind === 'adopt') this.#running++;
+    return this.#own(spec, start);
+  }
+
+  /** The run of a Task while it is queued or running here. */
+  get(id: string): TaskRun | undefined {
+    return this.#active.get(id);
+  }
+
+  /** Runs owned here, optionally of one registration name (plugin removal asks this). */
+  activeCount(registration?: string): number {
+    let count = 0;
+    for (const run of this.#active.values()) if (registration === undefined || run.spec.registration === registration) count++;
+    return count;
+  }
+
+  /** Cancels a Task's run; true only when this call caused the `cancelled` record. */
+  cancel(id: string): Promise<boolean> {
+    return this.#active.get(id)?.cancel() ?? Promise.resolve(false);
+  }
+
+  #own(spec: RunSpec, start: RunStart): TaskRun {
+    // Its first publication comes after an await at the earliest, so it is entered before it can leave.
+    const run = new TaskRun(this.#host, spec, start);
+    this.#active.set(spec.id, run);
+    return run;
+  }
+
+  #pump(): void {
+    while (this.#queue.length && (this.#maxRunning === null || this.#running < this.#maxRunning) && !this.#host.closing.aborted) {
+      this.#running++;
+      this.#queue.shift()!.admit();
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Test } from 'tap';
+import { waitFor } from './wait-for.js';
+
+const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
+/** The bearer token of services started this way. */
+export const SERVICE_PROCESS_TOKEN = 'service-process-token';
+const TOKEN = SERVICE_PROCESS_TOKEN;
+
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  call(name: string, args?: Record<string, unknown>): Promise<{ answer: unknown; success: boolean }>;
+}
+
+/** Starts `taskyard serve` as a real child process and reads the URL it prints. */
+export async function startServiceProcess(t: Test, workspace: string): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--workspace', workspace, '--token', TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
+  t.teardown(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const url = await waitFor(() => {
+    if (child.exitCode !== null) throw new Error(`service exited: ${output}`);
+    return /listening on (http:\/\/\S+)/.exec(output)?.[1];
+  }, 20_000, 'the service URL');
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const res = await fetch(`${url}/jobs/${name}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
+    return (await res.json()) as { answer: unknown; success: boolean };
+  };
+  return { url, child, call };
+}
+
+/** Resolves once the child has exited (at once when it already has). */
+export const exited = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));

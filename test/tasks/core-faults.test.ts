@@ -1,0 +1,176 @@
+import t, { type Test } from 'tap';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeJsonAtomicSync } from '../../workers/task-runner/record-files.js';
+import { exited, startServiceProcess } from '../helpers/service-process.js';
+import { waitFor } from '../helpers/service.js';
+import { killTaskProcesses, makeWorkspace, startTaskService, statusOf, submitOk, waitState, waitTask, writeFixturePlugin, type Handle, type Status } from './task-helpers.js';
+
+/** A small tmpfs mounted for one test (root only); answers its path, or null with the reason printed. */
+async function smallDisk(t: Test, size: string): Promise<string | null> {
+  if (process.getuid?.() !== 0) {
+    t.comment('skipped: mounting a tmpfs needs root');
+    return null;
+  }
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir]);
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    t.comment(`skipped: mount -t tmpfs failed here: ${(err as Error).message}`);
+    return null;
+  }
+  t.teardown(async () => {
+    await killTaskProcesses(dir).catch(() => undefined);
+    execFileSync('umount', ['-l', dir]);
+    await rm(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+
+/** Fills the file system of `dir` to the last byte with `filler`; answers its path. */
+function fill(dir: string): string {
+  const filler = join(dir, 'filler.bin');
+  const fd = openSync(filler, 'a');
+  const block = Buffer.alloc(64 * 1024, 1);
+  try {
+    for (let size = block.length; size >= 1; ) {
+      try {
+        writeSync(fd, block, 0, size);
+      } catch {
+        size = Math.floor(size / 2);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return filler;
+}
+
+t.test('a full disk during a run: a clear failed record, the service lives, the record lands once space is back', async (t) => {
+  const disk = await smallDisk(t, '4m');
+  if (!disk) return;
+  const svc = await startTaskService(t, { workspace: disk });
+  const handle = await submitOk(t, svc, { task: 'sleep', seconds: 1, steps: 4, task_name: 'full' });
+  await waitState(svc, handle.task_id, 'running');
+  const filler = fill(disk);
+  const done = await waitTask(svc, handle);
+  t.equal(done.status.state, 'failed', 'the run ends failed, not running until a restart');
+  t.match(done.status.error, /^RuntimeError: the task runner exited with code \d+ without a terminal status/);
+  t.equal((await svc.call('version')).status, 200, 'the service still answers');
+  const onDisk = () => readFile(join(disk, 'base', handle.task_id, 'status.json'), 'utf8').then((text) => (JSON.parse(text) as Status).state, () => 'unreadable');
+  t.not(await onDisk(), 'failed', 'the record could not be written yet');
+  await rm(filler);
+  await waitFor(async () => (await onDisk()) === 'failed', 10_000, 'the failed record to be written once space is back');
+  t.pass('the failed record is on disk now, as the service answered');
+  t.same((await svc.call('delete_tasks', { task_ids: [handle.task_id] })).body.answer, [handle.task_id], 'and it can be deleted');
+});
+
+t.test('a submit on a full disk leaves nothing and keeps the finished Task it would replace', async (t) => {
+  const disk = await smallDisk(t, '4m');
+  if (!disk) return;
+  const svc = await startTaskService(t, { workspace: disk });
+  const first = await submitOk(t, svc, { task: 'demo', x: 1, y: 2, task_name: 'keep' });
+  t.equal((await waitTask(svc, first)).status.state, 'succeeded');
+  const dir = join(disk, 'base', first.task_id);
+  const metadata = await readFile(join(dir, 'metadata.json'), 'utf8');
+  const filler = fill(disk);
+  for (const args of [{ task: 'demo', x: 3, y: 4, task_name: 'keep' }, { task: 'demo', x: 3, y: 4 }]) {
+    const refused = await svc.call('submit', args);
+    t.equal(refused.body.success, false, 'the submit fails');
+    t.match(refused.body.answer, /^OSError: the Task could not be created: .*ENOSPC.*; nothing was written/);
+  }
+  t.equal(await readFile(join(dir, 'metadata.json'), 'utf8'), metadata, 'the old metadata.json is intact');
+  t.equal((await statusOf(svc, first.task_id)).run_id, first.run_id, 'the old record stands');
+  t.same(await readdir(join(disk, 'base')), [first.task_id], 'no hidden or hollow directory is left');
+  await rm(filler);
+  const second = await submitOk(t, svc, { task: 'demo', x: 3, y: 4, task_name: 'keep' });
+  t.equal((await waitTask(svc, second)).status.state, 'succeeded', 'with space back, the name is replaced');
+});
+
+t.test('records are written whole or not at all on a nearly full disk', async (t) => {
+  const disk = await smallDisk(t, '1m');
+  if (!disk) return;
+  const file = join(disk, 'status.json');
+  writeJsonAtomicSync(file, { state: 'old' });
+  const filler = fill(disk);
+  t.throws(() => writeJsonAtomicSync(file, { state: 'new', padding: 'x'.repeat(200_000) }), /ENOSPC/, 'the write fails');
+  t.same(JSON.parse(await readFile(file, 'utf8')), { state: 'old' }, 'the old record stays whole');
+  t.same((await readdir(disk)).sort(), ['filler.bin', 'status.json'], 'no temp file is left');
+  await rm(filler);
+});
+
+t.test('a directory created and removed in the workspace root for 10 s (and at least 400 times) while Tasks run', async (t) => {
+  const svc = await startTaskService(t);
+  const churn = spawn('sh', ['-c', `cd "${svc.workspace}" && end=$(($(date +%s) + 10)); n=0; while [ $(date +%s) -lt $end ] || [ $n -lt 400 ]; do mkdir outputs; rmdir outputs; n=$((n+1)); done; echo $n`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let cycles = '';
+  churn.stdout.on('data', (d: Buffer) => (cycles += d.toString()));
+  let runs = 0;
+  while (churn.exitCode === null) {
+    const handle = await submitOk(t, svc, { task: 'demo', x: runs, y: 1 });
+    t.equal((await waitTask(svc, handle)).status.state, 'succeeded');
+    runs++;
+  }
+  await exited(churn);
+  t.ok(Number(cycles) >= 400, `the directory came and went ${cycles.trim()} times`);
+  t.ok(runs > 0, `${runs} Tasks ran meanwhile`);
+  t.equal((await svc.call('version')).status, 200, 'the service lives');
+});
+
+t.test('a Task that swaps its events.jsonl for a directory, also across a restart', async (t) => {
+  const workspace = await makeWorkspace(t);
+  await writeFixturePlugin(workspace);
+  const first = await startTaskService(t, { workspace });
+  const handle = await submitOk(t, first, { task: 'hostile-files', seconds: 4 });
+  const running = await waitState(first, handle.task_id, 'running');
+  const eventsPath = join(workspace, 'fixture', handle.task_id, 'events.jsonl');
+  await waitFor(() => existsSync(eventsPath) && !existsSync(join(eventsPath, 'x')) && execFileSync('stat', ['-c', '%F', eventsPath]).toString().includes('directory'), 5000, 'the swap');
+  t.equal((await first.call('status', { task_id: handle.task_id })).status, 200, 'the service lives');
+  await first.close();
+  const second = await startTaskService(t, { workspace });
+  t.same([(await statusOf(second, handle.task_id)).state, (await statusOf(second, handle.task_id)).pid], ['running', running.pid], 'adopted after the restart');
+  const done = await waitTask(second, handle);
+  t.equal(done.status.state, 'succeeded', 'the Task ends as it should');
+  t.ok((done.status['steps'] as unknown[]).length > 0, 'its steps are in the status');
+});
+
+t.test('kill -9 during a burst of submits: after a restart nothing is left over, and every acknowledged submit ran or says why not', async (t) => {
+  const workspace = await makeWorkspace(t);
+  t.teardown(() => killTaskProcesses(workspace));
+  const first = await startServiceProcess(t, workspace);
+  const acknowledged: Handle[] = [];
+  let stop = false;
+  const clients = Array.from({ length: 8 }, async () => {
+    while (!stop) {
+      try {
+        const res = await first.call('submit', { task: 'demo', x: 1, y: 2 });
+        if (res.success) acknowledged.push(res.answer as Handle);
+      } catch {
+        return; // the service is gone
+      }
+    }
+  });
+  await waitFor(() => acknowledged.length >= 40, 20_000, '40 acknowledged submits');
+  first.child.kill('SIGKILL');
+  stop = true;
+  await exited(first.child);
+  await Promise.all(clients);
+  const second = await startServiceProcess(t, workspace);
+  const names = await readdir(join(workspace, 'base'));
+  t.same(names.filter((n) => n.startsWith('.')), [], 'no hidden run directories are left');
+  for (const name of names) {
+    const files = await readdir(join(workspace, 'base', name));
+    if (!files.includes('status.json') && !files.includes('metadata.json')) t.fail(`${name} holds no record: ${files.join(', ')}`);
+  }
+  for (const handle of acknowledged) {
+    const waited = await second.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id });
+    const status = waited.answer as Status;
+    if (status.state !== 'succeeded' && !/^RuntimeError: worker lost/.test(status.error)) t.fail(`${handle.task_id}: ${JSON.stringify(status)}`);
+  }
+  t.pass(`${acknowledged.length} acknowledged submits each ran or were marked lost with a reason`);
+  second.child.kill('SIGTERM');
+  await exited(second.child);
+});
