@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../supervisor/config.js';
 import { startService } from '../supervisor/service.js';
 import { loadOrCreateToken } from '../supervisor/token-store.js';
+import { WorkspaceInUseError } from '../supervisor/workspace-lock.js';
 
 const USAGE = `usage: taskyard serve [--config FILE] [--host H] [--port P] [--workspace DIR] [--token T | --no-token]
 
@@ -74,7 +75,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     await service.close();
     return 0;
   } catch (err) {
-    if (err instanceof ConfigError) {
+    if (err instanceof ConfigError || err instanceof WorkspaceInUseError) {
       console.error(`taskyard serve: ${err.message}`);
       return 2;
     }

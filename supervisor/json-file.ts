@@ -1,15 +1,16 @@
-import { openRegularFile } from '../workers/safe-file.js';
+import { readRegularFile } from '../workers/safe-file.js';
 
 /**
- * A JSON file holding an object, read tolerantly: missing, not a regular file (a link, a FIFO, a
- * directory), unreadable, invalid JSON or any other JSON value all answer null (records and package
- * manifests written by others look missing). Opened without following a link at the last
- * component and without blocking, so a Task cannot make the service read elsewhere or hang a thread.
+ * A JSON file holding an object, read tolerantly: missing, unreadable, invalid JSON or any other
+ * JSON value all answer null (records and package manifests written by others look missing).
+ * A symbolic link, FIFO or other non-regular file looks missing too: it is opened without
+ * following links and without waiting for a writer, so a FIFO named status.json cannot hold a
+ * libuv thread (and with four of them, every file operation of the service).
  */
 export async function readJsonObject(file: string): Promise<Record<string, unknown> | null> {
   try {
-    const handle = await openRegularFile(file);
-    const parsed: unknown = JSON.parse(await handle.readFile('utf8').finally(() => handle.close()));
+    const text = (await readRegularFile(file)).toString('utf8');
+    const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
   } catch {
     return null;

@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { createForwarder } from './forward.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { JobRegistry } from './registry.js';
+import { lockWorkspace } from './workspace-lock.js';
 
 export interface ServiceOptions {
   config: Config;
@@ -35,6 +36,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const { config } = opts;
   await mkdir(config.service.workspace, { recursive: true });
   const workspace = await realpath(config.service.workspace);
+  // One service per workspace, taken before anything reads or settles its records.
+  const lock = await lockWorkspace(workspace);
   const shutdown = new AbortController();
   const pool = new WorkerPool();
   const metrics = new ServiceMetrics();
@@ -44,6 +47,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     shutdown.abort();
     for (const c of capabilities.reverse()) await c.close?.();
     await pool.close();
+    await lock.release();
   };
   try {
     const forwarder = createForwarder(config.targets);
@@ -62,10 +66,12 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const adapter = opts.adapter ?? chooseAdapter();
     const server = await adapter.listen(config.service.host, config.service.port, handler);
     const host = config.service.host.includes(':') ? `[${config.service.host}]` : config.service.host;
+    const url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${server.port}`;
+    await lock.setAddress(url);
     // Closing twice must be harmless: a second close of the uWS listen socket crashes the process.
     let closed: Promise<void> | undefined;
     return {
-      url: `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${server.port}`,
+      url,
       port: server.port,
       adapter: server.adapter,
       workspace,

@@ -1,5 +1,5 @@
-import { open } from 'node:fs/promises';
 import type { TaskLogChunk } from '../../schemas/tasks.js';
+import { openTaskFile } from './task-file.js';
 
 /** True for a UTF-8 continuation byte (10xxxxxx). */
 const isContinuation = (byte: number) => (byte & 0xc0) === 0x80;
@@ -28,16 +28,15 @@ function incompleteTail(buf: Buffer): number {
  * forward past continuation bytes, the end stops before a character the window (or the file, while
  * a writer is mid-character) does not finish. `offset` -1 reads the tail; an offset past the end
  * means the log was reset (replaced or truncated): the answer starts at 0 with `reset` set.
+ * A missing log reads as empty; one that is not a regular file is refused (PermissionError).
  */
 export async function readLogWindow(file: string, offset: number, limit: number): Promise<TaskLogChunk> {
-  let handle;
-  try {
-    handle = await open(file, 'r');
-  } catch {
+  const opened = await openTaskFile(file);
+  if (!opened) {
     return { content: '', start_offset: 0, next_offset: 0, file_size: 0, has_more_before: false, has_more_after: false, reset: offset > 0 };
   }
+  const { handle, stat: { size } } = opened;
   try {
-    const size = (await handle.stat()).size;
     const reset = offset > size;
     let start = offset < 0 ? Math.max(0, size - limit) : reset ? 0 : offset;
     // Read up to 3 extra bytes so a start inside a character can move to the next one.

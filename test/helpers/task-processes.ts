@@ -1,5 +1,6 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { readJsonObject } from '../../supervisor/json-file.js';
 import { isAlive, listProcesses } from '../../workers/process-tree.js';
 import { waitFor } from './wait-for.js';
 
@@ -11,12 +12,9 @@ async function recordedPids(workspace: string): Promise<number[]> {
   const pids: number[] = [];
   for (const type of await readdir(workspace).catch(() => [] as string[])) {
     for (const id of await readdir(join(workspace, type)).catch(() => [] as string[])) {
-      try {
-        const status = JSON.parse(await readFile(join(workspace, type, id, 'status.json'), 'utf8')) as { pid?: unknown; state?: unknown };
-        if (typeof status.pid === 'number' && (status.state === 'queued' || status.state === 'running')) pids.push(status.pid);
-      } catch {
-        // not a task directory
-      }
+      // Read like the service reads records: a FIFO or link named status.json is skipped, not waited on.
+      const status = await readJsonObject(join(workspace, type, id, 'status.json'));
+      if (typeof status?.['pid'] === 'number' && (status['state'] === 'queued' || status['state'] === 'running')) pids.push(status['pid']);
     }
   }
   return pids;

@@ -17,6 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { openAppendFileSync, UnsafeFileError } from '../safe-file.js';
 import { RUNNER } from './runner-file.js';
 import { NO_RUN_YET, RUN_FLAG, type RunAssignment, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
 
@@ -49,7 +50,9 @@ function reportExit(child: ChildProcess, runId: string): void {
 function startDirect(req: SpawnRequest): void {
   let logFd: number | undefined;
   try {
-    logFd = openSync(req.logFile, 'a');
+    // Opened safely: a link planted as task.log while the run was queued must not send the
+    // Task's output outside the workspace, nor a FIFO stop this process.
+    logFd = openAppendFileSync(req.logFile);
     const child = spawn(process.execPath, [RUNNER, RUN_FLAG, req.runId], {
       cwd: req.cwd,
       detached: true,
@@ -60,7 +63,8 @@ function startDirect(req: SpawnRequest): void {
     reportExit(child, req.runId);
     if (child.pid !== undefined) send({ type: 'spawned', runId: req.runId, pid: child.pid });
   } catch (err) {
-    send({ type: 'spawn-failed', runId: req.runId, message: (err as Error).message });
+    const message = err instanceof UnsafeFileError ? `task.log is not a regular file (${err.kind}); it is not written` : (err as Error).message;
+    send({ type: 'spawn-failed', runId: req.runId, message });
   } finally {
     if (logFd !== undefined) closeSync(logFd);
   }

@@ -1,6 +1,7 @@
-import { createReadStream, realpathSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, fstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { ArtifactRecord } from '../../schemas/tasks.js';
+import { openRegularFileSync, UnsafeFileError } from '../safe-file.js';
 import type { StatusPublisher } from './status-publisher.js';
 import { TaskError, type TaskContext, type TaskLogger } from './task-sdk.js';
 import { nowIso, writeAllSync } from './record-files.js';
@@ -30,11 +31,45 @@ export function resolveInsideTaskDir(dir: string, relativePath: string): string 
   return real;
 }
 
-async function sha256Of(file: string): Promise<string> {
+/** `/proc/self/fd/N`: the path the descriptor really points to (undefined without /proc). */
+function openedPath(fd: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Opens the resolved artifact without following a link and without waiting on a FIFO, regular
+ * files only, and checks that the descriptor is still the resolved file (a directory on the way
+ * may have been swapped for a link since it was resolved). Size and hash then come from this one
+ * descriptor, so what was checked is what gets recorded.
+ */
+function openArtifact(real: string, shown: string): { fd: number; size: number } {
+  let fd: number;
+  try {
+    fd = openRegularFileSync(real);
+  } catch (err) {
+    if (err instanceof UnsafeFileError) throw new TaskError('ValueError', `artifact is not a regular file (${err.kind}): ${shown}`);
+    throw err;
+  }
+  try {
+    if ((openedPath(fd) ?? real) !== real) throw new TaskError('PermissionError', `artifact path changed while it was opened: ${shown}`);
+    return { fd, size: fstatSync(fd).size };
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
+/** Hashes the first `size` bytes of the open file (those the record's size counts); closes it. */
+async function sha256Of(fd: number, size: number): Promise<string> {
   // Loaded on first use: node:crypto costs every Task start several ms, and most record no artifact.
   const { createHash } = process.getBuiltinModule?.('node:crypto') ?? (await import('node:crypto'));
   const hash = createHash('sha256');
-  for await (const chunk of createReadStream(file)) hash.update(chunk as Buffer);
+  if (size === 0) closeSync(fd);
+  else for await (const chunk of createReadStream('', { fd, start: 0, end: size - 1, autoClose: true })) hash.update(chunk as Buffer);
   return hash.digest('hex');
 }
 
@@ -81,9 +116,8 @@ export function createTaskContext(id: ContextIdentity, publisher: StatusPublishe
     async artifact(name, relativePath) {
       if (typeof name !== 'string' || !name) throw new TaskError('ValueError', 'artifact name must be a non-empty string');
       const file = resolveInsideTaskDir(id.dir, relativePath);
-      const stat = statSync(file);
-      if (!stat.isFile()) throw new TaskError('ValueError', `artifact is not a regular file: ${relativePath}`);
-      const record: ArtifactRecord = { path: relative(realpathSync(id.dir), file).split(sep).join('/'), size: stat.size, sha256: await sha256Of(file) };
+      const { fd, size } = openArtifact(file, relativePath);
+      const record: ArtifactRecord = { path: relative(realpathSync(id.dir), file).split(sep).join('/'), size, sha256: await sha256Of(fd, size) };
       artifacts.set(name, record);
       return record;
     },

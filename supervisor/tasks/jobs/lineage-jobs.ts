@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { ok } from '../../../schemas/job-response.js';
+import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
 import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
 import { KeyError } from '../../errors.js';
 import { defineJob } from '../../job.js';
@@ -16,7 +16,8 @@ export function lineageJobs(rt: TaskRuntime) {
       input: Type.Object({ task_id: Type.String() }, { additionalProperties: false }),
       run: async ({ task_id }) => {
         if (!rt.index.get(task_id)) throw new KeyError(`Unknown task ${task_id}`);
-        return ok(buildLineage(rt.index, task_id).graph);
+        const { graph, graphJson } = buildLineage(rt.index, task_id);
+        return ok(new SerializedAnswer(graph, graphJson));
       },
     }),
     defineJob({
@@ -26,16 +27,15 @@ export function lineageJobs(rt: TaskRuntime) {
       run: async ({ task_id }) => {
         const record = rt.index.get(task_id);
         if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
-        const { graph, relations } = buildLineage(rt.index, task_id);
-        return ok({
-          task_id,
-          status: record.status,
-          metadata_exists: record.hasMetadata,
-          metadata_path: relativeTaskPath(record.parts, task_id, TASK_FILES.metadata),
-          log_path: record.status.log_path || null,
-          graph,
-          relations,
-        });
+        const { graph, relations, graphJson } = buildLineage(rt.index, task_id);
+        const metadataPath = relativeTaskPath(record.parts, task_id, TASK_FILES.metadata);
+        const logPath = record.status.log_path || null;
+        const value = { task_id, status: record.status, metadata_exists: record.hasMetadata, metadata_path: metadataPath, log_path: logPath, graph, relations };
+        // The same fields as text, from the cached texts of the status and of the graph's nodes.
+        const json =
+          `{"task_id":${JSON.stringify(task_id)},"status":${rt.index.statusJson(record.status).json},"metadata_exists":${record.hasMetadata},` +
+          `"metadata_path":${JSON.stringify(metadataPath)},"log_path":${JSON.stringify(logPath)},"graph":${graphJson},"relations":${JSON.stringify(relations)}}`;
+        return ok(new SerializedAnswer(value, json));
       },
     }),
   ];
