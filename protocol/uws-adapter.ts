@@ -53,7 +53,11 @@ class UwsResponse implements ResponseSink {
   /** The streamed request body, while it may still be arriving. */
   requestBody: BodyQueue | null = null;
 
-  constructor(private readonly res: HttpResponse) {}
+  constructor(
+    private readonly res: HttpResponse,
+    /** A HEAD request: answers report their length but send no body (uWS would send it). */
+    private readonly headOnly = false,
+  ) {}
 
   /** Created on first use: most requests never look at their abort signal. */
   get signal(): AbortSignal {
@@ -91,7 +95,10 @@ class UwsResponse implements ResponseSink {
     const close = headers['connection'] === 'close';
     this.res.cork(() => {
       this.#head(status, headers);
-      this.res.end(body, close);
+      if (!this.headOnly) return void this.res.end(body, close);
+      // The length by hand: this build's endWithoutBody(length) reports a wrong one, or none.
+      this.res.writeHeader('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+      this.res.endWithoutBody();
     });
   }
 
@@ -253,7 +260,7 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
       const method = req.getMethod().toUpperCase();
       const path = req.getUrl();
       const query = req.getQuery() ?? '';
-      const sink = new UwsResponse(res);
+      const sink = new UwsResponse(res, method === 'HEAD');
       let abortBody: ((err: Error) => void) | null = null;
       res.onAborted(() => {
         sink.onAborted();
