@@ -1,7 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, utimes, writeFile } from 'node:fs/promises';
-import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import t from 'tap';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -41,26 +40,6 @@ t.test('GET /files streams a workspace file with its type, name and validators',
   t.equal(await head.text(), '');
   const empty = await workspaceWith(svc, { 'empty.bin': '' }).then(() => get(svc, 'empty.bin'));
   t.same([empty.status, empty.headers.get('content-length'), await empty.text()], [200, '0', '']);
-});
-
-t.test('GET /files: HEAD answers headers only, on the wire: the next answer on the connection is intact', async (t) => {
-  const svc = await startTestService(t);
-  await workspaceWith(svc, { 'a.txt': 'x'.repeat(1000) });
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  t.teardown(() => agent.destroy());
-  const send = (method: string) =>
-    new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
-      const req = request(`${svc.url}/files?path=a.txt`, { method, agent, headers: { authorization: `Bearer ${svc.token}` } }, (res) => {
-        let body = '';
-        res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-      });
-      req.on('error', reject).end();
-    });
-  const head = await send('HEAD');
-  t.same([head.status, head.headers['content-length'], head.headers['transfer-encoding'], head.body], [200, '1000', undefined, '']);
-  const after = await send('GET');
-  t.same([after.status, after.body.length], [200, 1000], 'no stray body bytes were left on the connection');
 });
 
 t.test('GET /files: Range gives 206, 416 past the end, the whole file for several ranges or a stale If-Range', async (t) => {

@@ -11,18 +11,18 @@ t.test('HEAD answers the length of the GET answer without its body, on both fron
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   t.teardown(() => agent.destroy());
   const send = (method: string, path: string) =>
-    new Promise<{ status: number; length: string | undefined; body: string }>((resolve, reject) => {
+    new Promise<{ status: number; length: string | undefined; chunked: boolean; body: string }>((resolve, reject) => {
       const req = request(`${svc.url}${path}`, { method, agent, headers: { authorization: `Bearer ${svc.token}` } }, (res) => {
         let body = '';
         res.on('data', (c: Buffer) => (body += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, length: res.headers['content-length'], body }));
+        res.on('end', () => resolve({ status: res.statusCode!, length: res.headers['content-length'], chunked: res.headers['transfer-encoding'] === 'chunked', body }));
       });
       req.on('error', reject).end();
     });
   for (const path of ['/health', '/jobs', '/openapi.json', '/files?path=a.txt', '/metrics']) {
     const head = await send('HEAD', path);
     const get = await send('GET', path);
-    t.same([head.status, head.body], [200, ''], `HEAD ${path}: no body`);
+    t.same([head.status, head.body, head.chunked], [200, '', false], `HEAD ${path}: no body, a known length`);
     t.equal(get.status, 200, `GET ${path} after it on the same connection`);
     // /metrics changes between two scrapes; the others answer the same bytes.
     if (path !== '/metrics') t.equal(Number(head.length), Buffer.byteLength(get.body), `HEAD ${path}: the length of the GET answer`);
