@@ -1,6 +1,7 @@
 import type { AppCapabilityFactory } from './capability.js';
 import { consoleCapability } from './console-capability.js';
 import { machineCapability } from '../supervisor/machine/capability.js';
+import { metricsCapability } from './metrics-capability.js';
 import { pluginsCapability } from '../supervisor/plugins/capability.js';
 import { proxyCapability } from './proxy-capability.js';
 import { snapshotsCapability } from '../supervisor/snapshots/capability.js';
@@ -15,6 +16,7 @@ export const DEFAULT_CAPABILITIES: readonly AppCapabilityFactory[] = [
   machineCapability,
   workspaceCapability,
   tasksCapability,
+  metricsCapability,
   pluginsCapability,
   snapshotsCapability,
   proxyCapability,

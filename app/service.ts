@@ -5,6 +5,7 @@ import type { HttpAdapter } from '../protocol/http.js';
 import { chooseAdapter } from '../protocol/adapter.js';
 import { InFlight } from '../protocol/in-flight.js';
 import { requestInProcess, type InProcessInit, type InProcessResponse } from '../protocol/in-process.js';
+import { buildOpenApi, createOpenApiRoute } from '../protocol/openapi.js';
 import { WorkerPool } from '../workers/pool.js';
 import type { Environment } from '../supervisor/capability.js';
 import type { AppCapability, AppCapabilityFactory } from './capability.js';
@@ -13,6 +14,7 @@ import type { Config } from '../supervisor/config.js';
 import { createForwarder } from '../protocol/forward.js';
 import { JobRegistry } from '../core/registry.js';
 import { lockWorkspace } from '../supervisor/workspace-lock.js';
+import { ServiceMetrics } from '../supervisor/metrics/service-metrics.js';
 
 export interface ServiceOptions {
   config: Config;
@@ -50,7 +52,8 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   // Every open SSE stream listens for the stop: any number of them is expected.
   setMaxListeners(0, stopping.signal);
   const pool = new WorkerPool();
-  const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token };
+  const metrics = new ServiceMetrics();
+  const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token, metrics };
   const capabilities: AppCapability[] = [];
   const closeAll = async () => {
     shutdown.abort();
@@ -61,7 +64,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   try {
     const forwarder = createForwarder(config.targets);
     for (const factory of opts.capabilities ?? DEFAULT_CAPABILITIES) capabilities.push(await factory(env));
-    const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null);
+    const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null, metrics.observeJobCall);
     const handler = createFrontDoor({
       registry,
       forwarder,
@@ -71,7 +74,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       stopping: stopping.signal,
       loopbackOnly: LOOPBACK.test(config.service.host),
       allowedOrigins: config.service.allowed_origins,
-      routes: capabilities.flatMap((c) => c.routes ?? []),
+      routes: [...capabilities.flatMap((c) => c.routes ?? []), createOpenApiRoute(buildOpenApi(registry, opts.token !== null))],
     });
     const adapter = opts.adapter ?? chooseAdapter();
     const inFlight = new InFlight();

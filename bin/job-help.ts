@@ -14,7 +14,8 @@ const COMMANDS = `Commands:
   taskyard plugin init NAME                      scaffold a TypeScript plugin in ./NAME
   taskyard task run MODULE --task NAME [--input v ...]
                                                  run a Task of a plugin module here, without a service
-  taskyard sync push TASK_ID... --target ADDR    copy finished Tasks to another service`;
+  taskyard sync push TASK_ID... --target ADDR    copy finished Tasks to another service
+  taskyard download PATH [-o FILE]               fetch a workspace file (--task ID --artifact NAME: an artifact)`;
 
 export const OPTIONS = `Options:
   --url URL          service address (default TASKYARD_URL or http://127.0.0.1:8420)

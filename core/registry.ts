@@ -4,6 +4,13 @@ import { check } from '../schemas/validator.js';
 import { DEFAULT_JOB_FLAGS, type Job, type JobContext, type JobFlags } from './job.js';
 import { ConfigError, describeError, HttpError } from './errors.js';
 
+/** Which entry point called a Job. */
+export type Transport = 'http' | 'sse' | 'mcp';
+/** How a call ended: a JobResponse with success true or false, or none at all. */
+export type CallOutcome = 'success' | 'failure' | 'no_result';
+/** Told when a Job starts running; the function it returns is told how the call ended. */
+export type JobCallObserver = (job: string, transport: Transport) => (outcome: CallOutcome) => void;
+
 /** A Job together with its effective flags after config overrides. */
 export interface RegisteredJob {
   readonly job: Job<TSchema>;
@@ -20,7 +27,10 @@ export class JobRegistry {
   readonly #public = new Map<string, RegisteredJob>();
   readonly catalog: JobCatalog;
 
-  constructor(jobs: readonly Job<TSchema>[], overrides: Record<string, Partial<JobFlags>>, tokenConfigured: boolean) {
+  readonly #observe: JobCallObserver | undefined;
+
+  constructor(jobs: readonly Job<TSchema>[], overrides: Record<string, Partial<JobFlags>>, tokenConfigured: boolean, observe?: JobCallObserver) {
+    this.#observe = observe;
     const byName = new Map(jobs.map((j) => [j.name, j]));
     if (byName.size !== jobs.length) throw new Error('two Jobs share a name');
     for (const name of Object.keys(overrides)) {
@@ -66,7 +76,14 @@ export class JobRegistry {
    * Runs prepared arguments; anything thrown becomes a business failure. Never throws. Answers
    * null when the Job produced no JobResponse, so each transport can say so in its own words.
    */
-  async execute(entry: RegisteredJob, args: unknown, ctx: JobContext): Promise<JobResponse | null> {
+  async execute(entry: RegisteredJob, args: unknown, ctx: JobContext, transport: Transport = 'http'): Promise<JobResponse | null> {
+    const ended = this.#observe?.(entry.job.name, transport);
+    const response = await this.#run(entry, args, ctx);
+    ended?.(response === null ? 'no_result' : response.success ? 'success' : 'failure');
+    return response;
+  }
+
+  async #run(entry: RegisteredJob, args: unknown, ctx: JobContext): Promise<JobResponse | null> {
     let result: unknown;
     try {
       result = await entry.job.run(args, ctx);

@@ -1,7 +1,8 @@
 import { hash, timingSafeEqual } from 'node:crypto';
 import type { HeaderMap } from './http.js';
 
-const PROTECTED = ['/health', '/jobs', '/files', '/mcp'];
+// `/metrics` and `/openapi.json` follow the rule of `/jobs` (they describe the same service).
+const PROTECTED = ['/health', '/jobs', '/files', '/mcp', '/metrics', '/openapi.json'];
 const BEARER = /^Bearer[ \t]+(.+?)[ \t]*$/i;
 
 /** Spec, Authentication 1: the root and every subpath of these prefixes need the bearer token. */

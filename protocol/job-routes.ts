@@ -113,7 +113,7 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   const ctx = createJobContext(() => [req.signal, opts.stopping, opts.shutdown], true, async (event: JobEvent) => {
     await sse.send(event);
   });
-  const response = await unlessStopping(opts.registry.execute(entry, args, ctx), opts.stopping);
+  const response = await unlessStopping(opts.registry.execute(entry, args, ctx, 'sse'), opts.stopping);
   if (response === STOPPED) return sse.finish(STOPPING);
   await sse.finish(response ? { kind: 'result', ...response } : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });
 }

@@ -5,11 +5,12 @@ import type { Bundle, BundleFile } from './static-bundle.js';
 
 /**
  * The page only talks to its own origin and runs only its own bundled script, so a Markdown file
- * from the workspace cannot run code even if it slipped past the sanitiser.
+ * from the workspace cannot run code even if it slipped past the sanitiser. Images fetched from
+ * `/files` are shown as `blob:` URLs of this origin (in `<img>`, where an svg runs no script).
  */
 const SECURITY_HEADERS: Readonly<HeaderMap> = Object.freeze({
   'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',

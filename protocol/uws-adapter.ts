@@ -53,7 +53,11 @@ class UwsResponse implements ResponseSink {
   /** The streamed request body, while it may still be arriving. */
   requestBody: BodyQueue | null = null;
 
-  constructor(private readonly res: HttpResponse) {}
+  constructor(
+    private readonly res: HttpResponse,
+    /** A HEAD request: answers report their length but send no body (uWS would send it). */
+    private readonly headOnly = false,
+  ) {}
 
   /** Created on first use: most requests never look at their abort signal. */
   get signal(): AbortSignal {
@@ -91,7 +95,10 @@ class UwsResponse implements ResponseSink {
     const close = headers['connection'] === 'close';
     this.res.cork(() => {
       this.#head(status, headers);
-      this.res.end(body, close);
+      if (!this.headOnly) return void this.res.end(body, close);
+      // The length by hand: this build's endWithoutBody(length) reports a wrong one, or none.
+      this.res.writeHeader('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+      this.res.endWithoutBody();
     });
   }
 
@@ -147,6 +154,8 @@ class UwsResponse implements ResponseSink {
 
   stream(status: number, headers: ResponseHeaders): BodyWriter {
     if (!this.aborted) this.res.cork(() => this.#head(status, headers));
+    const length = headers['content-length'];
+    if (typeof length === 'string' && /^\d+$/.test(length)) return this.#sized(Number(length));
     return {
       write: async (chunk) => {
         if (this.aborted) return false;
@@ -161,6 +170,51 @@ class UwsResponse implements ResponseSink {
         // Body chunks still to come have no reader now; the ended response must not be paused.
         if (this.requestBody && !this.requestBody.complete) void this.requestBody.discard();
         this.res.cork(() => this.res.end());
+      },
+      abort: () => {
+        if (this.aborted) return;
+        this.aborted = true;
+        this.res.close();
+      },
+    };
+  }
+
+  /**
+   * A body of known length (a file download): written with tryEnd, so uWS sends Content-Length
+   * instead of chunked encoding. tryEnd takes what the socket accepts and leaves the rest to us;
+   * the write offset says how much of the chunk went out.
+   */
+  #sized(total: number): BodyWriter {
+    return {
+      write: async (chunk) => {
+        let rest = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+        while (!this.aborted) {
+          const before = this.res.getWriteOffset();
+          let ok = false;
+          let done = false;
+          this.res.cork(() => ([ok, done] = this.res.tryEnd(rest, total)));
+          if (done) {
+            this.aborted = true; // the response is complete
+            return true;
+          }
+          if (ok) return true;
+          await this.#writable();
+          if (this.aborted) break;
+          rest = rest.subarray(this.res.getWriteOffset() - before);
+          if (rest.byteLength === 0) return true;
+        }
+        return false;
+      },
+      end: () => {
+        if (this.aborted) return;
+        this.aborted = true;
+        this.res.cork(() => {
+          if (this.res.getWriteOffset() > 0 || total === 0) return void this.res.end();
+          // Nothing written: a HEAD answer, which reports the length without a body. (This
+          // build's endWithoutBody(length) leaves the connection stuck; the header by hand does not.)
+          this.res.writeHeader('content-length', String(total));
+          this.res.endWithoutBody();
+        });
       },
       abort: () => {
         if (this.aborted) return;
@@ -206,7 +260,7 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
       const method = req.getMethod().toUpperCase();
       const path = req.getUrl();
       const query = req.getQuery() ?? '';
-      const sink = new UwsResponse(res);
+      const sink = new UwsResponse(res, method === 'HEAD');
       let abortBody: ((err: Error) => void) | null = null;
       res.onAborted(() => {
         sink.onAborted();

@@ -2,6 +2,7 @@ import type { TSchema } from '@sinclair/typebox';
 import type { Config } from './config.js';
 import type { Job } from '../core/job.js';
 import type { WorkerPool } from '../workers/pool.js';
+import type { ServiceMetrics } from './metrics/service-metrics.js';
 
 /** What every capability may use: built once per service process. */
 export interface Environment {
@@ -14,6 +15,8 @@ export interface Environment {
   readonly shutdown: AbortSignal;
   /** The service's bearer token (null or absent: an open service); never to be sent anywhere. */
   readonly token?: string | null;
+  /** The service's Prometheus metrics, for whoever counts something. */
+  readonly metrics: ServiceMetrics;
 }
 
 /**

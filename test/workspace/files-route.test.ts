@@ -176,7 +176,7 @@ t.test('DELETE /files removes staged files only; repeating is harmless', async (
     t.equal((await remove(query)).status, 422, `DELETE /files${query}`);
   }
   t.ok(existsSync(join(svc.workspace, 'data/keep.txt')));
-  t.equal((await svc.fetch('/files', { method: 'GET' })).status, 405);
+  t.equal((await svc.fetch('/files', { method: 'PUT' })).status, 405);
   t.equal((await svc.fetch('/files/other', { method: 'POST' })).status, 404);
   t.equal((await fetch(`${svc.url}/files?path=${encodeURIComponent(staged)}`, { method: 'DELETE' })).status, 401, 'the token is required');
 });

@@ -1,6 +1,7 @@
 import './styles/base.css';
 import './styles/components.css';
 import './styles/pages.css';
+import './styles/files.css';
 import { Api, ApiError } from './api/client.js';
 import { clearToken, loadToken, takeTokenFromUrl } from './api/token.js';
 import type { Page } from './app/page.js';

@@ -107,6 +107,16 @@ export class Api {
   }
 
   /**
+   * `GET /files?path=`: a workspace file of this service as a Blob (a download carries the bearer
+   * token in a header, so it cannot be a plain link). Files are not forwarded to a target.
+   */
+  async file(path: string, signal?: AbortSignal): Promise<Blob> {
+    if (this.#target) throw new ApiError(422, 'Files can be downloaded from this service only, not from a selected target');
+    const res = await this.#fetch(`/files?path=${encodeURIComponent(path)}`, { headers: this.#headers(false), ...(signal ? { signal } : {}) });
+    return res.blob();
+  }
+
+  /**
    * `POST /jobs/{name}/events` with a streaming read: `onEvent` sees every event as it arrives,
    * the promise gives the terminal `result`. A stream cut before `result` is a failure (spec,
    * Events 3); aborting `signal` closes the stream.

@@ -118,7 +118,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     for (const s of c.status.steps) steps.set(s.name, s);
     showSteps(c.status.state);
     slots.result.replaceChildren(resultSection(c.status));
-    slots.artifacts.replaceChildren(artifactsSection(c.status));
+    slots.artifacts.replaceChildren(artifactsSection(c.status, api, signal));
     slots.input.replaceChildren(jsonView(c.status.config));
     void showMetadata(c);
     if (!TERMINAL_STATES.has(c.status.state) && !following) {

@@ -1,6 +1,8 @@
+import type { Api } from '../api/client.js';
 import { TERMINAL_STATES, type ArtifactRecord, type TaskContext, type TaskState, type TaskStatus, type TaskStep } from '../api/types.js';
 import { href } from '../app/router.js';
 import { h, notice } from '../ui/dom.js';
+import { downloadButton, imageView, isImage } from '../ui/file-download.js';
 import { durationBetween, formatBytes, formatDuration, timeLabel } from '../ui/format.js';
 import { jsonView } from '../ui/highlight.js';
 import { progressBar } from '../ui/progress-bar.js';
@@ -66,30 +68,41 @@ export function stepsSection(steps: readonly TaskStep[], state: TaskState): HTML
   );
 }
 
-/** Artifacts with sizes and checksums; each path opens in the workspace browser. */
-export function artifactsSection(s: TaskStatus): HTMLElement {
+/**
+ * Artifacts with sizes, checksums and a download button; each path opens in the workspace
+ * browser, and image artifacts are shown below the table.
+ */
+export function artifactsSection(s: TaskStatus, api: Api, signal: AbortSignal): HTMLElement {
   const artifacts = Object.entries(s.result.artifacts ?? {}) as Array<[string, ArtifactRecord]>;
   if (!artifacts.length) return notice('No artifacts.', 'empty');
   const dir = `${s.task_type}/${s.task_id}`;
-  return h(
-    'table',
-    { class: 'grid' },
-    h('thead', {}, h('tr', {}, ['name', 'path', 'size', 'sha256'].map((c) => h('th', { scope: 'col' }, c)))),
+  const box = h('div', { class: 'artifacts' });
+  const onError = (text: string) => box.prepend(notice(text, 'error'));
+  const images = artifacts.filter(([, a]) => isImage(a.path));
+  box.append(
     h(
-      'tbody',
-      {},
-      artifacts.map(([name, a]) =>
-        h(
-          'tr',
-          {},
-          h('td', {}, h('strong', {}, name)),
-          h('td', {}, h('a', { href: href(['workspace'], { path: dir, file: `${dir}/${a.path}` }) }, h('code', {}, a.path))),
-          h('td', { class: 'num' }, formatBytes(a.size)),
-          h('td', {}, h('code', { class: 'hash', title: a.sha256 }, a.sha256)),
+      'table',
+      { class: 'grid' },
+      h('thead', {}, h('tr', {}, ['name', 'path', 'size', 'sha256', ''].map((c) => h('th', { scope: 'col' }, c)))),
+      h(
+        'tbody',
+        {},
+        artifacts.map(([name, a]) =>
+          h(
+            'tr',
+            { 'data-artifact': name },
+            h('td', {}, h('strong', {}, name)),
+            h('td', {}, h('a', { href: href(['workspace'], { path: dir, file: `${dir}/${a.path}` }) }, h('code', {}, a.path))),
+            h('td', { class: 'num' }, formatBytes(a.size)),
+            h('td', {}, h('code', { class: 'hash', title: a.sha256 }, a.sha256)),
+            h('td', {}, downloadButton(api, `${dir}/${a.path}`, a.size, onError)),
+          ),
         ),
       ),
     ),
+    ...(images.length ? [h('div', { class: 'artifact-images' }, images.map(([name, a]) => h('figure', { 'data-artifact': name }, imageView(api, `${dir}/${a.path}`, a.size, signal, 'artifact-image'), h('figcaption', {}, name))))] : []),
   );
+  return box;
 }
 
 /** The typed output without its artifacts (shown above), or a note while there is none. */

@@ -1,8 +1,9 @@
-import { errorText } from '../api/client.js';
+import { errorText, type Api } from '../api/client.js';
 import type { Preview, WorkspaceEntry, WorkspaceListing } from '../api/types.js';
 import type { PageContext } from '../app/page.js';
 import { href, navigate } from '../app/router.js';
 import { h, notice, replaceChildren } from '../ui/dom.js';
+import { downloadButton, imageView, isImage } from '../ui/file-download.js';
 import { formatBytes, timeLabel } from '../ui/format.js';
 import { previewView } from '../ui/preview-view.js';
 
@@ -22,7 +23,7 @@ function crumbs(path: string): HTMLElement {
   );
 }
 
-function entryRow(e: WorkspaceEntry, selected: string | null): HTMLElement {
+function entryRow(e: WorkspaceEntry, selected: string | null, api: Api, onError: (text: string) => void): HTMLElement {
   const dir = e.kind === 'directory';
   const link = dir ? href(['workspace'], { path: e.path }) : href(['workspace'], { path: parentOf(e.path), file: e.path });
   return h(
@@ -32,6 +33,7 @@ function entryRow(e: WorkspaceEntry, selected: string | null): HTMLElement {
     h('td', {}, e.preview_kind ? h('span', { class: `kind-tag${e.supported ? '' : ' muted'}` }, e.preview_kind) : h('span', { class: 'muted' }, e.kind)),
     h('td', { class: 'num nowrap' }, dir ? '' : formatBytes(e.size)),
     h('td', { class: 'muted nowrap' }, timeLabel(e.modified_at)),
+    h('td', { class: 'row-actions' }, e.kind === 'file' ? downloadButton(api, e.path, e.size, onError, true) : ''),
   );
 }
 
@@ -49,11 +51,11 @@ export function renderWorkspace(container: HTMLElement, ctx: PageContext): void 
   ctx.api
     .answer<WorkspaceListing>('list_entries', { path }, { signal: ctx.signal })
     .then((l) => {
-      const up = path ? h('tr', {}, h('td', { colspan: 4 }, h('a', { href: href(['workspace'], { path: parentOf(path) }), class: 'entry' }, '↑ ..'))) : null;
+      const up = path ? h('tr', {}, h('td', { colspan: 5 }, h('a', { href: href(['workspace'], { path: parentOf(path) }), class: 'entry' }, '↑ ..'))) : null;
       replaceChildren(
         listing,
         l.entries.length || up
-          ? h('table', { class: 'grid entries' }, h('thead', {}, h('tr', {}, ['name', 'preview', 'size', 'modified'].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, up, l.entries.map((e) => entryRow(e, file))))
+          ? h('table', { class: 'grid entries' }, h('thead', {}, h('tr', {}, ['name', 'preview', 'size', 'modified', ''].map((c) => h('th', { scope: 'col' }, c)))), h('tbody', {}, up, l.entries.map((e) => entryRow(e, file, ctx.api, (text) => listing.prepend(notice(text, 'error'))))))
           : notice('This folder is empty.', 'empty'),
         l.truncated ? notice(`Only the first ${l.entries.length} entries are listed.`) : null,
       );
@@ -74,14 +76,19 @@ function showPreview(box: HTMLElement, file: string, offset: number, ctx: PageCo
       .catch((err: unknown) => body.prepend(notice(errorText(err), 'error')));
   });
   const meta = h('span', { class: 'muted' });
-  box.replaceChildren(h('header', { class: 'preview-head' }, h('h2', {}, h('code', {}, file.split('/').pop() ?? file)), meta, del), body);
+  const download = h('span', { class: 'download-slot' });
+  const onError = (text: string) => body.prepend(notice(text, 'error'));
+  box.replaceChildren(h('header', { class: 'preview-head' }, h('h2', {}, h('code', {}, file.split('/').pop() ?? file)), meta, download, del), body);
 
   const load = (at: number) => {
     body.setAttribute('aria-busy', 'true');
     ctx.api
       .answer<Preview>('preview_file', { path: file, offset: at, limit: PAGE_SIZE }, { signal: ctx.signal })
       .then((p) => {
-        meta.textContent = `${p.kind} · ${formatBytes(p.size)}`;
+        meta.textContent = `${isImage(file) ? 'image' : p.kind} · ${formatBytes(p.size)}`;
+        download.replaceChildren(downloadButton(ctx.api, file, p.size, onError));
+        // Images come through the download route; their preview answer only gave the size.
+        if (isImage(file)) return body.replaceChildren(imageView(ctx.api, file, p.size, ctx.signal));
         body.replaceChildren(previewView(p, PAGE_SIZE, (next) => {
           // Paging keeps its place in the URL without re-rendering the folder listing.
           history.replaceState(null, '', href(['workspace'], { path: parentOf(file), file, offset: next ? String(next) : null }));

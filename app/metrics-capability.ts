@@ -1,0 +1,10 @@
+import type { AppCapabilityFactory } from './capability.js';
+import { createMetricsRoute } from '../protocol/metrics-route.js';
+import { watchTaskMetrics } from '../supervisor/metrics/task-metrics.js';
+import { taskRuntimeOf } from '../supervisor/tasks/capability.js';
+
+/** Task gauges fed by the task index, and the `/metrics` route. Comes after the tasks capability. */
+export const metricsCapability: AppCapabilityFactory = (env) => {
+  const stop = watchTaskMetrics(taskRuntimeOf(env).index, env.metrics);
+  return { jobs: [], routes: [createMetricsRoute(env.metrics)], close: async () => void stop() };
+};
