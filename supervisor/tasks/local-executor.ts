@@ -135,7 +135,8 @@ export class LocalExecutor implements Executor {
 
   #ensure(): ChildProcess {
     if (this.#child?.connected) return this.#child;
-    const child = fork(SPAWNER, this.#spawnerArgs, { env: this.#env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    // No execArgv: the service's own flags (a debugger, a test runner's loader hooks) are not the spawner's.
+    const child = fork(SPAWNER, this.#spawnerArgs, { execArgv: [], env: this.#env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
     child.on('message', (event: SpawnerEvent) => this.#onEvent(event));
     child.once('exit', () => void this.#onSpawnerExit(child).catch((err: unknown) => console.error('taskyard: recovering the runs of a dead spawner failed', err)));
     child.on('error', () => undefined); // its exit says the same

@@ -11,7 +11,7 @@ import { STAGING_ROOT, stagedFilePath, uploadDirectory, uploadFileName } from '.
 import { receiveUpload, type ReceivedUpload, type UploadSource } from './upload-receiver.js';
 
 /** How often placing an upload is tried again when `delete_entries` removed a directory on its way. */
-const PLACE_ATTEMPTS = 3;
+const PLACE_ATTEMPTS = 10;
 
 const conflict = (message: string) => new HttpError(409, message);
 const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
@@ -118,8 +118,8 @@ export class UploadStaging {
           await mkdir(current);
           break;
         } catch (err) {
-          // Another upload created it meanwhile: look again (once).
-          if (code(err) !== 'EEXIST' || attempt > 0) throw err;
+          // Another upload created it meanwhile, or a deletion is racing us: look again.
+          if (code(err) !== 'EEXIST' || attempt >= PLACE_ATTEMPTS) throw err;
         }
       }
     }

@@ -92,7 +92,9 @@ function startPooled(): void {
   try {
     fd = openSync(slotLog, 'w', 0o644);
     const child = spawn(process.execPath, [RUNNER, RUN_FLAG, NO_RUN_YET, '--slot-log', slotLog], {
-      cwd: poolDir,
+      // Not the pool directory: a runner whose working directory vanished while it started (a
+      // workspace removed) hung for good in Node's start-up when NODE_OPTIONS preloads modules.
+      cwd: '/',
       detached: true,
       stdio: ['ignore', fd, fd, 'ipc'],
       env: process.env,
