@@ -103,7 +103,7 @@ async function throughput(svc: ServiceProcess, total: number, clients: number, t
 }
 
 /** The floor of one process per Task: `clients` loops spawning `node empty.js` and waiting for its exit, `total` in all. */
-async function spawnLoop(total: number, clients: number): Promise<number> {
+async function spawnLoop(total: number, clients: number, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-spawn-'));
   const script = join(dir, 'empty.js');
   await writeFile(script, '');
@@ -111,7 +111,7 @@ async function spawnLoop(total: number, clients: number): Promise<number> {
   const start = performance.now();
   await Promise.all(
     Array.from({ length: clients }, async () => {
-      while (next++ < total) await new Promise((resolve) => spawn(process.execPath, [script], { stdio: 'ignore' }).once('exit', resolve));
+      while (next++ < total) await new Promise((resolve) => spawn(process.execPath, [script], { stdio: 'ignore', env }).once('exit', resolve));
     }),
   );
   const perSecond = (total / (performance.now() - start)) * 1000;
@@ -133,11 +133,15 @@ export async function latencyAndThroughput(): Promise<void> {
     ];
     printTable('Task start latency, sequential, ms (target: running within 1.5x the bare spawn)', ['measure', 'p50 ms', 'p99 ms', 'x spawn p50'], rows);
     const floorRate = await spawnLoop(500, 16);
+    const noCaEnv = { ...process.env };
+    delete noCaEnv['NODE_EXTRA_CA_CERTS'];
+    const noCaRate = await spawnLoop(500, 16, noCaEnv);
     const t = await throughput(svc, 500, 16, 'demo');
     const plugin = await pluginThroughput();
     const r = stats(t.running);
     printTable('Sustained throughput, 500 submits from 16 clients, each submit + wait_task (target >= 150 Tasks/s, running p50 <= 5 ms)', ['run', 'Tasks/s', 'x spawn loop', 'succeeded', 'submit→running p50 ms', 'p99 ms'], [
       ['bare node spawn loop, empty script, 16 at a time (floor)', floorRate, '1.00', '', '', ''],
+      ['  same without NODE_EXTRA_CA_CERTS (runners start without it)', noCaRate, (noCaRate / floorRate).toFixed(2), '', '', ''],
       ['stepped demo', t.perSecond, (t.perSecond / floorRate).toFixed(2), `${t.succeeded}/500`, r.p50, r.p99],
       ['  a plugin Task that returns at once', plugin.perSecond, (plugin.perSecond / floorRate).toFixed(2), `${plugin.succeeded}/500`, stats(plugin.running).p50, stats(plugin.running).p99],
     ]);
