@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTerminal } from '../../workers/task-runner/record-files.js';
@@ -71,7 +71,8 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
   const drainLog = async (final: boolean) => {
     for (;;) {
       if (offset === -2) {
-        const size = await stat(logFile).then((s) => s.size, () => 0);
+        // lstat: a link a Task put there is not followed (reading it is refused right after).
+        const size = await lstat(logFile).then((s) => s.size, () => 0);
         offset = size > REPLAY_LIMIT_BYTES ? -1 : 0;
       }
       const known = live && !live.closed && !final ? live.logSize : Infinity;

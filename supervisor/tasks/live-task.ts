@@ -2,10 +2,10 @@ import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
-import { openRegularFile } from '../../workers/safe-file.js';
 import { isTempFile, isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { readLogWindow } from './log-reader.js';
 import { readStatus } from './records.js';
+import { openTaskFile } from './task-file.js';
 import type { TaskIndex } from './task-index.js';
 import type { TaskIdParts } from './task-ids.js';
 
@@ -162,7 +162,6 @@ export class LiveTask {
     try {
       return await read();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
       if (!this.#refused.has(what)) {
         this.#refused.add(what);
         console.error(`taskyard: ${this.#run.id}: its ${what} file is not read: ${(err as Error).message}`);
@@ -172,9 +171,10 @@ export class LiveTask {
   }
 
   async #readEvents(): Promise<boolean> {
-    const handle = await openRegularFile(join(this.#run.dir, TASK_FILES.events));
+    const opened = await openTaskFile(join(this.#run.dir, TASK_FILES.events));
+    if (!opened) return false;
+    const { handle, stat: { size } } = opened;
     try {
-      const size = (await handle.stat()).size;
       if (size <= this.#eventsOffset) return false;
       const buf = Buffer.alloc(size - this.#eventsOffset);
       const { bytesRead } = await handle.read(buf, 0, buf.length, this.#eventsOffset);
@@ -199,8 +199,9 @@ export class LiveTask {
   }
 
   async #readLogSize(): Promise<boolean> {
-    const handle = await openRegularFile(join(this.#run.dir, TASK_FILES.log));
-    const size = await handle.stat().then((s) => s.size).finally(() => handle.close());
+    const opened = await openTaskFile(join(this.#run.dir, TASK_FILES.log));
+    await opened?.handle.close();
+    const size = opened?.stat.size ?? 0;
     if (size === this.logSize) return false;
     this.logSize = size;
     this.#logReads.clear();

@@ -68,11 +68,6 @@ export class LocalExecutor implements Executor {
     this.#graceMs = opts.graceMs;
   }
 
-  /** Starts the spawner (and its pool) before the first submit needs it. */
-  warm(): void {
-    this.#ensure();
-  }
-
   start(req: RunSpec): Promise<Worker> {
     return new Promise((resolve, reject) => {
       let resolveEnd!: (end: WorkerEnd) => void;

@@ -59,16 +59,18 @@ async function isHollow(dir: string): Promise<boolean> {
 }
 
 /**
- * Start-up: removes what interrupted submits and replacements left (hidden run directories, and
- * Task directories holding no record, only temp files or nothing). Answers how many were removed.
+ * Start-up, after the index scan: removes what interrupted submits and replacements left (hidden
+ * run directories, and Task directories holding no record, only temp files or nothing). Only
+ * directories the scan found no record in are looked into, so a large workspace pays one listing
+ * per type directory. Answers how many were removed.
  */
-export async function sweepInterruptedRuns(workspace: string): Promise<number> {
+export async function sweepInterruptedRuns(workspace: string, indexed: (id: string) => boolean): Promise<number> {
   let removed = 0;
   for (const type of await readdir(workspace, { withFileTypes: true }).catch(() => [])) {
     if (!type.isDirectory() || !TASK_TYPE.test(type.name)) continue;
     const typeDir = join(workspace, type.name);
     for (const entry of await readdir(typeDir, { withFileTypes: true }).catch(() => [])) {
-      if (!entry.isDirectory()) continue;
+      if (!entry.isDirectory() || indexed(entry.name)) continue;
       const dir = join(typeDir, entry.name);
       const leftover = entry.name.startsWith(NEW_PREFIX) || entry.name.startsWith(OLD_PREFIX) || (parseTaskId(entry.name)?.type === type.name && (await isHollow(dir)));
       if (!leftover) continue;

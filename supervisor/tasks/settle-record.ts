@@ -48,13 +48,11 @@ export async function terminalStatusOf(run: RunFiles, fallback: TaskStatus | nul
 
 /**
  * Writes a terminal status the service decided, durably, once. False when it could not (ENOSPC,
- * EIO: logged); true when it landed or there is nothing of this run left to write over.
+ * EIO: logged); true when it landed or the directory is gone. The caller has just seen this run's
+ * record in place (`terminalStatusOf`, or the retry's own check).
  */
 export async function writeTerminalRecord(run: RunFiles, status: TaskStatus): Promise<boolean> {
   try {
-    const onDisk = await readStatus(run.dir, run.id, run.type);
-    // Replaced or removed since: nothing of ours left to record.
-    if (onDisk && onDisk.run_id !== run.runId) return true;
     await writeJsonAtomic(join(run.dir, TASK_FILES.status), status);
     return true;
   } catch (err) {
@@ -73,6 +71,9 @@ export async function retryTerminalRecord(run: RunFiles, status: TaskStatus, sti
   while (!signal.aborted) {
     await delay(RECORD_RETRY_MS, undefined, { signal }).catch(() => undefined);
     if (signal.aborted || !stillOurs()) return;
+    // Replaced or removed while the disk was full: nothing of ours left to record.
+    const onDisk = await readStatus(run.dir, run.id, run.type);
+    if (onDisk && onDisk.run_id !== run.runId) return;
     if (await writeTerminalRecord(run, status)) {
       console.error(`taskyard: the ${status.state} record of ${run.id} is written now`);
       return;

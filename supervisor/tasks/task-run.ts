@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { TaskStatus } from '../../schemas/tasks.js';
 import { TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { LiveTask } from './live-task.js';
@@ -6,7 +7,6 @@ import { identityVariables } from './task-environment.js';
 import { retryTerminalRecord, terminalStatusOf, writeTerminalRecord } from './settle-record.js';
 import type { TaskIndex } from './task-index.js';
 import type { TaskIdParts } from './task-ids.js';
-import { join } from 'node:path';
 
 /** One run to own: where its record is and which definition runs it. */
 export interface RunSpec {

@@ -47,8 +47,8 @@ export class TaskRuntime {
   async start(): Promise<void> {
     await this.catalog.reload();
     await this.#clearPool();
-    await sweepInterruptedRuns(this.workspace);
     await this.index.scan();
+    await sweepInterruptedRuns(this.workspace, (id) => this.index.get(id) !== undefined);
     this.#workspaceWatch = new WorkspaceWatch(this.index, (record) => {
       this.takeOver([record]).catch((err: unknown) => console.error(`taskyard: taking over ${record.id} failed`, err));
     });

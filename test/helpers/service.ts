@@ -11,10 +11,6 @@ export { waitFor } from './wait-for.js';
 
 export const TEST_TOKEN = 'test-token-0123456789';
 
-// tap runs each test file with its loader hooks in NODE_OPTIONS. Task runners and other children
-// of the service under test would inherit them: slower starts, and a runner idle in the pool could
-// hang in those hooks' exit handling when its spawner went away (seen: idle runners left behind).
-delete process.env['NODE_OPTIONS'];
 
 export interface TestService extends RunningService {
   readonly token: string | null;

@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { closeSync, existsSync, openSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeJsonAtomicSync } from '../../workers/task-runner/record-files.js';
@@ -127,7 +127,7 @@ t.test('a Task that swaps its events.jsonl for a directory, also across a restar
   const handle = await submitOk(t, first, { task: 'hostile-files', seconds: 4 });
   const running = await waitState(first, handle.task_id, 'running');
   const eventsPath = join(workspace, 'fixture', handle.task_id, 'events.jsonl');
-  await waitFor(() => existsSync(eventsPath) && !existsSync(join(eventsPath, 'x')) && execFileSync('stat', ['-c', '%F', eventsPath]).toString().includes('directory'), 5000, 'the swap');
+  await waitFor(() => lstatSync(eventsPath, { throwIfNoEntry: false })?.isDirectory(), 5000, 'the Task to swap events.jsonl for a directory');
   t.equal((await first.call('status', { task_id: handle.task_id })).status, 200, 'the service lives');
   await first.close();
   const second = await startTaskService(t, { workspace });
