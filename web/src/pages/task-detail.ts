@@ -72,9 +72,12 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
 
   // The graph is read once per load; the selected node shows the state the page follows.
   let graph: TaskContext['graph'] | null = null;
+  // Everything drawn from the status itself changes together: a head saying "succeeded" next to
+  // a Result card still saying "not started" was seen while a followed Task ended.
   function showStatus(s: TaskStatus): void {
     showHead(s);
     slots.overview.replaceChildren(overviewSection(s));
+    slots.result.replaceChildren(resultSection(s));
     slots.lineage.querySelector('svg.lineage')?.replaceWith(...(graph ? [lineageGraph(graph, s.state)] : []));
   }
 
@@ -117,7 +120,6 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     steps.clear();
     for (const s of c.status.steps) steps.set(s.name, s);
     showSteps(c.status.state);
-    slots.result.replaceChildren(resultSection(c.status));
     slots.artifacts.replaceChildren(artifactsSection(c.status, api, signal));
     slots.input.replaceChildren(jsonView(c.status.config));
     void showMetadata(c);
