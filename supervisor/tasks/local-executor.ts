@@ -101,7 +101,10 @@ export class LocalExecutor implements Executor {
   async stop(worker: Worker): Promise<void> {
     await killProcessTree(worker.pid, this.#graceMs);
     const deadline = Date.now() + GONE_WITHIN_MS;
-    await Promise.race([worker.ended, delay(GONE_WITHIN_MS)]);
+    // The timer is cancelled once the end is seen, so a stop leaves nothing armed behind it.
+    const gaveUp = new AbortController();
+    await Promise.race([worker.ended, delay(GONE_WITHIN_MS, undefined, { signal: gaveUp.signal }).catch(() => undefined)]);
+    gaveUp.abort();
     while (Date.now() < deadline && (await collectTree([worker.pid])).length > 0) await delay(25);
   }
 

@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { createHash, randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdir, symlink, utimes, writeFile } from 'node:fs/promises';

@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import t, { type Test } from 'tap';

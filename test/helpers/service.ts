@@ -5,7 +5,8 @@ import type { Test } from 'tap';
 import { validateConfig } from '../../supervisor/config.js';
 import { startService, type RunningService, type ServiceOptions } from '../../app/service.js';
 import type { JobResponse } from '../../schemas/job-response.js';
-import { killTaskProcesses } from './task-processes.js';
+import { reportLeak } from './leak-check.js';
+import { killTaskProcesses, liveTaskProcesses } from './task-processes.js';
 
 export { waitFor } from './wait-for.js';
 
@@ -60,7 +61,9 @@ export async function startTestService(t: Test, opts: TestServiceOptions = {}): 
   const token = opts.token === undefined ? TEST_TOKEN : opts.token;
   const running = await startService({ config, token, ...(opts.capabilities ? { capabilities: opts.capabilities } : {}) });
   t.teardown(async () => {
-    // Tasks outlive the service by design (a restart adopts them); a test must not leave any.
+    // Tasks outlive the service by design (a restart adopts them); a test must not leave any:
+    // a leftover fails the test, named, and is then killed so the next test starts clean.
+    for (const task of await liveTaskProcesses(workspace)) reportLeak(`${task} still running when its service closed`);
     await killTaskProcesses(workspace);
     await running.close();
     if (!opts.workspace) await rm(workspace, { recursive: true, force: true });

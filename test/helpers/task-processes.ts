@@ -8,21 +8,28 @@ import { waitFor } from './wait-for.js';
  * The pids recorded by still-active status files (Task process-group leaders). Finished records
  * are skipped: their pid may already belong to an unrelated process.
  */
-async function recordedPids(workspace: string): Promise<number[]> {
-  const pids: number[] = [];
+async function recordedRuns(workspace: string): Promise<Array<{ pid: number; task: string }>> {
+  const runs: Array<{ pid: number; task: string }> = [];
   for (const type of await readdir(workspace).catch(() => [] as string[])) {
     for (const id of await readdir(join(workspace, type)).catch(() => [] as string[])) {
       // Read like the service reads records: a FIFO or link named status.json is skipped, not waited on.
       const status = await readJsonObject(join(workspace, type, id, 'status.json'));
-      if (typeof status?.['pid'] === 'number' && (status['state'] === 'queued' || status['state'] === 'running')) pids.push(status['pid']);
+      if (typeof status?.['pid'] === 'number' && (status['state'] === 'queued' || status['state'] === 'running')) runs.push({ pid: status['pid'], task: `${type}/${id}` });
     }
   }
-  return pids;
+  return runs;
+}
+
+/** The Tasks of the workspace whose recorded process still runs, as `type/id (pid N)`. */
+export async function liveTaskProcesses(workspace: string): Promise<string[]> {
+  const live: string[] = [];
+  for (const run of await recordedRuns(workspace)) if ((await isRunning(run.pid)) || !(await groupGone(run.pid))) live.push(`Task ${run.task} (pid ${run.pid})`);
+  return live;
 }
 
 /** Kills every Task process group recorded in the workspace and waits until they are gone. */
 export async function killTaskProcesses(workspace: string, extraPids: number[] = []): Promise<void> {
-  const pids = [...(await recordedPids(workspace)), ...extraPids];
+  const pids = [...(await recordedRuns(workspace)).map((r) => r.pid), ...extraPids];
   for (const pid of pids) {
     for (const target of [-pid, pid]) {
       try {

@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

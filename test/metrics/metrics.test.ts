@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import parsePrometheusTextFormat, { type ParsedFamily } from 'parse-prometheus-text-format';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

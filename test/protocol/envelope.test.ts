@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import t from 'tap';
 import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
 import { startTestService } from '../helpers/service.js';

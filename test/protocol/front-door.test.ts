@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import t from 'tap';
 import { startTestService } from '../helpers/service.js';
 import { connectMcp } from '../helpers/mcp-client.js';

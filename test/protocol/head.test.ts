@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';

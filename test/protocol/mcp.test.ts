@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { join } from 'node:path';

@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent, request } from 'node:http';

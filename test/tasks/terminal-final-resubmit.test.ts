@@ -3,11 +3,11 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runToEnd, startTaskService, statusOf, waitTask, type Handle } from './task-helpers.js';
 
-t.test('terminal is final: 200 cycles of submit → wait_task → fixed-name resubmit, none refused', async (t) => {
+t.test('terminal is final: 60 cycles of submit → wait_task → fixed-name resubmit, none refused', async (t) => {
   const svc = await startTaskService(t);
   const refusals: string[] = [];
   let handle = await runToEnd(t, svc, { task: 'demo', x: 0, y: 1, task_name: 'again' });
-  for (let i = 1; i < 200; i++) {
+  for (let i = 1; i < 60; i++) {
     const next = await svc.call('submit', { task: 'demo', x: i, y: 1, task_name: 'again' });
     if (!next.body.success) {
       refusals.push(String(next.body.answer));

@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, symlink } from 'node:fs/promises';

@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';

@@ -1,0 +1,120 @@
+/**
+ * The suite's leak check, loaded into every test process by `.taprc` (`node-arg: --import`).
+ *
+ * It takes a census of what keeps this process busy (child processes and their descendants,
+ * sockets and servers, ref'd timers, file watchers, worker threads) before the test file runs,
+ * and again after the file's last teardown; whatever the file added and did not end fails it,
+ * named. Things that close asynchronously (a socket whose peer just closed) get a short bounded
+ * wait first. Helpers that clean up after a test (a Task left running, found and killed by the
+ * service teardown) report what they had to clean through `reportLeak`, so nothing is swept away
+ * silently.
+ *
+ * The check runs at the end of the file, not of each test, because a file-level service starts
+ * its spawner and runners lazily inside whichever test first submits. A leak makes the test
+ * process exit 1 (tap marks the file `not ok`) and is written under `.tap/leaks/`, where
+ * `run-suite` names it in the closing summary.
+ */
+import { createHook } from 'node:async_hooks';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { relative } from 'node:path';
+import t from 'tap';
+import { listProcesses } from '../../workers/process-tree.js';
+
+/** How long a leftover may take to go away on its own after the file's teardowns. */
+const SETTLE_MS = 3_000;
+/** Where leak reports go, one file per test process, for `run-suite`. */
+export const LEAKS_DIR = '.tap/leaks';
+/** Resource kinds that are not leaks: tap's own pipes, stdio, and fs requests in flight. */
+const IGNORED = new Set(['TTYWrap', 'PipeWrap', 'FSReqCallback', 'FSReqPromise']);
+
+const reported: string[] = [];
+
+/** Called by a helper that had to end something a test left behind; fails the test file. */
+export function reportLeak(what: string): void {
+  reported.push(what);
+}
+
+/**
+ * With TASKYARD_LEAK_ORIGINS=1, the stack that created each live handle is kept and printed with a
+ * leak, to find its origin (too slow to keep on for the whole suite).
+ */
+const origins = new Map<number, { type: string; stack: string }>();
+if (process.env['TASKYARD_LEAK_ORIGINS']) {
+  createHook({
+    init(id, type) {
+      if (type === 'PROMISE' || IGNORED.has(type)) return;
+      const limit = Error.stackTraceLimit;
+      Error.stackTraceLimit = 40;
+      const frames = (new Error().stack ?? '').split('\n').filter((l) => l.includes(' at ') && !l.includes('leak-check') && !l.includes('async_hooks'));
+      Error.stackTraceLimit = limit;
+      origins.set(id, { type, stack: frames.slice(0, 12).map((l) => l.trim()).join(' | ') });
+    },
+    destroy(id) {
+      origins.delete(id);
+    },
+  }).enable();
+}
+
+function census(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const kind of process.getActiveResourcesInfo()) if (!IGNORED.has(kind)) counts.set(kind, (counts.get(kind) ?? 0) + 1);
+  return counts;
+}
+
+/** Live (non-zombie) descendants of this process, by pid. */
+async function descendants(): Promise<Set<number>> {
+  const all = await listProcesses();
+  const mine = new Set<number>([process.pid]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) {
+      if (mine.has(p.pid) || !mine.has(p.ppid)) continue;
+      mine.add(p.pid);
+      grew = true;
+    }
+  }
+  mine.delete(process.pid);
+  return new Set(all.filter((p) => mine.has(p.pid) && p.state !== 'Z').map((p) => p.pid));
+}
+
+async function commandLine(pid: number): Promise<string> {
+  const raw = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  return raw.split('\0').filter(Boolean).join(' ').slice(0, 160) || '?';
+}
+
+interface Snapshot {
+  resources: Map<string, number>;
+  processes: Set<number>;
+}
+
+async function leftovers(before: Snapshot): Promise<string[]> {
+  const found: string[] = [];
+  for (const [kind, n] of census()) {
+    const extra = n - (before.resources.get(kind) ?? 0);
+    if (extra > 0) found.push(`${extra} × ${kind}`);
+  }
+  for (const pid of await descendants()) if (!before.processes.has(pid)) found.push(`process ${pid}: ${await commandLine(pid)}`);
+  return found;
+}
+
+const before: Snapshot = { resources: census(), processes: await descendants() };
+
+// Registered before the test file's own teardowns, so it runs after all of them.
+t.teardown(async () => {
+  let found = await leftovers(before);
+  const deadline = performance.now() + SETTLE_MS;
+  while (found.length > 0 && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    found = await leftovers(before);
+  }
+  const all = [...reported, ...found];
+  if (all.length === 0) return;
+  const file = relative(process.cwd(), process.argv[1] ?? '?');
+  const report = `${file} left behind: ${all.join('; ')}`;
+  console.error(`leak: ${report}`);
+  if (origins.size > 0) for (const o of origins.values()) console.error(`  live ${o.type}: ${o.stack}`);
+  mkdirSync(LEAKS_DIR, { recursive: true });
+  writeFileSync(`${LEAKS_DIR}/${process.pid}.txt`, `${report}\n`);
+  process.exitCode = 1;
+});
