@@ -56,7 +56,7 @@ async function drawnImages(page: Page, selector: string, count: number): Promise
   return waitFor(async () => {
     const images = await page.$$eval(selector, (els) => els.map((e) => e as unknown as { alt: string; complete: boolean; naturalWidth: number }).map((i): [string, number, boolean] => [i.alt, i.naturalWidth, i.complete && i.naturalWidth > 0]));
     return images.length === count && images.every((i) => i[2]) ? images.map(([alt, width]): [string, number] => [alt, width]) : null;
-  }, 10_000, `${count} decoded images at ${selector}`);
+  }, 30_000, `${count} decoded images at ${selector}`);
 }
 
 t.test('workspace browser: images shown through the download route, svg inert; download buttons; big files announced', async (t) => {
