@@ -1,0 +1,127 @@
+import type { ModelMessage } from 'ai';
+import { RuntimeError } from '../../core/errors.js';
+import type { JobContext } from '../../core/job.js';
+import type { JobRegistry } from '../../core/registry.js';
+import type { AgentSessionInfo, SessionRecord } from '../../schemas/agent.js';
+import type { AgentSection } from '../../schemas/config.js';
+import { failed, ok, type JobResponse } from '../../schemas/job-response.js';
+import { buildTools } from './agent-tools.js';
+import { createModel, NOT_CONFIGURED } from './backend.js';
+import { runTurn } from './run-turn.js';
+import { newId, SessionStore } from './session-store.js';
+
+/** A turn under way: how to stop it, and its end (records written). */
+interface RunningTurn {
+  readonly turnId: string;
+  readonly controller: AbortController;
+  done?: Promise<unknown>;
+}
+
+const record = (turnId: string, fields: Pick<SessionRecord, 'message' | 'turn'>): SessionRecord => ({ id: newId('m'), turn_id: turnId, created_at: new Date().toISOString(), ...fields });
+
+/**
+ * The agent actor: sessions on disk, at most one running turn per session, and the model behind
+ * them. The registry arrives after every capability is built (the agent's tools are its Jobs).
+ */
+export class AgentService {
+  readonly store: SessionStore;
+  readonly #running = new Map<string, RunningTurn>();
+  #registry: JobRegistry | undefined;
+
+  constructor(
+    workspace: string,
+    private readonly agent: AgentSection | undefined,
+    private readonly shutdown: AbortSignal,
+  ) {
+    this.store = new SessionStore(workspace);
+  }
+
+  attach(registry: JobRegistry): void {
+    this.#registry = registry;
+  }
+
+  /** The agent section, or the business failure that names the keys to set. */
+  configured(): AgentSection {
+    if (!this.agent) throw new RuntimeError(NOT_CONFIGURED);
+    return this.agent;
+  }
+
+  isRunning(sessionId: string): boolean {
+    return this.#running.has(sessionId);
+  }
+
+  withRunning(info: AgentSessionInfo): AgentSessionInfo & { running: boolean } {
+    return { ...info, running: this.isRunning(info.session_id) };
+  }
+
+  /** One turn of a session (a new one without `sessionId`); the answer is the final assistant text. */
+  async chat(message: string, sessionId: string | undefined, ctx: JobContext): Promise<JobResponse> {
+    const agent = this.configured();
+    const model = createModel(agent);
+    let id = sessionId;
+    if (id !== undefined) await this.store.info(id);
+    const busy = id === undefined ? undefined : this.#running.get(id);
+    if (busy) throw new RuntimeError(`session ${id} is busy with turn ${busy.turnId}: wait for it to end, or stop it with cancel_agent_turn`);
+    // Claimed before the next await, so two calls cannot both start a turn on one session.
+    const turn: RunningTurn = { turnId: newId('t'), controller: new AbortController() };
+    const claim = id ?? `new-${turn.turnId}`;
+    this.#running.set(claim, turn);
+    try {
+      if (id === undefined) {
+        id = (await this.store.create(message)).session_id;
+        this.#running.delete(claim);
+        this.#running.set(id, turn);
+      }
+      const run = this.#turn(id, turn, agent, model, message, ctx);
+      turn.done = run.catch(() => undefined);
+      return await run;
+    } finally {
+      this.#running.delete(id ?? claim);
+      this.#running.delete(claim);
+    }
+  }
+
+  async #turn(id: string, turn: RunningTurn, agent: AgentSection, model: ReturnType<typeof createModel>, message: string, ctx: JobContext): Promise<JobResponse> {
+    const history = (await this.store.records(id)).flatMap((r) => (r.message ? [r.message as ModelMessage] : []));
+    const user = record(turn.turnId, { message: { role: 'user', content: message } });
+    await this.store.append(id, [user]);
+    const outcome = await runTurn({
+      sessionId: id,
+      agent,
+      model,
+      tools: this.#registry ? buildTools(this.#registry, agent.tools) : {},
+      messages: [...history, { role: 'user', content: message }],
+      userText: message,
+      signal: AbortSignal.any([turn.controller.signal, ctx.signal, this.shutdown]),
+      emit: (event) => ctx.emit(event),
+    });
+    const end = record(turn.turnId, { turn: { status: outcome.status, usage: outcome.usage, error: outcome.error } });
+    await this.store.append(id, [...outcome.messages.map((m) => record(turn.turnId, { message: m as NonNullable<SessionRecord['message']> })), end]);
+    const metadata = { session_id: id, model: agent.model, usage: outcome.usage, turn_id: turn.turnId, status: outcome.status };
+    if (outcome.status === 'completed') return ok(outcome.answer, metadata);
+    return failed(`${outcome.status === 'cancelled' ? 'CancelledError' : 'RuntimeError'}: ${outcome.error}`, metadata);
+  }
+
+  /** True when this call stopped a running turn (answered once its records are written). */
+  async cancel(sessionId: string): Promise<boolean> {
+    await this.store.info(sessionId);
+    const turn = this.#running.get(sessionId);
+    if (!turn || turn.controller.signal.aborted) return false;
+    turn.controller.abort();
+    await turn.done;
+    return true;
+  }
+
+  async delete(sessionId: string): Promise<void> {
+    const turn = this.#running.get(sessionId);
+    if (turn) throw new RuntimeError(`session ${sessionId} has a running turn (${turn.turnId}): stop it with cancel_agent_turn, then delete`);
+    await this.store.delete(sessionId);
+  }
+
+  /** Stops every turn and waits until each has recorded how it ended. */
+  async close(): Promise<void> {
+    const turns = [...this.#running.values()];
+    for (const t of turns) t.controller.abort();
+    await Promise.all(turns.map((t) => t.done));
+  }
+}
