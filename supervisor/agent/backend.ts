@@ -27,6 +27,9 @@ export function createModel(agent: AgentSection, env: NodeJS.ProcessEnv = proces
   return provider.chatModel(agent.model);
 }
 
+/** Error codes that mean no connection was made. */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
 function causeCode(err: unknown): string | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
@@ -42,19 +45,18 @@ function causeCode(err: unknown): string | undefined {
 export function describeBackendError(err: unknown, agent: AgentSection): string {
   const where = `the model server at ${agent.base_url} (agent.backend ${agent.backend})`;
   const inner = err instanceof Error && err.name === 'AI_RetryError' ? ((err as { lastError?: unknown }).lastError ?? err) : err;
-  if (APICallError.isInstance(inner)) {
-    const status = inner.statusCode;
+  const status = APICallError.isInstance(inner) ? inner.statusCode : undefined;
+  if (APICallError.isInstance(inner) && status !== undefined && status >= 400) {
     if (status === 401 || status === 403) {
       const key = agent.api_key_env ? `check the key in the environment variable ${agent.api_key_env}` : 'set agent.api_key_env to the name of an environment variable holding a valid key';
       return `${where} refused the request (HTTP ${status}): ${key}`;
     }
     if (status === 404) return `${where} answered 404: check agent.base_url (it usually ends in /v1) and agent.model (${agent.model})`;
-    if (status !== undefined) return `${where} answered HTTP ${status}: ${(inner.responseBody ?? inner.message).slice(0, 300)}`;
-    const code = causeCode(inner);
-    if (code) return `cannot reach ${where} (${code}): check agent.base_url and that the server is running`;
+    return `${where} answered HTTP ${status}: ${(inner.responseBody ?? inner.message).slice(0, 300)}`;
   }
   const code = causeCode(inner);
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH') return `cannot reach ${where} (${code}): check agent.base_url and that the server is running`;
+  // A connection error after a 2xx head is a stream that broke off, not a server out of reach.
+  if (status === undefined && code !== undefined && UNREACHABLE.has(code)) return `cannot reach ${where} (${code}): check agent.base_url and that the server is running`;
   const message = inner instanceof Error ? inner.message : String(inner);
   return `${where} broke off or sent an unreadable answer (${message.slice(0, 300)}): check the server's log; the session kept everything said before`;
 }
