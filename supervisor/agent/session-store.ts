@@ -99,8 +99,10 @@ export class SessionStore {
     const source = await this.info(id);
     let records = await this.records(id);
     if (upTo !== undefined) {
-      const at = records.findIndex((r) => r.id === upTo && r.message);
+      let at = records.findIndex((r) => r.id === upTo && r.message);
       if (at === -1) throw new KeyError(`session ${id} has no message ${upTo} (get_agent_session lists message ids)`);
+      // A model rejects tool calls without their results: a cut after a call keeps its results.
+      while (records[at + 1]?.message?.role === 'tool') at++;
       records = records.slice(0, at + 1);
     }
     const fork = await this.create(title ?? `${source.title} (fork)`, id);
