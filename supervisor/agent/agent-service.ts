@@ -93,7 +93,8 @@ export class AgentService {
       messages: [...history, { role: 'user', content: message }],
       userText: message,
       signal: AbortSignal.any([turn.controller.signal, ctx.signal, this.shutdown]),
-      emit: (event) => ctx.emit(event),
+      // A caller that left cannot take events; its leaving aborts the turn through the signal.
+      emit: (event) => ctx.emit(event).catch(() => undefined),
     });
     const end = record(turn.turnId, { turn: { status: outcome.status, usage: outcome.usage, error: outcome.error } });
     await this.store.append(id, [...outcome.messages.map((m) => record(turn.turnId, { message: m as NonNullable<SessionRecord['message']> })), end]);

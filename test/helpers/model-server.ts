@@ -92,7 +92,7 @@ async function readBody(req: IncomingMessage): Promise<Record<string, unknown>> 
  * (`POST /v1/chat/completions`) and the Anthropic Messages streaming protocol (`POST /v1/messages`),
  * answering each request with the next scripted reply. The real client libraries talk to it.
  */
-export async function startModelServer(t: Test): Promise<ModelServer> {
+export async function startModelServer(t: Pick<Test, 'teardown'>): Promise<ModelServer> {
   const queue: ScriptedReply[] = [];
   const state = { abandoned: 0, holding: false };
   const requests: ModelServer['requests'] = [];
