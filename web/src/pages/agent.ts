@@ -79,6 +79,7 @@ export function renderAgent(container: HTMLElement, ctx: PageContext): void {
         if (event.kind !== 'agent_message') return;
         if (!sessionId) {
           sessionId = event.session_id;
+          head.replaceChildren(h('h2', {}, text.slice(0, 60)));
           go(sessionId);
           void loadList();
         }
