@@ -5,10 +5,24 @@ import type { JobRegistry } from '../../core/registry.js';
 import type { AgentSessionInfo, SessionRecord } from '../../schemas/agent.js';
 import type { AgentSection } from '../../schemas/config.js';
 import { failed, ok, type JobResponse } from '../../schemas/job-response.js';
-import { buildTools } from './agent-tools.js';
-import { createModel, NOT_CONFIGURED } from './backend.js';
-import { runTurn } from './run-turn.js';
 import { newId, SessionStore } from './session-store.js';
+
+/** The message of an unconfigured agent: the config keys a person has to set. */
+export const NOT_CONFIGURED =
+  'the agent is not configured: add an `agent` section to the service configuration with agent.backend (openai or anthropic), ' +
+  'agent.base_url (e.g. http://127.0.0.1:8000/v1) and agent.model, optionally agent.api_key_env (the name of the environment variable holding the key), ' +
+  'agent.max_steps and agent.tools, then restart the service';
+
+/**
+ * The model side (the `ai` SDK and its providers), loaded at the first turn: it costs several
+ * hundred milliseconds of start-up that a service without an agent, or one not chatting yet,
+ * should not pay.
+ */
+const loadEngine = async () => {
+  const [backend, tools, turn] = await Promise.all([import('./backend.js'), import('./agent-tools.js'), import('./run-turn.js')]);
+  return { createModel: backend.createModel, buildTools: tools.buildTools, runTurn: turn.runTurn };
+};
+type Engine = Awaited<ReturnType<typeof loadEngine>>;
 
 /** A turn under way: how to stop it, and its end (records written). */
 interface RunningTurn {
@@ -57,7 +71,8 @@ export class AgentService {
   /** One turn of a session (a new one without `sessionId`); the answer is the final assistant text. */
   async chat(message: string, sessionId: string | undefined, ctx: JobContext): Promise<JobResponse> {
     const agent = this.configured();
-    const model = createModel(agent);
+    const engine = await loadEngine();
+    const model = engine.createModel(agent);
     let id = sessionId;
     if (id !== undefined) await this.store.info(id);
     const busy = id === undefined ? undefined : this.#running.get(id);
@@ -72,7 +87,7 @@ export class AgentService {
         this.#running.delete(claim);
         this.#running.set(id, turn);
       }
-      const run = this.#turn(id, turn, agent, model, message, ctx);
+      const run = this.#turn(id, turn, { agent, engine, model }, message, ctx);
       turn.done = run.catch(() => undefined);
       return await run;
     } finally {
@@ -81,15 +96,16 @@ export class AgentService {
     }
   }
 
-  async #turn(id: string, turn: RunningTurn, agent: AgentSection, model: ReturnType<typeof createModel>, message: string, ctx: JobContext): Promise<JobResponse> {
+  async #turn(id: string, turn: RunningTurn, setup: { agent: AgentSection; engine: Engine; model: ReturnType<Engine['createModel']> }, message: string, ctx: JobContext): Promise<JobResponse> {
+    const { agent, engine, model } = setup;
     const history = (await this.store.records(id)).flatMap((r) => (r.message ? [r.message as ModelMessage] : []));
     const user = record(turn.turnId, { message: { role: 'user', content: message } });
     await this.store.append(id, [user]);
-    const outcome = await runTurn({
+    const outcome = await engine.runTurn({
       sessionId: id,
       agent,
       model,
-      tools: this.#registry ? buildTools(this.#registry, agent.tools) : {},
+      tools: this.#registry ? engine.buildTools(this.#registry, agent.tools) : {},
       messages: [...history, { role: 'user', content: message }],
       userText: message,
       signal: AbortSignal.any([turn.controller.signal, ctx.signal, this.shutdown]),

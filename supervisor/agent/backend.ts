@@ -4,12 +4,6 @@ import { APICallError, type LanguageModel } from 'ai';
 import { RuntimeError } from '../../core/errors.js';
 import type { AgentSection } from '../../schemas/config.js';
 
-/** The message of an unconfigured agent: the config keys a person has to set. */
-export const NOT_CONFIGURED =
-  'the agent is not configured: add an `agent` section to the service configuration with agent.backend (openai or anthropic), ' +
-  'agent.base_url (e.g. http://127.0.0.1:8000/v1) and agent.model, optionally agent.api_key_env (the name of the environment variable holding the key), ' +
-  'agent.max_steps and agent.tools, then restart the service';
-
 /**
  * The model of the configured backend, spoken to through the `ai` SDK's providers. The key is
  * read from the environment at each turn (so a fixed variable needs no restart) and handed only
