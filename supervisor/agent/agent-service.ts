@@ -52,6 +52,10 @@ export class AgentService {
 
   attach(registry: JobRegistry): void {
     this.#registry = registry;
+    // A listed tool the model will never see (a typo, or a Job not public without a token) is
+    // said once at start, not discovered turn by turn.
+    const missing = (this.agent?.tools ?? []).filter((name) => !registry.get(name));
+    if (missing.length) console.warn(`taskyard: agent.tools: ${missing.join(', ')} ${missing.length === 1 ? 'is not a public Job' : 'are not public Jobs'} of this service; the agent cannot call ${missing.length === 1 ? 'it' : 'them'}`);
   }
 
   /** The agent section, or the business failure that names the keys to set. */

@@ -100,3 +100,15 @@ t.test('without an agent section every agent Job names the config keys to set', 
     t.match(body, { success: false, answer: /^RuntimeError: the agent is not configured: .*agent\.backend .*agent\.base_url .*agent\.model/ }, job);
   }
 });
+
+t.test('a listed tool that is not a public Job is reported once at start', async (t) => {
+  const warned: string[] = [];
+  const warn = console.warn;
+  console.warn = (message: string) => void warned.push(message);
+  t.teardown(() => {
+    console.warn = warn;
+  });
+  await startAgentService(t, { tools: ['status', 'shel'] });
+  t.ok(warned.some((m) => /^taskyard: agent.tools: shel is not a public Job of this service/.test(m)), warned.join('\n'));
+  t.notOk(warned.some((m) => /status/.test(m)));
+});
