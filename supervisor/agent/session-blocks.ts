@@ -1,5 +1,12 @@
 import type { AgentBlock, SessionRecord } from '../../schemas/agent.js';
 
+/** The error block text of a tool call whose JobResponse failed, or null when it succeeded. */
+export function toolFailure(job: unknown, response: unknown): string | null {
+  const r = response as { success?: unknown; answer?: unknown } | null | undefined;
+  if (r?.success !== false) return null;
+  return `${String(job)} failed: ${typeof r.answer === 'string' ? r.answer : JSON.stringify(r.answer)}`;
+}
+
 type Part = { type?: unknown; text?: unknown; toolCallId?: unknown; toolName?: unknown; input?: unknown; output?: unknown };
 
 function partsOf(content: unknown): Part[] {
@@ -40,7 +47,10 @@ export function blocksOf(records: readonly SessionRecord[]): AgentBlock[] {
         blocks.push(block);
       } else if (p.type === 'tool-result' && typeof p.toolCallId === 'string') {
         const block = tools.get(p.toolCallId);
-        if (block) block.payload['response'] = responseOf(p.output);
+        if (!block) return;
+        block.payload['response'] = responseOf(p.output);
+        const failure = toolFailure(block.payload['job'], block.payload['response']);
+        if (failure !== null) blocks.push({ block_id, block_type: 'error', text: failure, payload: { message: failure, job: block.payload['job'], tool_call_id: p.toolCallId } });
       }
     });
   }

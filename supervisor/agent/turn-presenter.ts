@@ -1,5 +1,6 @@
 import { NoSuchToolError, type TextStreamPart, type ToolSet } from 'ai';
 import type { AgentMessageEvent, JobEvent } from '../../schemas/events.js';
+import { toolFailure } from './session-blocks.js';
 
 type Patch = AgentMessageEvent['presentation'][number];
 type BlockType = Patch['block_type'];
@@ -83,26 +84,25 @@ export class TurnPresenter {
     ];
   }
 
-  /** A block drawn whole in one event. */
-  async #whole(typeName: string, block_type: BlockType, text: string, payload: Record<string, unknown>): Promise<void> {
+  /** The patches of a block drawn whole at once. */
+  #whole(block_type: BlockType, text: string, payload: Record<string, unknown>): Patch[] {
     const key = `whole-${this.#blocks}`;
-    const patches = [this.#start(key, block_type, payload), ...this.#append(key, text), ...this.#close(key)];
-    await this.#send(typeName, { text, ...payload }, patches);
+    return [this.#start(key, block_type, payload), ...this.#append(key, text), ...this.#close(key)];
   }
 
   /** The caller's message, first event of the turn. */
   user(text: string): Promise<void> {
-    return this.#whole('user', 'text', text, { role: 'user' });
+    return this.#send('user', { text }, this.#whole('text', text, { role: 'user' }));
   }
 
   /** A failure the user should see (backend down, step limit ...). */
   error(message: string): Promise<void> {
-    return this.#whole('error', 'error', message, { message });
+    return this.#send('error', { message }, this.#whole('error', message, { message }));
   }
 
   /** A note from the service (the turn was cancelled). */
   system(message: string): Promise<void> {
-    return this.#whole('system', 'system', message, {});
+    return this.#send('system', { message }, this.#whole('system', message, {}));
   }
 
   /** Finishes every block left open (a stream that stopped mid-text); `finish` stays last. */
@@ -146,7 +146,10 @@ export class TurnPresenter {
         const response = part.type === 'tool-result' ? part.output : (this.#refused.get(part.toolCallId) ?? refusal(part.toolName, part.error));
         const payload = { job: part.toolName, arguments: part.input, tool_call_id: part.toolCallId, response };
         const opened = this.#open.has(part.toolCallId) ? [] : [this.#start(part.toolCallId, 'tool', payload)];
-        return this.#send(part.type, payload, [...opened, ...this.#close(part.toolCallId, payload)]);
+        // A failed Job also gets an error block, so a tool error stands out like a backend error.
+        const failure = toolFailure(part.toolName, response);
+        const error = failure === null ? [] : this.#whole('error', failure, { message: failure, job: part.toolName, tool_call_id: part.toolCallId });
+        return this.#send(part.type, payload, [...opened, ...this.#close(part.toolCallId, payload), ...error]);
       }
       default:
         return;

@@ -22,7 +22,7 @@ const TURN_WITH_TOOL: SessionRecord[] = [
 
 t.test('blocks redraw stored messages: thinking, a tool call with its JobResponse, texts and a failed turn', async (t) => {
   t.same(blocksOf(TURN_WITH_TOOL).map((b) => [b.block_type, b.text]), [
-    ['text', 'What runs?'], ['thinking', 'look'], ['tool', ''], ['text', 'Nothing.'], ['text', 'Again'], ['error', 'cannot reach the model server'],
+    ['text', 'What runs?'], ['thinking', 'look'], ['tool', ''], ['error', 'status failed: KeyError: x'], ['text', 'Nothing.'], ['text', 'Again'], ['error', 'cannot reach the model server'],
   ]);
   t.match(blocksOf(TURN_WITH_TOOL)[2]!.payload, { job: 'status', arguments: { task_id: 'x' }, response: { answer: 'KeyError: x', success: false } });
 });
