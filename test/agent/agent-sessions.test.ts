@@ -127,3 +127,24 @@ t.test('a thinking block is drawn folded from reasoning deltas', async (t) => {
   t.match(drawBlocks(events).map((b) => [b.type, b.text]), [['text', 'Think'], ['thinking', 'Step one, step two.'], ['text', 'Done.']]);
   t.ok(events.some((e) => e['type_name'] === 'reasoning-delta'));
 });
+
+t.test('cancel stops a running tool call too (wait_task on a long Task), and the Task is left alone', async (t) => {
+  const { service, model } = await startAgentService(t, { tools: ['wait_task', 'status'] });
+  const handle = (await service.call('submit', { task: 'sleep', seconds: 60 })).body.answer as { task_id: string; run_id: string };
+  model.reply({ items: [{ tool: 'wait_task', input: { task_id: handle.task_id, run_id: handle.run_id } }] });
+  model.reply({ items: [{ text: 'unused' }] });
+  const first = service.events('agent_chat', { message: 'Wait for it' });
+  const listed = await waitFor(async () => {
+    const sessions = (await service.call('list_agent_sessions')).body.answer as Array<{ session_id: string; running: boolean }>;
+    return sessions.find((s) => s.running);
+  }, 10_000, 'the turn to run');
+  await waitFor(() => model.requests.length === 1, 10_000, 'the model to ask for wait_task');
+  t.same((await service.call('cancel_agent_turn', { session_id: listed.session_id })).body.answer, true);
+  const { events } = await first;
+  t.match(events.at(-1), { kind: 'result', success: false, answer: /^CancelledError/ });
+  t.same(patchOrderProblems(events), []);
+  t.equal(model.requests.length, 1, 'the model was not asked again');
+  // The Task has not ended, so the turn did not wait for wait_task to answer; nor was it cancelled.
+  t.match((await service.call('status', { task_id: handle.task_id })).body.answer, { state: /^(queued|running)$/ }, 'cancelling a turn neither waits for nor cancels the Task');
+  await service.call('cancel', { task_id: handle.task_id });
+});
