@@ -28,6 +28,14 @@ t.test('the Anthropic backend: thinking, a tool call and the answer, with the ke
   t.match(sent, /tool_result/, 'the tool result went back in Anthropic form');
   const sessionId = (events.at(-1)!['metadata'] as { session_id: string }).session_id;
   t.notOk(raw.includes(KEY) || (await sessionFiles(service.workspace, sessionId)).includes(KEY), 'the key is in no answer and no record');
+
+  model.reply({ status: 401 }, { items: [{ text: 'Cut' }], breakAfter: 3 });
+  const refused = await service.events('agent_chat', { message: 'Again?', session_id: sessionId });
+  t.match(refused.events.at(-1), { success: false, answer: /refused the request \(HTTP 401\): check the key in the environment variable TASKYARD_TEST_MODEL_KEY/ });
+  const broken = await service.events('agent_chat', { message: 'And?', session_id: sessionId });
+  t.match(broken.events.at(-1), { success: false, answer: /broke off or sent an unreadable answer/ });
+  t.same(patchOrderProblems(broken.events), []);
+  t.match((await service.call('get_agent_session', { session_id: sessionId })).body.answer, { message_count: 7 }, 'both failed turns kept their user message, the broken one its partial answer too');
 });
 
 t.test('a 401 gives an error block and a failed result naming the key variable; the session loses nothing', async (t) => {
