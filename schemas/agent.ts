@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { AgentBlockPatch } from './events.js';
 
 /** A session or message id as the service makes them: also a safe directory name. */
 export const SessionId = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$' });
@@ -40,12 +41,13 @@ export const SessionRecord = Type.Object({
 export type SessionRecord = Static<typeof SessionRecord>;
 
 /** A presentation block in its final state, as `get_agent_session` answers to redraw a session. */
-export interface AgentBlock {
-  block_id: string;
-  block_type: 'thinking' | 'text' | 'tool' | 'system' | 'error';
-  text: string;
-  payload: Record<string, unknown>;
-}
+export const AgentBlock = Type.Object({
+  block_id: Type.String(),
+  block_type: AgentBlockPatch.properties.block_type,
+  text: Type.String(),
+  payload: Type.Record(Type.String(), Type.Unknown()),
+});
+export type AgentBlock = Static<typeof AgentBlock>;
 
 const Paging = (limit: number, max: number) => ({
   limit: Type.Integer({ minimum: 1, maximum: max, default: limit }),
