@@ -1,3 +1,4 @@
+import { agentCapability } from './agent-capability.js';
 import type { AppCapabilityFactory } from './capability.js';
 import { consoleCapability } from './console-capability.js';
 import { machineCapability } from '../supervisor/machine/capability.js';
@@ -19,6 +20,7 @@ export const DEFAULT_CAPABILITIES: readonly AppCapabilityFactory[] = [
   metricsCapability,
   pluginsCapability,
   snapshotsCapability,
+  agentCapability,
   proxyCapability,
   consoleCapability,
 ];

@@ -65,6 +65,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     const forwarder = createForwarder(config.targets);
     for (const factory of opts.capabilities ?? DEFAULT_CAPABILITIES) capabilities.push(await factory(env));
     const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null, metrics.observeJobCall);
+    for (const c of capabilities) c.attach?.(registry);
     const handler = createFrontDoor({
       registry,
       forwarder,

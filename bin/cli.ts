@@ -1,5 +1,5 @@
 /**
- * The CLI's commands. `serve` starts the service; `plugin`, `sync`, `logs`, `task` and `download` are
+ * The CLI's commands. `serve` starts the service; `plugin`, `sync`, `logs`, `task`, `download` and `chat` are
  * human commands; any other first word is a Job name. Each command loads only its own modules, so a
  * Job call does not pay for importing the whole service. A new command is one line here.
  */
@@ -12,6 +12,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   logs: async () => (await import('./logs-command.js')).logsCommand,
   task: async () => (await import('./task-run-command.js')).taskRunCommand,
   download: async () => (await import('./download-command.js')).downloadCommand,
+  chat: async () => (await import('./chat-command.js')).chatCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -4,8 +4,8 @@ import { check } from '../schemas/validator.js';
 import { DEFAULT_JOB_FLAGS, type Job, type JobContext, type JobFlags } from './job.js';
 import { ConfigError, describeError, HttpError } from './errors.js';
 
-/** Which entry point called a Job. */
-export type Transport = 'http' | 'sse' | 'mcp';
+/** Which entry point called a Job (`agent`: a tool call of an Agent turn). */
+export type Transport = 'http' | 'sse' | 'mcp' | 'agent';
 /** How a call ended: a JobResponse with success true or false, or none at all. */
 export type CallOutcome = 'success' | 'failure' | 'no_result';
 /** Told when a Job starts running; the function it returns is told how the call ended. */

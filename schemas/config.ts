@@ -39,6 +39,35 @@ export const TargetEntry = Type.Object(
   { additionalProperties: false },
 );
 
+// --- agent section (issue 13): kept in its own block ---
+
+/** The read-only Jobs an agent may call when `agent.tools` is not given. */
+export const DEFAULT_AGENT_TOOLS = Object.freeze([
+  'version', 'machine_status', 'list_machines', 'list_entries', 'preview_file', 'list_task_runs',
+  'list_installed_task_definitions', 'get_task_definition', 'list_task_ids', 'list_task_statuses',
+  'status', 'read_task_log', 'get_task_graph', 'get_task_context',
+]);
+
+/** `agent`: the model server behind the Agent Jobs; absent, every Agent Job says what to set. */
+export const AgentSection = Type.Object(
+  {
+    backend: Type.Union([Type.Literal('openai'), Type.Literal('anthropic')]),
+    base_url: Type.String({ minLength: 1, pattern: '^https?://' }),
+    model: Type.String({ minLength: 1 }),
+    /** The name of the environment variable holding the key (never the key itself). */
+    api_key_env: Type.Optional(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' })),
+    max_steps: Type.Integer({ minimum: 1, maximum: 256, default: 16 }),
+    /** Attempts after a failed model call (connection lost, 429, 5xx), as the client library does them. */
+    max_retries: Type.Integer({ minimum: 0, maximum: 10, default: 2 }),
+    tools: Type.Array(Type.String({ minLength: 1 }), { default: [...DEFAULT_AGENT_TOOLS], uniqueItems: true }),
+    system_prompt: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+export type AgentSection = Static<typeof AgentSection>;
+
+// --- end of the agent section ---
+
 export const ConfigFile = Type.Object(
   {
     service: ServiceSection,
@@ -50,6 +79,7 @@ export const ConfigFile = Type.Object(
       { default: {} },
     ),
     environment: Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String(), { default: {} }),
+    agent: Type.Optional(AgentSection),
   },
   { additionalProperties: false },
 );

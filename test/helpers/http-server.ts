@@ -13,7 +13,7 @@ export interface PlainServer {
  * A real `node:http` server on a free loopback port (an upstream behind the proxy, or a fake
  * target that answers badly), closed with all its connections when the test ends.
  */
-export async function startPlainServer(t: Test, handle: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>): Promise<PlainServer> {
+export async function startPlainServer(t: Pick<Test, 'teardown'>, handle: (req: IncomingMessage, res: ServerResponse) => void | Promise<void>): Promise<PlainServer> {
   const seen: PlainServer['seen'] = [];
   const server = createServer((req, res) => {
     seen.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });

@@ -7,6 +7,7 @@ import { clearToken, loadToken, takeTokenFromUrl } from './api/token.js';
 import type { Page } from './app/page.js';
 import { currentLocation, href, navigate } from './app/router.js';
 import { buildShell, type Shell } from './app/shell.js';
+import { renderAgent } from './pages/agent.js';
 import { renderJobs } from './pages/jobs.js';
 import { renderLogin } from './pages/login.js';
 import { renderMachine } from './pages/machine.js';
@@ -33,6 +34,8 @@ function pageFor(segments: readonly string[]): Page {
       return renderWorkspace;
     case 'machine':
       return renderMachine;
+    case 'agent':
+      return renderAgent;
     default:
       return renderTasks;
   }

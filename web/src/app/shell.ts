@@ -8,6 +8,7 @@ const SECTIONS = [
   ['jobs', 'Jobs'],
   ['workspace', 'Workspace'],
   ['machine', 'Machine'],
+  ['agent', 'Agent'],
 ] as const;
 
 export interface Shell {

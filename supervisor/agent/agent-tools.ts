@@ -1,0 +1,45 @@
+import { jsonSchema, tool, type JSONSchema7, type ToolSet } from 'ai';
+import { createJobContext } from '../../core/job.js';
+import { HttpError } from '../../core/errors.js';
+import type { JobRegistry } from '../../core/registry.js';
+import { failed, type JobResponse } from '../../schemas/job-response.js';
+import { describeIssues } from '../../schemas/validator.js';
+
+/**
+ * Calls a Job the way every transport does: the public catalog, the shared validation, the
+ * registry's error mapping. So the agent can do nothing its caller could not. Always answers a
+ * JobResponse, which is what the model reads back.
+ */
+export async function callJob(registry: JobRegistry, name: string, input: unknown, signal: AbortSignal): Promise<JobResponse> {
+  const entry = registry.get(name);
+  if (!entry) return failed(`PermissionError: ${name} is not a public Job of this service`);
+  let args: unknown;
+  try {
+    args = registry.prepare(entry, structuredClone(input ?? {}));
+  } catch (err) {
+    if (!(err instanceof HttpError) || typeof err.detail === 'string') throw err;
+    const issues = err.detail.map((i) => ({ ...i, loc: i.loc.slice(2) }));
+    return failed(`ValueError: invalid arguments for ${name}: ${describeIssues(issues)}`);
+  }
+  const response = await registry.execute(entry, args, createJobContext(() => [signal], false), 'agent');
+  return response ?? failed(`RuntimeError: ${name} produced no result`);
+}
+
+/**
+ * The model's tools: the Jobs named in `agent.tools` that this service makes public, described by
+ * their own input schemas. A name the model invents, or a Job not listed, is not among them: the
+ * client library refuses the call and tells the model which tools exist.
+ */
+export function buildTools(registry: JobRegistry, names: readonly string[]): ToolSet {
+  const tools: ToolSet = {};
+  for (const name of names) {
+    const entry = registry.get(name);
+    if (!entry) continue;
+    tools[name] = tool({
+      description: entry.job.description,
+      inputSchema: jsonSchema<unknown>(entry.job.input as unknown as JSONSchema7),
+      execute: (input: unknown, { abortSignal }) => callJob(registry, name, input, abortSignal ?? new AbortController().signal),
+    });
+  }
+  return tools;
+}
