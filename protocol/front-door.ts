@@ -18,6 +18,8 @@ export interface FrontDoorOptions {
   stopping: AbortSignal;
   loopbackOnly: boolean;
   allowedOrigins: readonly string[];
+  /** With an MCP progress token, the longest silence between progress notifications. */
+  mcpProgressIntervalMs: number;
   /** Further routes (`/files`, `/proxy`, the console), tried in order after the Job routes. */
   routes: readonly Route[];
 }
@@ -45,7 +47,7 @@ function withPath(req: IncomingRequest, path: string): IncomingRequest {
 export function createFrontDoor(opts: FrontDoorOptions): Handler {
   const authorized = opts.token === null ? () => true : makeBearerCheck(opts.token);
   const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, stopping: opts.stopping };
-  const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins };
+  const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins, progressIntervalMs: opts.mcpProgressIntervalMs };
 
   const findRoute = (path: string) => opts.routes.find((r) => r.prefix !== '/' && matchesPrefix(path, r.prefix)) ?? opts.routes.find((r) => r.prefix === '/');
   const HEALTH = JSON.stringify({ answer: { running: true }, success: true, metadata: {} });

@@ -19,6 +19,7 @@ export function shellJob(pool: WorkerPool, workspace: string) {
       'Runs a command with /bin/sh -c in the workspace, in its own process group. Keeps at most 1 MiB of stdout and of stderr; ' +
       'on timeout the whole process tree is killed and exit_code is null. Succeeds only when the exit code is 0.',
     input: ShellArguments,
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     async run(args, ctx) {
       const run = pool.run('shell', { command: args.command, timeout: args.timeout ?? DEFAULT_SHELL_TIMEOUT, cwd: workspace }, ctx.signal);
       running.add(run);
