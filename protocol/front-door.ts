@@ -5,6 +5,7 @@ import { isProtectedPath, makeBearerCheck } from './auth.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';
 import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';
 import { handleMcp } from './mcp.js';
+import { McpTasks } from './mcp-tasks.js';
 import { JSON_HEADERS, sendError } from './reply.js';
 import { matchesPrefix, type Route } from './route.js';
 
@@ -47,7 +48,7 @@ function withPath(req: IncomingRequest, path: string): IncomingRequest {
 export function createFrontDoor(opts: FrontDoorOptions): Handler {
   const authorized = opts.token === null ? () => true : makeBearerCheck(opts.token);
   const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, stopping: opts.stopping };
-  const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins, progressIntervalMs: opts.mcpProgressIntervalMs };
+  const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins, progressIntervalMs: opts.mcpProgressIntervalMs, tasks: new McpTasks(opts.registry, opts.shutdown) };
 
   const findRoute = (path: string) => opts.routes.find((r) => r.prefix !== '/' && matchesPrefix(path, r.prefix)) ?? opts.routes.find((r) => r.prefix === '/');
   const HEALTH = JSON.stringify({ answer: { running: true }, success: true, metadata: {} });

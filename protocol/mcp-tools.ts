@@ -2,6 +2,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { JobResponse, plainAnswer } from '../schemas/job-response.js';
+import { TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
 import { describeIssues, type ValidationIssue } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
 import { HttpError } from '../core/errors.js';
@@ -15,6 +16,8 @@ export interface McpToolsOptions {
   shutdown: AbortSignal;
   /** With a progress token, the longest silence between progress notifications of a call. */
   progressIntervalMs: number;
+  /** MCP Tasks over the service's Task records, when the Jobs behind them are public. */
+  tasks?: McpTasks;
 }
 
 /** Told to every client at initialize: how the tools fit together to run work. */
@@ -34,11 +37,12 @@ const schemaValidator = new AjvJsonSchemaValidator();
 
 /** The tool of a Job; built once per Job, since tools/list answers the same every time. */
 const tools = new WeakMap<RegisteredJob, Tool>();
-function toolOf(entry: RegisteredJob): Tool {
+function toolOf(entry: RegisteredJob, withTasks: boolean): Tool {
   let tool = tools.get(entry);
   if (!tool) {
     const { job } = entry;
     tool = {
+      ...(withTasks && TASK_TOOLS.has(job.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
       name: job.name,
       description: job.description,
       inputSchema: job.input as unknown as Tool['inputSchema'],
@@ -49,6 +53,9 @@ function toolOf(entry: RegisteredJob): Tool {
   }
   return tool;
 }
+
+const TOOL_CAPABILITIES = { tools: { listChanged: false } };
+const TASK_CAPABILITIES = { ...TOOL_CAPABILITIES, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } };
 
 /** Validation issues in MCP's own words: `arguments.run_id`, with no HTTP body around it. */
 function invalidArguments(entry: RegisteredJob, issues: ValidationIssue[]): McpError {
@@ -61,11 +68,13 @@ function invalidArguments(entry: RegisteredJob, issues: ValidationIssue[]): McpE
  * HTTP request's abort: a caller that disconnects aborts its Jobs, as on the JSON and SSE routes.
  */
 export function buildServer(opts: McpToolsOptions, callerGone: AbortSignal): Server {
+  const tasks = opts.tasks?.available ? opts.tasks : undefined;
   const server = new Server(
     { name: 'taskyard', version: PACKAGE_VERSION },
-    { capabilities: { tools: { listChanged: false } }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: schemaValidator },
+    { capabilities: tasks ? TASK_CAPABILITIES : TOOL_CAPABILITIES, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: schemaValidator },
   );
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.registry.list().map(toolOf) }));
+  tasks?.install(server, callerGone);
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.registry.list().map((e) => toolOf(e, tasks !== undefined)) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const entry = opts.registry.get(request.params.name);
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
@@ -75,6 +84,10 @@ export function buildServer(opts: McpToolsOptions, callerGone: AbortSignal): Ser
     } catch (err) {
       if (err instanceof HttpError && Array.isArray(err.detail)) throw invalidArguments(entry, err.detail as ValidationIssue[]);
       throw err;
+    }
+    if (request.params.task) {
+      if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
+      return { task: await tasks.create(entry.job.name, args as Record<string, unknown>, callerGone) };
     }
     const token = extra._meta?.progressToken;
     // With a progress token the Job runs as for an event stream, and its events become progress
@@ -90,11 +103,7 @@ export function buildServer(opts: McpToolsOptions, callerGone: AbortSignal): Ser
     } finally {
       reporter?.stop();
     }
-    return {
-      content: [{ type: 'text' as const, text: JSON.stringify(response) }],
-      structuredContent: response,
-      isError: !response.success,
-    };
+    return toolResult(response);
   });
   return server;
 }
