@@ -27,13 +27,18 @@ export class McpExchange implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
 
   readonly #waiting = new Set<RequestId>();
-  readonly #responses: JSONRPCMessage[] = [];
+  #responses: JSONRPCMessage[] = [];
   #resolve: ((outcome: ExchangeOutcome) => void) | null = null;
   #stream: BodyWriter | null = null;
   /** Writes in order; false once the client is gone. */
   #tail: Promise<boolean> = Promise.resolve(true);
+  #openStream: OpenStream | undefined;
+  #callerGone: AbortSignal = new AbortController().signal;
 
-  constructor(private readonly openStream?: OpenStream) {}
+  /** The abort of the HTTP request being answered: its caller went away. */
+  get callerGone(): AbortSignal {
+    return this.#callerGone;
+  }
 
   async start(): Promise<void> {}
 
@@ -42,8 +47,8 @@ export class McpExchange implements Transport {
       // Only notifications about this body's own requests have somewhere to go: there is no
       // standalone stream without sessions.
       const related = options?.relatedRequestId;
-      if (related === undefined || !this.#waiting.has(related) || !this.openStream) return;
-      this.#stream ??= this.openStream();
+      if (related === undefined || !this.#waiting.has(related) || !this.#openStream) return;
+      this.#stream ??= this.#openStream();
       if (!(await this.#write(message))) throw new Error('the client went away');
       return;
     }
@@ -74,8 +79,16 @@ export class McpExchange implements Transport {
     this.onclose?.();
   }
 
-  /** Delivers the body's messages; resolves once every request in it is answered. */
-  exchange(messages: JSONRPCMessage[], extra: MessageExtraInfo): Promise<ExchangeOutcome> {
+  /**
+   * Delivers one POST's messages; resolves once every request in it is answered. An exchange
+   * serves one POST at a time and may serve another once this one has resolved.
+   */
+  exchange(messages: JSONRPCMessage[], extra: MessageExtraInfo, callerGone: AbortSignal, openStream?: OpenStream): Promise<ExchangeOutcome> {
+    this.#responses = [];
+    this.#stream = null;
+    this.#tail = Promise.resolve(true);
+    this.#callerGone = callerGone;
+    this.#openStream = openStream;
     for (const m of messages) if (isJSONRPCRequest(m)) this.#waiting.add(m.id);
     const done = new Promise<ExchangeOutcome>((resolve) => (this.#resolve = resolve));
     for (const m of messages) this.onmessage?.(m, extra);

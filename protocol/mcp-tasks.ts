@@ -127,11 +127,11 @@ export class McpTasks {
   }
 
   /** Adds tasks/get, tasks/result, tasks/list and tasks/cancel to a server declaring the capability. */
-  install(server: Server, callerGone: AbortSignal): void {
+  install(server: Server, caller: () => AbortSignal): void {
     server.setRequestHandler(GetTaskRequestSchema, async (request) => this.#run(runOf(request.params.taskId)) as never);
     server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
       const ref = runOf(request.params.taskId);
-      const response = await this.#call('wait_task', { ...ref }, AbortSignal.any([callerGone, extra.signal]));
+      const response = await this.#call('wait_task', { ...ref }, AbortSignal.any([caller(), extra.signal]));
       return { ...toolResult(response), _meta: { [RELATED_TASK_META_KEY]: { taskId: request.params.taskId } } } as never;
     });
     server.setRequestHandler(ListTasksRequestSchema, async (request) => {

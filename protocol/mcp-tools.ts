@@ -64,18 +64,20 @@ function invalidArguments(entry: RegisteredJob, issues: ValidationIssue[]): McpE
 }
 
 /**
- * A fresh low-level MCP server whose two handlers are fed by the Job registry. `callerGone` is the
- * HTTP request's abort: a caller that disconnects aborts its Jobs, as on the JSON and SSE routes.
+ * A low-level MCP server whose handlers are fed by the Job registry. `caller()` is the abort of
+ * the HTTP request being served: a caller that disconnects aborts its Jobs, as on the JSON and
+ * SSE routes.
  */
-export function buildServer(opts: McpToolsOptions, callerGone: AbortSignal): Server {
+export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): Server {
   const tasks = opts.tasks?.available ? opts.tasks : undefined;
   const server = new Server(
     { name: 'taskyard', version: PACKAGE_VERSION },
     { capabilities: tasks ? TASK_CAPABILITIES : TOOL_CAPABILITIES, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: schemaValidator },
   );
-  tasks?.install(server, callerGone);
+  tasks?.install(server, caller);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.registry.list().map((e) => toolOf(e, tasks !== undefined)) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const callerGone = caller();
     const entry = opts.registry.get(request.params.name);
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
     let args: unknown;

@@ -1,8 +1,8 @@
 import { ErrorCode, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { HttpError } from '../core/errors.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
-import { McpExchange } from './mcp-exchange.js';
-import { buildServer, type McpToolsOptions } from './mcp-tools.js';
+import { McpServerPool } from './mcp-server-pool.js';
+import type { McpToolsOptions } from './mcp-tools.js';
 import { parseJson, readBody } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
 import { SSE_HEADERS } from './sse.js';
@@ -57,11 +57,17 @@ function readMessages(body: unknown): Messages {
 }
 
 /**
- * Streamable HTTP at `/mcp`, stateless: each POST gets its own low-level server connected to an
- * `McpExchange`, answered as JSON, or as SSE once a call sends progress. GET (the optional server-initiated stream) and DELETE (session
- * end) have no meaning without sessions: 405. Header rules follow the SDK's transport.
+ * Streamable HTTP at `/mcp`, stateless: each POST is served by a low-level server connected to an
+ * `McpExchange` (reused across POSTs), answered as JSON, or as SSE once a call sends progress.
+ * GET (the optional server-initiated stream) and DELETE (session end) have no meaning without
+ * sessions: 405. Header rules follow the SDK's transport.
  */
-export async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: McpOptions): Promise<void> {
+export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: ResponseSink) => Promise<void> {
+  const servers = new McpServerPool(opts);
+  return (req, res) => handleMcp(req, res, opts, servers);
+}
+
+async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: McpOptions, servers: McpServerPool): Promise<void> {
   const problem = rebindingProblem(req, opts);
   if (problem) return rpcError(res, 403, ErrorCode.InvalidRequest, problem);
   if (req.method !== 'POST') {
@@ -89,16 +95,11 @@ export async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: M
   if (version !== undefined && !messages.some(isInitializeRequest) && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
     return rpcError(res, 400, ErrorCode.ConnectionClosed, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
   }
-  const server = buildServer(opts, req.signal);
-  const exchange = new McpExchange(() => res.stream(200, { ...SSE_HEADERS }));
-  try {
-    await server.connect(exchange);
-    const outcome = await exchange.exchange(messages, { requestInfo: { headers: req.headers } });
-    if (outcome.streamed) return;
-    const { responses } = outcome;
-    if (responses.length === 0) return res.send(202, {});
-    sendJson(res, 200, Array.isArray(body) ? responses : responses[0]);
-  } finally {
-    await server.close().catch(() => undefined);
-  }
+  const pooled = await servers.acquire();
+  const outcome = await pooled.exchange.exchange(messages, { requestInfo: { headers: req.headers } }, req.signal, () => res.stream(200, { ...SSE_HEADERS }));
+  servers.release(pooled);
+  if (outcome.streamed) return;
+  const { responses } = outcome;
+  if (responses.length === 0) return res.send(202, {});
+  sendJson(res, 200, Array.isArray(body) ? responses : responses[0]);
 }
