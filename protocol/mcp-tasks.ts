@@ -13,9 +13,10 @@ import {
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
 import { createJobContext } from '../core/job.js';
 import type { JobRegistry } from '../core/registry.js';
+import { ShellTasks } from './mcp-shell-tasks.js';
 
 /** Tools that accept task-augmented calls: their MCP task is a run of a service Task. */
-export const TASK_TOOLS: ReadonlySet<string> = new Set(['submit', 'wait_task', 'stream_task']);
+export const TASK_TOOLS: ReadonlySet<string> = new Set(['submit', 'wait_task', 'stream_task', 'shell']);
 /** The Jobs an MCP task is served through; without all of them public, no tasks capability. */
 const NEEDED = ['status', 'wait_task', 'cancel', 'list_task_statuses'];
 /** How often a client should poll `tasks/get` (ms); tasks/result blocks until the end anyway. */
@@ -80,13 +81,18 @@ export function toolResult(response: JobResponse): CallToolResult {
  * MCP Tasks (protocol 2025-11-25) over the service's own Task records: an MCP task is one run of
  * a Task, its ID encodes (task_id, run_id), and every request is answered through the public
  * Jobs (`status`, `wait_task`, `cancel`, `list_task_statuses`), so a handle survives a restart
- * and `tasks/cancel` cancels the run itself.
+ * and `tasks/cancel` cancels the run itself. `shell` commands are MCP tasks of their own
+ * (ShellTasks), held in memory like the commands themselves.
  */
 export class McpTasks {
+  readonly #shell: ShellTasks;
+
   constructor(
     private readonly registry: JobRegistry,
     private readonly shutdown: AbortSignal,
-  ) {}
+  ) {
+    this.#shell = new ShellTasks(registry, shutdown);
+  }
 
   /** Whether the service can serve MCP tasks (the Jobs behind them are public). */
   get available(): boolean {
@@ -114,7 +120,8 @@ export class McpTasks {
   }
 
   /** Starts the MCP task of a task-augmented call of one of TASK_TOOLS (arguments validated). */
-  async create(tool: string, args: Record<string, unknown>, callerGone: AbortSignal): Promise<Task> {
+  async create(tool: string, args: Record<string, unknown>, callerGone: AbortSignal, ttl?: number): Promise<Task> {
+    if (tool === 'shell') return this.#shell.start(args, ttl);
     if (tool === 'submit') {
       const response = await this.#call('submit', args, callerGone);
       if (!response.success) throw new McpError(ErrorCode.InvalidParams, String(response.answer));
@@ -128,20 +135,25 @@ export class McpTasks {
 
   /** Adds tasks/get, tasks/result, tasks/list and tasks/cancel to a server declaring the capability. */
   install(server: Server, caller: () => AbortSignal): void {
-    server.setRequestHandler(GetTaskRequestSchema, async (request) => this.#run(runOf(request.params.taskId)) as never);
+    const shell = this.#shell;
+    server.setRequestHandler(GetTaskRequestSchema, async ({ params: { taskId } }) => (ShellTasks.owns(taskId) ? shell.get(taskId) : this.#run(runOf(taskId))) as never);
     server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
-      const ref = runOf(request.params.taskId);
-      const response = await this.#call('wait_task', { ...ref }, AbortSignal.any([caller(), extra.signal]));
+      const { taskId } = request.params;
+      const response = ShellTasks.owns(taskId) ? await shell.result(taskId) : await this.#call('wait_task', { ...runOf(taskId) }, AbortSignal.any([caller(), extra.signal]));
       return { ...toolResult(response), _meta: { [RELATED_TASK_META_KEY]: { taskId: request.params.taskId } } } as never;
     });
     server.setRequestHandler(ListTasksRequestSchema, async (request) => {
       const start = Number(request.params?.cursor ?? 0);
       if (!Number.isInteger(start) || start < 0) throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${request.params?.cursor}`);
-      const all = (await this.#call('list_task_statuses', {})).answer as RunStatus[];
-      const tasks = all.slice(start, start + PAGE).map(toMcpTask);
-      return { tasks, ...(start + PAGE < all.length ? { nextCursor: String(start + PAGE) } : {}) } as never;
+      // Running shell commands first, then the Task records, newest first.
+      const commands = shell.list();
+      const runs = (await this.#call('list_task_statuses', {})).answer as RunStatus[];
+      const end = start + PAGE;
+      const tasks = [...commands.slice(start, end), ...runs.slice(Math.max(0, start - commands.length), Math.max(0, end - commands.length)).map(toMcpTask)];
+      return { tasks, ...(end < commands.length + runs.length ? { nextCursor: String(end) } : {}) } as never;
     });
     server.setRequestHandler(CancelTaskRequestSchema, async (request) => {
+      if (ShellTasks.owns(request.params.taskId)) return (await shell.cancel(request.params.taskId)) as never;
       const ref = runOf(request.params.taskId);
       const before = await this.#run(ref);
       if (before.status !== 'working') throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task in terminal status: ${before.status}`);

@@ -89,7 +89,7 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
     }
     if (request.params.task) {
       if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
-      return { task: await tasks.create(entry.job.name, args as Record<string, unknown>, callerGone) };
+      return { task: await tasks.create(entry.job.name, args as Record<string, unknown>, callerGone, request.params.task.ttl) };
     }
     const token = extra._meta?.progressToken;
     // With a progress token the Job runs as for an event stream, and its events become progress

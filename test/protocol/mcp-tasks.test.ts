@@ -1,4 +1,7 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import t from 'tap';
+import { isAlive } from '../../workers/process-tree.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
@@ -38,7 +41,7 @@ t.test('tools/list and the capabilities say which tools run as MCP tasks', async
   t.match(mcp.getServerCapabilities()?.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
   const { tools } = await mcp.listTools();
   const supported = tools.filter((x) => x.execution?.taskSupport === 'optional').map((x) => x.name).sort();
-  t.same(supported, ['stream_task', 'submit', 'wait_task']);
+  t.same(supported, ['shell', 'stream_task', 'submit', 'wait_task']);
   await t.rejects(mcp.experimental.tasks.getTask('taskyard-run:bm9wZQ'), /Task not found/);
 });
 
@@ -73,6 +76,24 @@ t.test('tasks/cancel really cancels the Task', async (t) => {
   await t.rejects(mcp.experimental.tasks.cancelTask(task.taskId), /terminal status: cancelled/);
   const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
   t.match(result.structuredContent, { success: false, answer: { state: 'cancelled', exit_code: 130 } });
+});
+
+t.test('shell runs as an MCP task: its result, and tasks/cancel kills the command', async (t) => {
+  const svc = await startTestService(t);
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const quick = await startTask(mcp, 'shell', { command: 'echo hi' });
+  const messages = await quick.rest;
+  t.match(messages.at(-1), { type: 'result', result: { structuredContent: { success: true, answer: { stdout: 'hi\n', exit_code: 0 } } } });
+  t.equal((await mcp.experimental.tasks.getTask(quick.task.taskId)).status, 'completed');
+
+  const pidFile = join(svc.workspace, 'task-shell.pid');
+  const slow = await startTask(mcp, 'shell', { command: `echo $$ > ${pidFile}; exec sleep 120`, timeout: 200 });
+  const pid = await waitFor(async () => Number(await readFile(pidFile, 'utf8').catch(() => '')) || null, 15_000, 'the command to start');
+  t.ok(await isAlive(pid), 'the command runs after the POST that started it was answered');
+  t.equal((await mcp.experimental.tasks.cancelTask(slow.task.taskId)).status, 'cancelled');
+  t.notOk(await isAlive(pid), 'cancel returns once the command is gone');
+  t.match((await slow.rest).at(-1), { type: 'error' });
+  t.ok((await mcp.experimental.tasks.listTasks()).tasks.some((x) => x.taskId === slow.task.taskId && x.status === 'cancelled'), 'tasks/list shows it');
 });
 
 t.test('an MCP task handle survives a restart of the service', async (t) => {
