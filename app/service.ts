@@ -75,6 +75,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       stopping: stopping.signal,
       loopbackOnly: LOOPBACK.test(config.service.host),
       allowedOrigins: config.service.allowed_origins,
+      mcpProgressIntervalMs: config.service.mcp_progress_interval_ms,
       routes: [...capabilities.flatMap((c) => c.routes ?? []), createOpenApiRoute(buildOpenApi(registry, opts.token !== null))],
     });
     const adapter = opts.adapter ?? chooseAdapter();

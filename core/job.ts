@@ -15,6 +15,24 @@ export const DEFAULT_JOB_FLAGS: Readonly<JobFlags> = Object.freeze({
   enable_stream: true,
 });
 
+/**
+ * Hints about a Job's effects for clients that choose what to call unattended (MCP tool
+ * annotations). Leaving one out means "unknown", never "false".
+ */
+export interface JobAnnotations {
+  /** Changes nothing: queries. */
+  readOnlyHint?: boolean;
+  /** May destroy or overwrite something (shell, cancel, deletes). */
+  destructiveHint?: boolean;
+  /** Calling it again with the same arguments has no further effect. */
+  idempotentHint?: boolean;
+  /** Reaches beyond this service (other machines, the network). */
+  openWorldHint?: boolean;
+}
+
+/** Annotations of a Job that only reads. */
+export const READ_ONLY: Readonly<JobAnnotations> = Object.freeze({ readOnlyHint: true, idempotentHint: true, destructiveHint: false });
+
 /** What a running Job may use besides its arguments. */
 export interface JobContext {
   /** Aborted when the caller goes away (SSE disconnect, HTTP abort) or the service stops. */
@@ -34,6 +52,8 @@ export interface Job<S extends TSchema = TSchema> {
   readonly description: string;
   readonly input: S;
   readonly flags?: Partial<JobFlags>;
+  /** Effects a client may rely on (published as MCP tool annotations). */
+  readonly annotations?: Readonly<JobAnnotations>;
   /** Returns the JobResponse; throwing a BusinessError (or any Error) becomes `success: false`. */
   run(args: Static<S>, ctx: JobContext): Promise<JobResponse>;
 }

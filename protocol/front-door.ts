@@ -4,7 +4,8 @@ import type { JobRegistry } from '../core/registry.js';
 import { isProtectedPath, makeBearerCheck } from './auth.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';
 import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';
-import { handleMcp } from './mcp.js';
+import { createMcpHandler } from './mcp.js';
+import { McpTasks } from './mcp-tasks.js';
 import { JSON_HEADERS, sendError } from './reply.js';
 import { matchesPrefix, type Route } from './route.js';
 
@@ -18,6 +19,8 @@ export interface FrontDoorOptions {
   stopping: AbortSignal;
   loopbackOnly: boolean;
   allowedOrigins: readonly string[];
+  /** With an MCP progress token, the longest silence between progress notifications. */
+  mcpProgressIntervalMs: number;
   /** Further routes (`/files`, `/proxy`, the console), tried in order after the Job routes. */
   routes: readonly Route[];
 }
@@ -45,7 +48,8 @@ function withPath(req: IncomingRequest, path: string): IncomingRequest {
 export function createFrontDoor(opts: FrontDoorOptions): Handler {
   const authorized = opts.token === null ? () => true : makeBearerCheck(opts.token);
   const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, stopping: opts.stopping };
-  const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins };
+  const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins, progressIntervalMs: opts.mcpProgressIntervalMs, tasks: new McpTasks(opts.registry, opts.shutdown) };
+  const handleMcp = createMcpHandler(mcpOpts);
 
   const findRoute = (path: string) => opts.routes.find((r) => r.prefix !== '/' && matchesPrefix(path, r.prefix)) ?? opts.routes.find((r) => r.prefix === '/');
   const HEALTH = JSON.stringify({ answer: { running: true }, success: true, metadata: {} });
@@ -74,7 +78,7 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
       return job[2] ? handleEvents(req, res, name, jobOpts) : handleCall(req, res, name, jobOpts);
     }
     if (path.startsWith('/jobs/')) throw unknownJob();
-    if (path === '/mcp' || path === '/mcp/') return handleMcp(req, res, mcpOpts);
+    if (path === '/mcp' || path === '/mcp/') return handleMcp(req, res);
     const handler = findRoute(path);
     if (handler) return handler.handle(req, res);
     throw new HttpError(404, 'Not found');

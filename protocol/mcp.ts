@@ -1,22 +1,14 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { CallToolRequestSchema, ErrorCode, isInitializeRequest, JSONRPCMessageSchema, ListToolsRequestSchema, McpError, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { JobResponse, plainAnswer } from '../schemas/job-response.js';
-import { describeIssues } from '../schemas/validator.js';
-import { PACKAGE_VERSION } from '../core/build-info.js';
+import { ErrorCode, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { HttpError } from '../core/errors.js';
-import { createJobContext } from '../core/job.js';
-import type { JobRegistry } from '../core/registry.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
-import { McpExchange } from './mcp-exchange.js';
+import { McpServerPool } from './mcp-server-pool.js';
+import type { McpToolsOptions } from './mcp-tools.js';
 import { parseJson, readBody } from './json-body.js';
-import { NO_RESULT } from './job-routes.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
+import { SSE_HEADERS } from './sse.js';
 
-export interface McpOptions {
-  registry: JobRegistry;
+export interface McpOptions extends McpToolsOptions {
   jsonLimit: number;
-  shutdown: AbortSignal;
   /** Whether the service listens on loopback only; then the Host header must name loopback too. */
   loopbackOnly: boolean;
   allowedOrigins: readonly string[];
@@ -49,47 +41,6 @@ function rpcError(res: ResponseSink, status: number, code: number, message: stri
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-// Shared by every per-request server: by default each Server builds its own ajv instance, which
-// costs more than the whole tool call.
-const schemaValidator = new AjvJsonSchemaValidator();
-
-/**
- * A fresh low-level MCP server whose two handlers are fed by the Job registry. `callerGone` is the
- * HTTP request's abort: a caller that disconnects aborts its Jobs, as on the JSON and SSE routes.
- */
-function buildServer(opts: McpOptions, callerGone: AbortSignal): Server {
-  const server = new Server({ name: 'taskyard', version: PACKAGE_VERSION }, { capabilities: { tools: { listChanged: false } }, jsonSchemaValidator: schemaValidator });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({
-    tools: opts.registry.list().map(({ job }) => ({
-      name: job.name,
-      description: job.description,
-      inputSchema: job.input as unknown as { type: 'object' },
-      outputSchema: JobResponse as unknown as { type: 'object' },
-    })),
-  }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const entry = opts.registry.get(request.params.name);
-    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    let args: unknown;
-    try {
-      args = opts.registry.prepare(entry, request.params.arguments ?? {});
-    } catch (err) {
-      if (err instanceof HttpError && Array.isArray(err.detail)) {
-        throw new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${entry.job.name}: ${describeIssues(err.detail)}`);
-      }
-      throw err;
-    }
-    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], false);
-    const response = plainAnswer((await opts.registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
-    return {
-      content: [{ type: 'text' as const, text: JSON.stringify(response) }],
-      structuredContent: response,
-      isError: !response.success,
-    };
-  });
-  return server;
-}
-
 type Messages = { ok: true; messages: JSONRPCMessage[] } | { ok: false; status: number; code: number; message: string };
 
 /** Parses the body into JSON-RPC messages, or says why it cannot. */
@@ -106,11 +57,17 @@ function readMessages(body: unknown): Messages {
 }
 
 /**
- * Streamable HTTP at `/mcp`, stateless, answered as JSON: each POST gets its own low-level server
- * connected to an `McpExchange`. GET (the optional server-initiated stream) and DELETE (session
- * end) have no meaning without sessions: 405. Header rules follow the SDK's transport.
+ * Streamable HTTP at `/mcp`, stateless: each POST is served by a low-level server connected to an
+ * `McpExchange` (reused across POSTs), answered as JSON, or as SSE once a call sends progress.
+ * GET (the optional server-initiated stream) and DELETE (session end) have no meaning without
+ * sessions: 405. Header rules follow the SDK's transport.
  */
-export async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: McpOptions): Promise<void> {
+export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: ResponseSink) => Promise<void> {
+  const servers = new McpServerPool(opts);
+  return (req, res) => handleMcp(req, res, opts, servers);
+}
+
+async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: McpOptions, servers: McpServerPool): Promise<void> {
   const problem = rebindingProblem(req, opts);
   if (problem) return rpcError(res, 403, ErrorCode.InvalidRequest, problem);
   if (req.method !== 'POST') {
@@ -138,14 +95,11 @@ export async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: M
   if (version !== undefined && !messages.some(isInitializeRequest) && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
     return rpcError(res, 400, ErrorCode.ConnectionClosed, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
   }
-  const server = buildServer(opts, req.signal);
-  const exchange = new McpExchange();
-  try {
-    await server.connect(exchange);
-    const responses = await exchange.exchange(messages, { requestInfo: { headers: req.headers } });
-    if (responses.length === 0) return res.send(202, {});
-    sendJson(res, 200, Array.isArray(body) ? responses : responses[0]);
-  } finally {
-    await server.close().catch(() => undefined);
-  }
+  const pooled = await servers.acquire();
+  const outcome = await pooled.exchange.exchange(messages, { requestInfo: { headers: req.headers } }, req.signal, () => res.stream(200, { ...SSE_HEADERS }));
+  servers.release(pooled);
+  if (outcome.streamed) return;
+  const { responses } = outcome;
+  if (responses.length === 0) return res.send(202, {});
+  sendJson(res, 200, Array.isArray(body) ? responses : responses[0]);
 }

@@ -27,6 +27,8 @@ export const ServiceSection = Type.Object(
     cancel_grace_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 3000 }),
     /** Extra browser origins allowed to call `/mcp` besides loopback ones (DNS-rebinding guard). */
     allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    /** MCP calls with a progress token get a progress notification at least this often (ms). */
+    mcp_progress_interval_ms: Type.Integer({ minimum: 50, maximum: 3_600_000, default: 10_000 }),
   },
   { additionalProperties: false, default: {} },
 );

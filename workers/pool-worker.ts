@@ -1,8 +1,8 @@
-import type { PoolKind, PoolMessage, PoolTasks } from './pool-tasks.js';
+import { NOTES_DONE, type PoolKind, type PoolMessage, type PoolNote, type PoolTasks } from './pool-tasks.js';
 import { runShell } from './shell.js';
 
 type Handlers = {
-  [K in PoolKind]: (input: PoolTasks[K]['input'], aborted: AbortSignal) => Promise<PoolTasks[K]['output']>;
+  [K in PoolKind]: (input: PoolTasks[K]['input'], aborted: AbortSignal, note: (note: PoolNote<K>) => void) => Promise<PoolTasks[K]['output']>;
 };
 
 const handlers: Handlers = {
@@ -19,9 +19,10 @@ export default async function run(message: PoolMessage): Promise<unknown> {
   port.once('message', () => controller.abort());
   port.unref();
   try {
-    const handler = handlers[message.kind] as (input: unknown, aborted: AbortSignal) => Promise<unknown>;
-    return await handler(message.input, controller.signal);
+    const handler = handlers[message.kind] as (input: unknown, aborted: AbortSignal, note: (note: unknown) => void) => Promise<unknown>;
+    return await handler(message.input, controller.signal, (note) => port.postMessage(note));
   } finally {
+    port.postMessage(NOTES_DONE);
     port.close();
   }
 }

@@ -1,7 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
-import type { PoolKind, PoolMessage, PoolTasks } from './pool-tasks.js';
+import { within } from './within.js';
+import { NOTES_DONE, type PoolKind, type PoolMessage, type PoolNote, type PoolTasks } from './pool-tasks.js';
+
+/** How long an answer waits for notes still in flight from its worker (they come first, on another port). */
+const NOTES_GRACE_MS = 1000;
 
 /**
  * Facade over Piscina for previews and shell. An abort is delivered to the running handler as a
@@ -22,14 +26,25 @@ export class WorkerPool {
     });
   }
 
-  async run<K extends PoolKind>(kind: K, input: PoolTasks[K]['input'], signal?: AbortSignal): Promise<PoolTasks[K]['output']> {
+  /**
+   * Runs one piece of work; `onNote` hears what it reports while it runs, every note before the
+   * answer resolves.
+   */
+  async run<K extends PoolKind>(kind: K, input: PoolTasks[K]['input'], signal?: AbortSignal, onNote?: (note: PoolNote<K>) => void): Promise<PoolTasks[K]['output']> {
     const { port1, port2 } = new MessageChannel();
     const onAbort = () => port1.postMessage('abort');
     signal?.addEventListener('abort', onAbort, { once: true });
     if (signal?.aborted) onAbort();
+    let notesDone: Promise<void> | undefined;
+    if (onNote) {
+      notesDone = new Promise((resolve) => port1.on('message', (m: PoolNote<K> | typeof NOTES_DONE) => (m === NOTES_DONE ? resolve() : onNote(m))));
+    }
     try {
       const message: PoolMessage<K> = { kind, input, abort: port2 };
-      return (await this.#piscina.run(message, { transferList: [port2] as never })) as PoolTasks[K]['output'];
+      const output = (await this.#piscina.run(message, { transferList: [port2] as never })) as PoolTasks[K]['output'];
+      // The answer and the notes travel on different ports: let the notes finish first.
+      if (notesDone) await within(notesDone, NOTES_GRACE_MS);
+      return output;
     } finally {
       signal?.removeEventListener('abort', onAbort);
       port1.close();

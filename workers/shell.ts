@@ -5,6 +5,8 @@ import type { ShellOutput } from '../schemas/machine.js';
 import { childEnv } from './child-env.js';
 import { CappedCollector, SHELL_OUTPUT_CAP, utf8SafeLength } from './capped-output.js';
 import { killProcessTree } from './kill-tree.js';
+import { OutputStreamer, type OutputChunk } from './output-stream.js';
+import { within } from './within.js';
 
 /** What the pool receives for one `shell` call. */
 export interface ShellRequest {
@@ -12,6 +14,8 @@ export interface ShellRequest {
   /** Seconds, as the caller gave them (echoed in the timeout message). */
   timeout: number;
   cwd: string;
+  /** Whether the caller watches the output as it is written (chunks go to `onOutput`). */
+  stream?: boolean;
 }
 
 /**
@@ -55,14 +59,6 @@ function withNotice(text: string, notice: string): string {
   return head.toString('utf8', 0, utf8SafeLength(head)) + line;
 }
 
-/** Waits for `promise`, but no longer than `ms`. */
-async function within(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)));
-  await Promise.race([promise, expired]);
-  clearTimeout(timer);
-}
-
 function exitCodeOf(ending: Extract<Ending, { kind: 'exited' }>): number | null {
   if (ending.code !== null) return ending.code;
   return ending.signal ? 128 + (constants.signals[ending.signal] ?? 0) : null;
@@ -71,14 +67,19 @@ function exitCodeOf(ending: Extract<Ending, { kind: 'exited' }>): number | null 
 /**
  * Runs `/bin/sh -c command` in its own process group inside `cwd`, keeping at most 1 MiB of each
  * stream. On timeout or abort the whole tree is killed and the answer comes without waiting for
- * the pipes (a surviving grandchild may hold them open forever).
+ * the pipes (a surviving grandchild may hold them open forever). With `request.stream`, every
+ * piece of output also goes to `onOutput` as it is written.
  */
-export async function runShell(request: ShellRequest, signal: AbortSignal): Promise<ShellOutput> {
+export async function runShell(request: ShellRequest, signal: AbortSignal, onOutput?: (chunk: OutputChunk) => void): Promise<ShellOutput> {
   const child = spawn('/bin/sh', ['-c', request.command], { cwd: request.cwd, env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   const stdout = new CappedCollector();
   const stderr = new CappedCollector();
   stdout.attach(child.stdout!);
   stderr.attach(child.stderr!);
+  if (onOutput && request.stream) {
+    new OutputStreamer('stdout', onOutput).attach(child.stdout!);
+    new OutputStreamer('stderr', onOutput).attach(child.stderr!);
+  }
   const closed = once(child, 'close').catch(() => undefined);
 
   const ending = await awaitEnding(child, request.timeout * 1000, signal);

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
 import { PACKAGE_VERSION } from '../../core/build-info.js';
 import type { CapabilityFactory } from '../capability.js';
-import { defineJob } from '../../core/job.js';
+import { READ_ONLY, defineJob } from '../../core/job.js';
 import { indexTargets } from '../../core/targets.js';
 import { checkTargets } from './list-machines.js';
 import { startMachineStatus } from './machine-status.js';
@@ -21,18 +21,21 @@ export const machineCapability: CapabilityFactory = async (env) => {
         name: 'version',
         description: 'Returns the installed taskyard version (also in metadata.version).',
         input: NoArguments,
+        annotations: READ_ONLY,
         run: async () => ok(PACKAGE_VERSION, { version: PACKAGE_VERSION }),
       }),
       defineJob({
         name: 'list_machines',
         description: 'Checks every configured target (GET /health with its stored token) and answers [{address, healthy}]; [] without targets.',
         input: NoArguments,
+        annotations: { ...READ_ONLY, openWorldHint: true },
         run: async (_args, ctx) => ok(await checkTargets(targets.values(), ctx.signal)),
       }),
       defineJob({
         name: 'machine_status',
         description: 'Answers MachineInfo of this machine: build info (key axonx), CPU, memory and NVIDIA/AMD GPUs.',
         input: NoArguments,
+        annotations: READ_ONLY,
         run: async () => ok(await status.read()),
       }),
       shell.job,

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
 import type { CapabilityFactory } from '../capability.js';
-import { defineJob } from '../../core/job.js';
+import { READ_ONLY, defineJob } from '../../core/job.js';
 import { taskRuntimeOf } from '../tasks/capability.js';
 import { PluginManager } from './plugin-manager.js';
 
@@ -37,12 +37,14 @@ export const pluginsCapability: CapabilityFactory = async (env) => {
         name: 'list_plugins',
         description: 'Lists installed plugins: [{name, version, tasks}] sorted by name.',
         input: Type.Object({}, { additionalProperties: false }),
+        annotations: READ_ONLY,
         run: async () => ok(await plugins.list()),
       }),
       defineJob({
         name: 'uninstall_plugin',
         description: 'Removes an installed plugin and its Tasks without a restart; refused while one of its Tasks is queued or running. Answers {name, version, tasks, restart_required}.',
         input: UninstallInput,
+        annotations: { readOnlyHint: false, destructiveHint: true },
         run: async (args, ctx) => ok({ ...(await plugins.uninstall(args.name, ctx.signal)), restart_required: false }),
       }),
     ],

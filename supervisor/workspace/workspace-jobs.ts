@@ -3,7 +3,7 @@ import { ok } from '../../schemas/job-response.js';
 import { WORKSPACE_LIMITS } from '../../schemas/workspace.js';
 import type { WorkerPool } from '../../workers/pool.js';
 import { BusinessError, FileNotFoundError } from '../../core/errors.js';
-import { defineJob } from '../../core/job.js';
+import { READ_ONLY, defineJob } from '../../core/job.js';
 import { deleteEntries } from './delete-entries.js';
 import { listEntries } from './list-entries.js';
 import { resolveClientPath } from './safe-path.js';
@@ -19,8 +19,9 @@ export function workspaceJobs(root: string, pool: WorkerPool) {
       description:
         'Lists one level of a workspace directory: directories first, then files by name, at most 5000 entries (`truncated` tells). ' +
         'Each entry has name, path, kind (file, directory, symlink, other), preview_kind, supported, size (bytes, null for non-files) and modified_at.',
-      input: Type.Object({ path: Type.String({ default: '', description: 'Directory relative to the workspace; empty for the root' }) }, closed),
-      run: async (args) => ok(await listEntries(root, args.path)),
+      input: Type.Object({ path: Type.Optional(Type.String({ default: '', description: 'Directory relative to the workspace; empty for the root' })) }, closed),
+      annotations: READ_ONLY,
+      run: async (args) => ok(await listEntries(root, args.path ?? '')),
     }),
     defineJob({
       name: 'list_task_runs',
@@ -29,6 +30,7 @@ export function workspaceJobs(root: string, pool: WorkerPool) {
         { task_type: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$', description: 'Task type (a directory name, not a registration name)' }) },
         closed,
       ),
+      annotations: READ_ONLY,
       run: async (args) => ok(await listTaskRuns(root, args.task_type)),
     }),
     defineJob({
@@ -39,15 +41,18 @@ export function workspaceJobs(root: string, pool: WorkerPool) {
       input: Type.Object(
         {
           path: Type.String({ description: 'File relative to the workspace' }),
-          offset: Type.Integer({ minimum: 0, default: 0, description: 'First data row (CSV, Parquet)' }),
-          limit: Type.Integer({ minimum: 1, maximum: WORKSPACE_LIMITS.previewRowsMax, default: WORKSPACE_LIMITS.previewRowsDefault, description: 'Rows to return (CSV, Parquet)' }),
+          offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'First data row (CSV, Parquet)' })),
+          limit: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: WORKSPACE_LIMITS.previewRowsMax, default: WORKSPACE_LIMITS.previewRowsDefault, description: 'Rows to return (CSV, Parquet)' }),
+          ),
         },
         closed,
       ),
+      annotations: READ_ONLY,
       run: async (args, ctx) => {
         const file = await resolveClientPath(root, args.path);
         if (!file.exists) throw new FileNotFoundError(`no such file: ${args.path}`);
-        const request = { root, real: file.real, path: file.relative, offset: args.offset, limit: args.limit };
+        const request = { root, real: file.real, path: file.relative, offset: args.offset ?? 0, limit: args.limit ?? WORKSPACE_LIMITS.previewRowsDefault };
         const outcome = await pool.run('preview', request, ctx.signal);
         if (!outcome.ok) throw new BusinessError(outcome.type, outcome.message);
         return ok(outcome.answer);
@@ -57,6 +62,7 @@ export function workspaceJobs(root: string, pool: WorkerPool) {
       name: 'delete_entries',
       description: 'Deletes workspace files and directories (1-200 paths) and answers what was deleted. The root and paths outside the workspace are refused; missing paths are skipped.',
       input: Type.Object({ paths: Type.Array(Type.String(), { minItems: 1, maxItems: WORKSPACE_LIMITS.deleteBatch }) }, closed),
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
       run: async (args) => ok(await deleteEntries(root, args.paths)),
     }),
   ];

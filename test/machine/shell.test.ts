@@ -185,7 +185,8 @@ t.test('shell commands do not see the service token', async (t) => {
 t.test('parseSse sanity for shell events', async (t) => {
   // The result frame of a shell call is one line of JSON even when the output has newlines.
   const sse = await svc.events('shell', { command: 'printf "x\\ny\\n"' });
-  t.equal(sse.raw.split('\n').filter((l) => l.startsWith('data: ')).length, 1);
+  t.equal(sse.raw.split('\n').filter((l) => l.startsWith('data: {"kind":"result"')).length, 1);
+  t.equal(parseSse(sse.raw).filter((e) => e['kind'] === 'log').map((e) => e['content']).join(''), 'x\ny\n', 'the output was streamed too');
   t.same(parseSse(sse.raw).at(-1)?.['answer'], { stdout: 'x\ny\n', stderr: '', exit_code: 0, stdout_truncated: false, stderr_truncated: false });
 });
 

@@ -10,9 +10,33 @@ import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { startTestService } from '../helpers/service.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { testJobs } from '../helpers/test-jobs.js';
+import { Type } from '@sinclair/typebox';
+import { setTimeout as delay } from 'node:timers/promises';
+import { defineJob } from '../../core/job.js';
+import { ok } from '../../schemas/job-response.js';
+import type { CapabilityFactory } from '../../supervisor/capability.js';
 import type { JobCatalog } from '../../schemas/job-response.js';
 
 const capabilities = [...DEFAULT_CAPABILITIES, testJobs];
+
+/** The tool the conformance scenario `tools-call-with-progress` calls: three steps 50 ms apart. */
+const conformanceJobs: CapabilityFactory = () => ({
+  jobs: [
+    defineJob({
+      name: 'test_tool_with_progress',
+      description: 'Reports progress 0, 50 and 100 about 50 ms apart.',
+      input: Type.Object({}),
+      flags: { requires_auth: false },
+      run: async (_args, ctx) => {
+        for (const percentage of [0, 50, 100]) {
+          if (percentage > 0) await delay(50);
+          await ctx.emit({ kind: 'progress', name: 'conformance', started_at: null, finished_at: null, percentage });
+        }
+        return ok('done');
+      },
+    }),
+  ],
+});
 const rpc = (method: string, params: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -90,11 +114,11 @@ t.test('DNS rebinding: foreign Origin or Host is 403, loopback ones pass', async
  * The official conformance runner targets Node 22 (it imports fs.globSync); a tiny module hook
  * supplies that one name so the real scenarios run unchanged on Node 20.
  */
-t.test('official MCP conformance scenarios for a tools-only server', async (t) => {
-  const svc = await startTestService(t, { capabilities, token: null, config: { jobs: { version: { requires_auth: false } } } });
+t.test('official MCP conformance scenarios that apply to this server', async (t) => {
+  const svc = await startTestService(t, { capabilities: [...capabilities, conformanceJobs], token: null, config: { jobs: { version: { requires_auth: false } } } });
   const cli = join(PACKAGE_ROOT, 'node_modules', '@modelcontextprotocol', 'conformance', 'dist', 'index.js');
   const shim = fileURLToPath(new URL('../helpers/node20-fs-shim.js', import.meta.url));
-  for (const scenario of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection']) {
+  for (const scenario of ['server-initialize', 'ping', 'tools-list', 'dns-rebinding-protection', 'tools-call-with-progress']) {
     const output = await new Promise<{ code: number | null; text: string }>((resolve) => {
       const child = spawn(process.execPath, ['--import', shim, cli, 'server', '--url', `${svc.url}/mcp`, '--scenario', scenario], { stdio: ['ignore', 'pipe', 'pipe'] });
       let text = '';

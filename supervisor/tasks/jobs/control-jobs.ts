@@ -2,6 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
 import { KeyError } from '../../../core/errors.js';
 import { defineJob } from '../../../core/job.js';
+
+const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true } as const;
 import type { TaskRuntime } from '../task-runtime.js';
 
 /** cancel and delete_tasks. */
@@ -14,6 +16,8 @@ export function controlJobs(rt: TaskRuntime) {
         'recorded as cancelled with exit code 130. Answers true only when this call cancelled it, false for a finished Task; ' +
         'an unknown Task ID is a KeyError, as for status.',
       input: Type.Object({ task_id: Type.String() }),
+      // Cancelling twice changes nothing more (the second answers false).
+      annotations: { ...DESTRUCTIVE, idempotentHint: true },
       run: async ({ task_id }) => {
         if (!rt.index.get(task_id) && !rt.runs.get(task_id)) throw new KeyError(`Unknown task ${task_id}`);
         return ok(await rt.runs.cancel(task_id));
@@ -23,6 +27,7 @@ export function controlJobs(rt: TaskRuntime) {
       name: 'delete_tasks',
       description: 'Deletes terminal or metadata-only Tasks and answers the IDs actually deleted; active, unknown or invalid IDs are skipped.',
       input: Type.Object({ task_ids: Type.Array(Type.String(), { minItems: 1, uniqueItems: true }) }),
+      annotations: { ...DESTRUCTIVE, idempotentHint: true },
       run: async ({ task_ids }) => ok(await rt.deleteTasks(task_ids)),
     }),
   ];

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
-import { defineJob } from '../../../core/job.js';
+import { READ_ONLY, defineJob } from '../../../core/job.js';
 import type { TaskRuntime } from '../task-runtime.js';
 
 /** list_installed_task_definitions, get_task_definition. */
@@ -10,12 +10,14 @@ export function definitionJobs(rt: TaskRuntime) {
       name: 'list_installed_task_definitions',
       description: 'Lists every installed Task definition (built-in and from plugins), sorted by registration name, with input and output schemas.',
       input: Type.Object({}, { additionalProperties: false }),
+      annotations: READ_ONLY,
       run: async () => ok(rt.catalog.list()),
     }),
     defineJob({
       name: 'get_task_definition',
       description: 'Returns one Task definition by registration name (not a Task ID): source, plugin, task type, description and schemas.',
       input: Type.Object({ task: Type.String({ minLength: 1, description: 'Registration name, e.g. demo' }) }, { additionalProperties: false }),
+      annotations: READ_ONLY,
       run: async ({ task }) => ok(rt.catalog.require(task).definition),
     }),
   ];

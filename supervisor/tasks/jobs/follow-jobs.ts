@@ -1,8 +1,16 @@
 import { Type } from '@sinclair/typebox';
 import { failed, ok } from '../../../schemas/job-response.js';
-import { defineJob } from '../../../core/job.js';
+import { READ_ONLY, defineJob } from '../../../core/job.js';
+import { ValueError } from '../../../core/errors.js';
 import { streamTask, waitForTerminal } from '../follow.js';
 import type { TaskRuntime } from '../task-runtime.js';
+
+const WAIT_POLL_S = 1;
+const STREAM_POLL_S = 0.5;
+
+/** `poll_interval`: optional, its default shown (spec: Task Jobs). */
+const pollInterval = (seconds: number) =>
+  Type.Optional(Type.Number({ exclusiveMinimum: 0, default: seconds, description: 'Seconds; only bounds staleness, changes are seen at once' }));
 
 /** wait_task and stream_task: answered from the index, woken by file changes within milliseconds. */
 export function followJobs(rt: TaskRuntime) {
@@ -11,17 +19,29 @@ export function followJobs(rt: TaskRuntime) {
       name: 'wait_task',
       description:
         'Waits until the Task reaches a terminal state and answers its TaskStatus; success is true only for succeeded. ' +
-        'A run_id that is not the current execution fails. poll_interval (seconds) only bounds staleness: changes are seen at once.',
+        'task_id and run_id come from the answer of submit; a run_id that is not the current execution fails. ' +
+        'With a progress token, sends progress (step, percentage, last log line) while it waits.',
       input: Type.Object(
         {
           task_id: Type.String({ minLength: 1 }),
           run_id: Type.String({ minLength: 1 }),
-          poll_interval: Type.Number({ exclusiveMinimum: 0, default: 1 }),
+          poll_interval: pollInterval(WAIT_POLL_S),
         },
         { additionalProperties: false },
       ),
-      run: async ({ task_id, run_id, poll_interval }, ctx) => {
-        const status = await waitForTerminal(rt, task_id, run_id, poll_interval * 1000, ctx.signal);
+      annotations: READ_ONLY,
+      run: async ({ task_id, run_id, poll_interval = WAIT_POLL_S }, ctx) => {
+        const pollMs = poll_interval * 1000;
+        let status;
+        if (ctx.streaming) {
+          // A caller that reads events (an MCP progress token) is told the Task's steps and log
+          // while it waits; the run_id rule holds at the start, and streamTask fails on a new run.
+          const current = rt.index.get(task_id)?.status;
+          if (current && current.run_id !== run_id) throw new ValueError(`run_id ${run_id} is not the current execution of task ${task_id}`);
+          status = await streamTask(rt, task_id, pollMs, ctx);
+        } else {
+          status = await waitForTerminal(rt, task_id, run_id, pollMs, ctx.signal);
+        }
         // The status's JSON is cached: every waiter and follower of a Task answers the same text.
         const answer = rt.index.statusJson(status);
         return status.state === 'succeeded' ? ok(answer) : failed(answer);
@@ -30,16 +50,18 @@ export function followJobs(rt: TaskRuntime) {
     defineJob({
       name: 'stream_task',
       description:
-        'Follows a Task until it stops. Over /events it emits progress and log events (byte offsets, channel "task") as they ' +
-        'happen; the final result, like the ordinary call, carries the terminal TaskStatus; success follows exit_code == 0.',
+        'Follows a Task until it stops and answers the terminal TaskStatus; success follows exit_code == 0. ' +
+        'With a progress token, its steps and log lines arrive as progress notifications while it runs ' +
+        '(read the full log by byte offsets with read_task_log).',
       input: Type.Object(
         {
           task_id: Type.String({ minLength: 1 }),
-          poll_interval: Type.Number({ exclusiveMinimum: 0, default: 0.5 }),
+          poll_interval: pollInterval(STREAM_POLL_S),
         },
         { additionalProperties: false },
       ),
-      run: async ({ task_id, poll_interval }, ctx) => {
+      annotations: READ_ONLY,
+      run: async ({ task_id, poll_interval = STREAM_POLL_S }, ctx) => {
         const pollMs = poll_interval * 1000;
         const status = ctx.streaming ? await streamTask(rt, task_id, pollMs, ctx) : await waitForTerminal(rt, task_id, undefined, pollMs, ctx.signal);
         const answer = rt.index.statusJson(status);

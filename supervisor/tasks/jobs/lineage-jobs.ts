@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
 import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
 import { KeyError } from '../../../core/errors.js';
-import { defineJob } from '../../../core/job.js';
+import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { buildLineage } from '../graph.js';
 import { relativeTaskPath } from '../task-ids.js';
 import type { TaskRuntime } from '../task-runtime.js';
@@ -14,6 +14,7 @@ export function lineageJobs(rt: TaskRuntime) {
       name: 'get_task_graph',
       description: 'Returns the lineage graph of a Task (ancestors and descendants from recorded source_tasks), with missing and provisional nodes. Nothing is executed.',
       input: Type.Object({ task_id: Type.String() }, { additionalProperties: false }),
+      annotations: READ_ONLY,
       run: async ({ task_id }) => {
         if (!rt.index.get(task_id)) throw new KeyError(`Unknown task ${task_id}`);
         const { graph, graphJson } = buildLineage(rt.index, task_id);
@@ -24,6 +25,7 @@ export function lineageJobs(rt: TaskRuntime) {
       name: 'get_task_context',
       description: 'Returns a Task with its status, metadata and log locations, lineage graph and relations (direct upstream, ancestors, direct downstream, missing, provisional).',
       input: Type.Object({ task_id: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+      annotations: READ_ONLY,
       run: async ({ task_id }) => {
         const record = rt.index.get(task_id);
         if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);

@@ -2,9 +2,12 @@ import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
 import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
 import { KeyError } from '../../../core/errors.js';
-import { defineJob } from '../../../core/job.js';
+import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { readLogWindow } from '../log-reader.js';
 import type { TaskRuntime } from '../task-runtime.js';
+
+const LOG_OFFSET = -1;
+const LOG_LIMIT = 65536;
 
 const NoArguments = Type.Object({}, { additionalProperties: false });
 
@@ -15,18 +18,21 @@ export function queryJobs(rt: TaskRuntime) {
       name: 'list_task_ids',
       description: 'Lists the IDs of Tasks that have a status record (metadata-only directories are not listed), sorted.',
       input: NoArguments,
+      annotations: READ_ONLY,
       run: async () => ok(rt.index.sortedStatuses().map((s) => s.task_id).sort()),
     }),
     defineJob({
       name: 'list_task_statuses',
       description: 'Lists every TaskStatus, newest first (created_at, then task_id, descending). No filtering or pagination.',
       input: NoArguments,
+      annotations: READ_ONLY,
       run: async () => ok(rt.index.sortedStatusesJson()),
     }),
     defineJob({
       name: 'status',
       description: 'Returns the TaskStatus of one Task. An unknown Task, or one with metadata but no status, is a KeyError.',
       input: Type.Object({ task_id: Type.String() }),
+      annotations: READ_ONLY,
       run: async ({ task_id }) => {
         const record = rt.index.get(task_id);
         if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
@@ -40,10 +46,11 @@ export function queryJobs(rt: TaskRuntime) {
         'Never splits a UTF-8 character; reset is true when the offset lies past the end of the log.',
       input: Type.Object({
         task_id: Type.String(),
-        offset: Type.Integer({ minimum: -1, default: -1 }),
-        limit: Type.Integer({ minimum: 1024, maximum: 262144, default: 65536 }),
+        offset: Type.Optional(Type.Integer({ minimum: -1, default: LOG_OFFSET, description: 'Byte offset; -1 reads the tail, 0 the start' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1024, maximum: 262144, default: LOG_LIMIT, description: 'Most bytes to read' })),
       }),
-      run: async ({ task_id, offset, limit }) => {
+      annotations: READ_ONLY,
+      run: async ({ task_id, offset = LOG_OFFSET, limit = LOG_LIMIT }) => {
         const record = rt.index.get(task_id);
         if (!record) throw new KeyError(`Unknown task ${task_id}`);
         return ok(await readLogWindow(`${record.dir}/${TASK_FILES.log}`, offset, limit));

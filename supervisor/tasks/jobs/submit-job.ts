@@ -10,11 +10,13 @@ export function submitJob(rt: TaskRuntime) {
   return defineJob({
     name: 'submit',
     description:
-      'Starts a Task in a separate process. `task` is the registration name; every other field is a Task input ' +
-      '(validated by the Task: unknown fields fail), including task_name and source_tasks. Answers the TaskHandle ' +
-      '{task_id, run_id, task}; success means the submission was accepted, not that the Task finished.',
+      'Starts a Task in a separate process. `task` is the registration name (list_installed_task_definitions); every other ' +
+      "argument is one of that Task's inputs, as get_task_definition describes them (validated by the Task: unknown fields fail), " +
+      'including task_name and source_tasks. Answers the TaskHandle {task_id, run_id, task}; success means the submission ' +
+      'was accepted, not that the Task finished: follow it with wait_task or stream_task.',
     // Task inputs sit next to `task`, so this schema allows extra fields; the Task's own schema checks them.
     input: Type.Object({ task: Type.String({ minLength: 1, description: 'Registration name of the Task' }) }, { additionalProperties: true }),
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     run: async (args, ctx) => {
       const { task, ...inputs } = args as { task: string } & Record<string, unknown>;
       const handle = await submitTask(rt, task, inputs);

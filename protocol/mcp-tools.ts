@@ -1,0 +1,111 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { JobResponse, plainAnswer } from '../schemas/job-response.js';
+import { TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
+import { describeIssues, type ValidationIssue } from '../schemas/validator.js';
+import { PACKAGE_VERSION } from '../core/build-info.js';
+import { HttpError } from '../core/errors.js';
+import { createJobContext } from '../core/job.js';
+import type { JobRegistry, RegisteredJob } from '../core/registry.js';
+import { NO_RESULT } from './job-routes.js';
+import { ProgressReporter } from './mcp-progress.js';
+
+export interface McpToolsOptions {
+  registry: JobRegistry;
+  shutdown: AbortSignal;
+  /** With a progress token, the longest silence between progress notifications of a call. */
+  progressIntervalMs: number;
+  /** MCP Tasks over the service's Task records, when the Jobs behind them are public. */
+  tasks?: McpTasks;
+}
+
+/** Told to every client at initialize: how the tools fit together to run work. */
+export const SERVER_INSTRUCTIONS = [
+  'taskyard runs work on this machine. To run a Task: find it with list_installed_task_definitions and read its',
+  'inputs with get_task_definition; start it with submit (task = registration name, every other argument is one of',
+  "the Task's inputs); then wait_task (task_id and run_id from submit's answer) or stream_task, which answer the",
+  'terminal TaskStatus. Pass a progress token to get progress notifications while they wait (they keep long calls',
+  'alive). Read logs by byte offsets with read_task_log (offset -1 = tail, then continue from next_offset).',
+  'shell runs a one-off command (at most 300 s). cancel stops a Task. Every tool answers a JobResponse',
+  '{answer, success, metadata}: check success.',
+].join(' ');
+
+// Shared by every per-request server: by default each Server builds its own ajv instance, which
+// costs more than the whole tool call.
+const schemaValidator = new AjvJsonSchemaValidator();
+
+/** The tool of a Job; built once per Job, since tools/list answers the same every time. */
+const tools = new WeakMap<RegisteredJob, Tool>();
+function toolOf(entry: RegisteredJob, withTasks: boolean): Tool {
+  let tool = tools.get(entry);
+  if (!tool) {
+    const { job } = entry;
+    tool = {
+      ...(withTasks && TASK_TOOLS.has(job.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
+      name: job.name,
+      description: job.description,
+      inputSchema: job.input as unknown as Tool['inputSchema'],
+      outputSchema: JobResponse as unknown as Tool['outputSchema'],
+      ...(job.annotations ? { annotations: { ...job.annotations } } : {}),
+    };
+    tools.set(entry, tool);
+  }
+  return tool;
+}
+
+const TOOL_CAPABILITIES = { tools: { listChanged: false } };
+const TASK_CAPABILITIES = { ...TOOL_CAPABILITIES, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } };
+
+/** Validation issues in MCP's own words: `arguments.run_id`, with no HTTP body around it. */
+function invalidArguments(entry: RegisteredJob, issues: ValidationIssue[]): McpError {
+  const located = issues.map((i) => ({ ...i, loc: i.loc[0] === 'body' ? i.loc.slice(1) : i.loc }));
+  return new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${entry.job.name}: ${describeIssues(located)}`);
+}
+
+/**
+ * A low-level MCP server whose handlers are fed by the Job registry. `caller()` is the abort of
+ * the HTTP request being served: a caller that disconnects aborts its Jobs, as on the JSON and
+ * SSE routes.
+ */
+export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): Server {
+  const tasks = opts.tasks?.available ? opts.tasks : undefined;
+  const server = new Server(
+    { name: 'taskyard', version: PACKAGE_VERSION },
+    { capabilities: tasks ? TASK_CAPABILITIES : TOOL_CAPABILITIES, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: schemaValidator },
+  );
+  tasks?.install(server, caller);
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.registry.list().map((e) => toolOf(e, tasks !== undefined)) }));
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const callerGone = caller();
+    const entry = opts.registry.get(request.params.name);
+    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+    let args: unknown;
+    try {
+      args = opts.registry.prepare(entry, request.params.arguments ?? {});
+    } catch (err) {
+      if (err instanceof HttpError && Array.isArray(err.detail)) throw invalidArguments(entry, err.detail as ValidationIssue[]);
+      throw err;
+    }
+    if (request.params.task) {
+      if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
+      return { task: await tasks.create(entry.job.name, args as Record<string, unknown>, callerGone, request.params.task.ttl) };
+    }
+    const token = extra._meta?.progressToken;
+    // With a progress token the Job runs as for an event stream, and its events become progress
+    // notifications (the answer then turns into SSE); without one it answers plain JSON.
+    const reporter =
+      token === undefined
+        ? undefined
+        : new ProgressReporter(entry.job.name, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } }), opts.progressIntervalMs);
+    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)));
+    let response: JobResponse;
+    try {
+      response = plainAnswer((await opts.registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
+    } finally {
+      reporter?.stop();
+    }
+    return toolResult(response);
+  });
+  return server;
+}

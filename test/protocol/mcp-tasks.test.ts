@@ -1,0 +1,131 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import t from 'tap';
+import { isAlive } from '../../workers/process-tree.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CallToolResultSchema, CreateTaskResultSchema, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { startTestService, waitFor, type TestService } from '../helpers/service.js';
+import { connectMcp } from '../helpers/mcp-client.js';
+import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess } from '../helpers/service-process.js';
+import { makeWorkspace, killTaskProcesses } from '../tasks/task-helpers.js';
+
+interface Status {
+  state: string;
+  task_id: string;
+  run_id: string;
+  exit_code: number;
+}
+
+async function submit(svc: TestService, args: Record<string, unknown>): Promise<{ task_id: string; run_id: string }> {
+  const { task_id, run_id } = (await svc.call('submit', args)).body.answer as { task_id: string; run_id: string };
+  return { task_id, run_id };
+}
+
+/** Starts a task-augmented call and answers its MCP task, leaving the stream to run on. */
+async function startTask(mcp: Client, name: string, args: Record<string, unknown>): Promise<{ task: Task; rest: Promise<Array<{ type: string }>> }> {
+  const stream = mcp.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { task: { ttl: 60_000 } });
+  const first = await stream.next();
+  if (first.done || first.value.type !== 'taskCreated') throw new Error(`expected taskCreated, got ${JSON.stringify(first.value)}`);
+  const rest = (async () => {
+    const messages: Array<{ type: string }> = [];
+    for await (const m of stream) messages.push(m);
+    return messages;
+  })();
+  return { task: (first.value as { task: Task }).task, rest };
+}
+
+t.test('tools/list and the capabilities say which tools run as MCP tasks', async (t) => {
+  const svc = await startTestService(t);
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  t.match(mcp.getServerCapabilities()?.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
+  const { tools } = await mcp.listTools();
+  const supported = tools.filter((x) => x.execution?.taskSupport === 'optional').map((x) => x.name).sort();
+  t.same(supported, ['shell', 'stream_task', 'submit', 'wait_task']);
+  await t.rejects(mcp.experimental.tasks.getTask('taskyard-run:bm9wZQ'), /Task not found/);
+});
+
+t.test('a task-augmented submit is an MCP task backed by the Task run, through to its result', async (t) => {
+  const svc = await startTestService(t);
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const { task, rest } = await startTask(mcp, 'submit', { task: 'sleep', seconds: 0.6, steps: 2 });
+  t.equal(task.status, 'working');
+  t.equal(task.ttl, null, 'kept as long as the Task record');
+  const messages = await rest;
+  const result = messages.at(-1) as { type: string; result: CallToolResult };
+  t.equal(result.type, 'result', JSON.stringify(messages));
+  const status = (result.result.structuredContent as { answer: Status }).answer;
+  t.equal(status.state, 'succeeded', 'the result is the terminal TaskStatus');
+  t.same((await svc.call('status', { task_id: status.task_id })).body.answer, status, 'the same record the service keeps');
+  t.equal((await mcp.experimental.tasks.getTask(task.taskId)).status, 'completed');
+  const listed = await mcp.experimental.tasks.listTasks();
+  t.ok(listed.tasks.some((x) => x.taskId === task.taskId), 'tasks/list shows it');
+});
+
+t.test('tasks/cancel really cancels the Task', async (t) => {
+  const svc = await startTestService(t);
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const handle = await submit(svc, { task: 'sleep', seconds: 60 });
+  const { task, rest } = await startTask(mcp, 'wait_task', { ...handle });
+  await waitFor(async () => ((await svc.call('status', { task_id: handle.task_id })).body.answer as Status).state === 'running', 15_000, 'the Task to run');
+  const cancelled = await mcp.experimental.tasks.cancelTask(task.taskId);
+  t.equal(cancelled.status, 'cancelled');
+  t.equal(((await svc.call('status', { task_id: handle.task_id })).body.answer as Status).state, 'cancelled', 'the service record says cancelled');
+  const messages = await rest;
+  t.match(messages.at(-1), { type: 'error' }, 'the stream ends: the task was cancelled');
+  await t.rejects(mcp.experimental.tasks.cancelTask(task.taskId), /terminal status: cancelled/);
+  const result = await mcp.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+  t.match(result.structuredContent, { success: false, answer: { state: 'cancelled', exit_code: 130 } });
+});
+
+t.test('shell runs as an MCP task: its result, and tasks/cancel kills the command', async (t) => {
+  const svc = await startTestService(t);
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const quick = await startTask(mcp, 'shell', { command: 'echo hi' });
+  const messages = await quick.rest;
+  t.match(messages.at(-1), { type: 'result', result: { structuredContent: { success: true, answer: { stdout: 'hi\n', exit_code: 0 } } } });
+  t.equal((await mcp.experimental.tasks.getTask(quick.task.taskId)).status, 'completed');
+
+  const pidFile = join(svc.workspace, 'task-shell.pid');
+  const slow = await startTask(mcp, 'shell', { command: `echo $$ > ${pidFile}; exec sleep 120`, timeout: 200 });
+  const pid = await waitFor(async () => Number(await readFile(pidFile, 'utf8').catch(() => '')) || null, 15_000, 'the command to start');
+  t.ok(await isAlive(pid), 'the command runs after the POST that started it was answered');
+  t.equal((await mcp.experimental.tasks.cancelTask(slow.task.taskId)).status, 'cancelled');
+  t.notOk(await isAlive(pid), 'cancel returns once the command is gone');
+  t.match((await slow.rest).at(-1), { type: 'error' });
+  t.ok((await mcp.experimental.tasks.listTasks()).tasks.some((x) => x.taskId === slow.task.taskId && x.status === 'cancelled'), 'tasks/list shows it');
+});
+
+t.test('an MCP task handle survives a restart of the service', async (t) => {
+  const workspace = await makeWorkspace(t);
+  t.teardown(() => killTaskProcesses(workspace));
+  const connect = async (url: string) => {
+    const client = new Client({ name: 'taskyard-test', version: '0.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', url), { requestInit: { headers: { authorization: `Bearer ${SERVICE_PROCESS_TOKEN}` } } }));
+    t.teardown(() => client.close());
+    return client;
+  };
+  const first = await startServiceProcess(t, workspace);
+  const before = await connect(first.url);
+  const created = (await before.request(
+    { method: 'tools/call', params: { name: 'submit', arguments: { task: 'sleep', seconds: 120, steps: 120 }, task: { ttl: 60_000 } } },
+    CreateTaskResultSchema,
+  )) as { task: Task };
+  t.equal(created.task.status, 'working');
+  // A run is adopted once its worker runs it (a queued one dies with the service that queued it).
+  await waitFor(async () => {
+    const listed = (await first.call('list_task_statuses')).answer as Status[];
+    return listed[0]?.state === 'running';
+  }, 15_000, 'the Task to run');
+  first.child.kill('SIGKILL');
+  await exited(first.child);
+
+  const second = await startServiceProcess(t, workspace);
+  const after = await connect(second.url);
+  const pending = await after.experimental.tasks.getTask(created.task.taskId);
+  t.equal(pending.status, 'working', 'the new service knows the pending task');
+  // The run outlives the service that started it: the new one cancels it and answers its result.
+  t.equal((await after.experimental.tasks.cancelTask(created.task.taskId)).status, 'cancelled', 'tasks/cancel reaches the adopted run');
+  const result = await after.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema, { timeout: 30_000 });
+  t.match(result.structuredContent, { success: false, answer: { state: 'cancelled' } }, 'its result is the terminal TaskStatus of that run');
+});
