@@ -1,3 +1,4 @@
+// Runs on every HTTP front end.
 import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
