@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { TaskResources } from './tasks.js';
 import { DEFAULT_WORKSPACE } from './workspace-path.js';
 
 const MiB = 1024 * 1024;
@@ -27,6 +28,8 @@ export const ServiceSection = Type.Object(
     cancel_grace_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 3000 }),
     /** Extra browser origins allowed to call `/mcp` besides loopback ones (DNS-rebinding guard). */
     allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
+    /** GPUs the local executor leases to Tasks; null: as many as machine_status detects. */
+    gpus: Type.Union([Type.Integer({ minimum: 0, maximum: 64 }), Type.Null()], { default: null }),
   },
   { additionalProperties: false, default: {} },
 );
@@ -39,6 +42,32 @@ export const TargetEntry = Type.Object(
   { additionalProperties: false },
 );
 
+// ---- Executors and Task resources (issue 14) ----
+
+/** Where Task runs execute: this machine (`local`), or one Slurm batch job per run (`slurm`). */
+export const ExecutorSection = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('local'), Type.Literal('slurm')], { default: 'local' }),
+    /** Slurm only: `--partition`. */
+    partition: Type.Optional(Type.String({ minLength: 1 })),
+    /** Slurm only: `--account`. */
+    account: Type.Optional(Type.String({ minLength: 1 })),
+    /** Slurm only: extra sbatch arguments, added before the service's own. */
+    sbatch_args: Type.Array(Type.String(), { default: [] }),
+  },
+  { additionalProperties: false, default: {} },
+);
+export type ExecutorSection = Static<typeof ExecutorSection>;
+
+/** Per registration name: `tasks.<registration>.resources` overrides the definition's, field by field. */
+export const TasksSection = Type.Record(
+  Type.String({ minLength: 1 }),
+  Type.Object({ resources: Type.Optional(TaskResources) }, { additionalProperties: false }),
+  { default: {} },
+);
+
+// ---- end of issue 14 ----
+
 export const ConfigFile = Type.Object(
   {
     service: ServiceSection,
@@ -50,6 +79,8 @@ export const ConfigFile = Type.Object(
       { default: {} },
     ),
     environment: Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String(), { default: {} }),
+    executor: ExecutorSection,
+    tasks: TasksSection,
   },
   { additionalProperties: false },
 );

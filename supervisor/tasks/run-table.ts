@@ -1,20 +1,29 @@
-import type { Executor } from './local-executor.js';
+import type { GpuLease } from '../../schemas/machine.js';
+import type { Executor } from './executor.js';
+import type { Lease, ResourcePool } from './resource-pool.js';
 import type { TaskIndex } from './task-index.js';
 import { TaskRun, type RunHost, type RunSpec, type RunStart } from './task-run.js';
 
 /**
- * Every run this service owns until its terminal state is published, and admission: runs beyond
- * `max_running_tasks` wait queued, in order, and cost nothing while they wait (no timer, no watch).
+ * Every run this service owns until its terminal state is published, and admission. Locally a
+ * queued run starts when a slot is free (`max_running_tasks`) and its CPUs and GPUs are free,
+ * strictly in submission order; waiting costs nothing (no timer, no watch). An engine that queues
+ * runs itself (Slurm) gets every run at once.
  */
 export class RunTable {
   readonly #active = new Map<string, TaskRun>();
   readonly #queue: TaskRun[] = [];
   readonly #maxRunning: number | null;
+  readonly #pool: ResourcePool;
+  readonly #admitsAll: boolean;
   readonly #host: RunHost;
+  readonly #leases = new Map<TaskRun, Lease>();
   #running = 0;
 
-  constructor(opts: { index: TaskIndex; executor: Executor; workspace: string; closing: AbortSignal; maxRunning: number | null }) {
-    this.#maxRunning = opts.maxRunning;
+  constructor(opts: { index: TaskIndex; executor: Executor; pool: ResourcePool; workspace: string; closing: AbortSignal; maxRunning: number | null }) {
+    this.#admitsAll = opts.executor.queuesRuns;
+    this.#maxRunning = this.#admitsAll ? null : opts.maxRunning;
+    this.#pool = opts.pool;
     this.#host = {
       index: opts.index,
       executor: opts.executor,
@@ -24,15 +33,20 @@ export class RunTable {
         if (this.#active.get(run.id) === run) this.#active.delete(run.id);
         const queued = this.#queue.indexOf(run);
         if (queued >= 0) this.#queue.splice(queued, 1);
+        // A cancelled head of the queue may have been what held the others back.
+        if (queued === 0) this.#pump();
       },
-      slotFreed: () => {
+      slotFreed: (run) => {
         this.#running--;
+        const lease = this.#leases.get(run);
+        if (lease) this.#pool.release(lease);
+        this.#leases.delete(run);
         this.#pump();
       },
     };
   }
 
-  /** Owns a run whose queued record is written; it starts when a slot is free. */
+  /** Owns a run whose queued record is written; it starts when a slot and its resources are free. */
   submit(spec: RunSpec): TaskRun {
     const run = this.#own(spec, { kind: 'queue' });
     this.#queue.push(run);
@@ -63,6 +77,11 @@ export class RunTable {
     return this.#active.get(id)?.cancel() ?? Promise.resolve(false);
   }
 
+  /** Which Task holds which GPU now. */
+  gpuLeases(): GpuLease[] {
+    return this.#pool.gpuLeases();
+  }
+
   #own(spec: RunSpec, start: RunStart): TaskRun {
     // Its first publication comes after an await at the earliest, so it is entered before it can leave.
     const run = new TaskRun(this.#host, spec, start);
@@ -72,8 +91,14 @@ export class RunTable {
 
   #pump(): void {
     while (this.#queue.length && (this.#maxRunning === null || this.#running < this.#maxRunning) && !this.#host.closing.aborted) {
+      const head = this.#queue[0]!;
+      const lease = this.#pool.tryLease(this.#admitsAll ? {} : head.spec.resources, head.holder);
+      if (!lease) return;
+      this.#queue.shift();
       this.#running++;
-      this.#queue.shift()!.admit();
+      this.#leases.set(head, lease);
+      // On Slurm the cluster sets the GPU variables of the job's own GPUs.
+      head.admit(this.#admitsAll ? {} : this.#pool.environmentOf(lease));
     }
   }
 }
