@@ -13,6 +13,8 @@ done
 [ "$(id -u)" = 0 ] || { echo "slurm-up: must run as root (the daemons run as root here)" >&2; exit 3; }
 mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log"
 dir=$(cd "$dir" && pwd)
+# munged runs as the munge user: it must reach its own directory inside.
+chmod 0711 "$dir"
 # munge: its own key, socket and pid file in the scratch dir, run as the munge user.
 chown munge:munge "$dir/munge"
 chmod 0711 "$dir/munge"
