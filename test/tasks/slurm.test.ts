@@ -62,13 +62,15 @@ if (reason) {
     }, 10_000, `the Slurm job of ${h.task_id}`);
   };
   const squeue = async (jobId: string) => (await cluster.run('squeue', ['-h', '-t', 'all', '-j', jobId, '-o', '%T'])).trim();
+  // The record is terminal as soon as the runner writes it; Slurm may show COMPLETING a moment longer.
+  const settles = (jobId: string, state: string) => waitFor(async () => (await squeue(jobId)) === state, 15_000, `job ${jobId} to be ${state}`).then(() => state);
 
   t.test('demo and sleep run as Slurm jobs; wait_task, stream_task and read_task_log work as locally', async (t) => {
     const demo = await submitOk(t, svc, { task: 'demo', x: 2, y: 3 });
     const done = await waitTask(svc, demo);
     t.equal(done.status.state, 'succeeded');
     t.has(done.status['result'], { result: 5, branch: 'different', operands: ['x', 'y'] });
-    t.equal(await squeue(await jobOf(demo)), 'COMPLETED', 'the demo ran as a Slurm job');
+    t.equal(await settles(await jobOf(demo), 'COMPLETED'), 'COMPLETED', 'the demo ran as a Slurm job');
     t.same(Object.keys(done.status).sort(), ['config', 'created_at', 'error', 'exit_code', 'finished_at', 'log_path', 'pid', 'result', 'run_id', 'started_at', 'state', 'steps', 'task_id', 'task_name', 'task_type'], 'TaskStatus keeps exactly the spec fields');
 
     const sleep = await submitOk(t, svc, { task: 'sleep', seconds: 2, steps: 4 });
@@ -101,7 +103,7 @@ if (reason) {
     t.ok(Date.now() - started >= 3000, `the Task outlived SIGTERM until SIGKILL (KillWait=5; ${Date.now() - started} ms)`);
     const log = (await svc.call('read_task_log', { task_id: deaf.task_id, offset: 0 })).body.answer as { content: string };
     t.match(log.content, /got SIGTERM, ignoring it/, 'the runner itself got SIGTERM (the script execs it)');
-    t.equal(await squeue(job), 'CANCELLED');
+    t.equal(await settles(job, 'CANCELLED'), 'CANCELLED');
   });
 
   t.test('a scancel from outside fails the run with Slurm\'s reason', async (t) => {
@@ -132,7 +134,7 @@ if (reason) {
     t.equal((await statusOf(second, sleep.task_id)).state, 'running', 'still running under the new service');
     const done = await waitTask(second, sleep);
     t.equal(done.status.state, 'succeeded');
-    t.equal(await squeue(job), 'COMPLETED');
+    t.equal(await settles(job, 'COMPLETED'), 'COMPLETED');
   });
 
   t.test('a submit while slurmctld is down fails clearly; nothing stays queued', async (t) => {
