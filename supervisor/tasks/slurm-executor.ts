@@ -94,8 +94,11 @@ export class SlurmExecutor implements Executor {
     await Promise.race([worker.ended, delay(STOP_WITHIN_MS)]);
   }
 
+  /** Stops watching: the jobs run on, their runs end here as "lost" (the service is stopping, so their records stay as they are). */
   close(): void {
     this.#closed = true;
+    for (const watched of this.#watched.values()) watched.resolve({ kind: 'lost', pid: null });
+    this.#watched.clear();
   }
 
   #watch(jobId: string): Worker {
