@@ -42,7 +42,7 @@ t.test('local admission by GPUs: two of four one-GPU Tasks run on distinct GPUs,
   const [a, b, c, d] = handles as [Handle, Handle, Handle, Handle];
   await waitState(svc, a.task_id, 'running');
   await waitState(svc, b.task_id, 'running');
-  const visible = await Promise.all([a, b].map((h) => waitStateLogged(svc, h.task_id)));
+  const visible = await Promise.all([a, b].map((h) => loggedGpus(svc, h.task_id)));
   t.same([...visible].sort(), ['0', '1'], 'each running Task sees only its own GPU');
   t.equal((await statusOf(svc, c.task_id)).state, 'queued', 'the third waits');
   t.equal((await statusOf(svc, d.task_id)).state, 'queued', 'the fourth waits');
@@ -57,7 +57,7 @@ t.test('local admission by GPUs: two of four one-GPU Tasks run on distinct GPUs,
   const freed = visible[0] === '0' ? 0 : 1;
   t.equal((await svc.call('cancel', { task_id: a.task_id })).body.answer, true);
   await waitState(svc, c.task_id, 'running');
-  t.equal(await waitStateLogged(svc, c.task_id), String(freed), 'the next in order gets the freed GPU');
+  t.equal(await loggedGpus(svc, c.task_id), String(freed), 'the next in order gets the freed GPU');
   t.equal((await statusOf(svc, d.task_id)).state, 'queued', 'the last still waits');
 
   const refused = await svc.call('submit', { task: 'gpu-hog' });
@@ -71,7 +71,7 @@ t.test('local admission by GPUs: two of four one-GPU Tasks run on distinct GPUs,
 });
 
 /** The GPUs a running Task logged (bounded wait for its first line). */
-async function waitStateLogged(svc: TestService, taskId: string): Promise<string> {
+async function loggedGpus(svc: TestService, taskId: string): Promise<string> {
   return waitFor(async () => (await visibleOf(svc, taskId)) || null, 15_000, `${taskId} to log its GPUs`);
 }
 
