@@ -66,6 +66,15 @@ export class ResourcePool {
     return { cpus, gpus };
   }
 
+  /** Takes back what an adopted run held before a restart (what is out of range or taken is skipped). */
+  claim(saved: Lease, holder: Holder): Lease {
+    const gpus = saved.gpus.filter((index) => index < this.#gpuHolders.length && this.#gpuHolders[index] === null);
+    for (const index of gpus) this.#gpuHolders[index] = holder;
+    const cpus = Math.min(saved.cpus, this.#freeCpus);
+    this.#freeCpus -= cpus;
+    return { cpus, gpus };
+  }
+
   release(lease: Lease): void {
     this.#freeCpus += lease.cpus;
     for (const index of lease.gpus) this.#gpuHolders[index] = null;

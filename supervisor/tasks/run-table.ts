@@ -1,5 +1,6 @@
 import type { GpuLease } from '../../schemas/machine.js';
 import type { Executor } from './executor.js';
+import type { LeaseFile } from './lease-file.js';
 import type { Lease, ResourcePool } from './resource-pool.js';
 import type { TaskIndex } from './task-index.js';
 import { TaskRun, type RunHost, type RunSpec, type RunStart } from './task-run.js';
@@ -18,10 +19,12 @@ export class RunTable {
   readonly #admitsAll: boolean;
   readonly #host: RunHost;
   readonly #leases = new Map<TaskRun, Lease>();
+  readonly #leaseFile: LeaseFile;
   #running = 0;
 
-  constructor(opts: { index: TaskIndex; executor: Executor; pool: ResourcePool; workspace: string; closing: AbortSignal; maxRunning: number | null }) {
+  constructor(opts: { index: TaskIndex; executor: Executor; pool: ResourcePool; leaseFile: LeaseFile; workspace: string; closing: AbortSignal; maxRunning: number | null }) {
     this.#admitsAll = opts.executor.queuesRuns;
+    this.#leaseFile = opts.leaseFile;
     this.#maxRunning = this.#admitsAll ? null : opts.maxRunning;
     this.#pool = opts.pool;
     this.#host = {
@@ -39,8 +42,12 @@ export class RunTable {
       slotFreed: (run) => {
         this.#running--;
         const lease = this.#leases.get(run);
-        if (lease) this.#pool.release(lease);
         this.#leases.delete(run);
+        if (lease) {
+          this.#pool.release(lease);
+          // A stopping service lets go of its workers, not of what they hold: a restart adopts both.
+          if (holds(lease) && !this.#host.closing.aborted) this.#saveLeases();
+        }
         this.#pump();
       },
     };
@@ -54,10 +61,17 @@ export class RunTable {
     return run;
   }
 
-  /** Owns a run found without this service: taking over its live worker, or settling it as lost. */
-  take(spec: RunSpec, start: Exclude<RunStart, { kind: 'queue' }>): TaskRun {
-    if (start.kind === 'adopt') this.#running++;
-    return this.#own(spec, start);
+  /**
+   * Owns a run found without this service: taking over its live worker (with what it held before
+   * a restart, `saved`), or settling it as lost.
+   */
+  take(spec: RunSpec, start: Exclude<RunStart, { kind: 'queue' }>, saved?: Lease): TaskRun {
+    const run = this.#own(spec, start);
+    if (start.kind === 'adopt') {
+      this.#running++;
+      if (saved && holds(saved)) this.#leases.set(run, this.#pool.claim(saved, run.holder));
+    }
+    return run;
   }
 
   /** The run of a Task while it is queued or running here. */
@@ -82,6 +96,11 @@ export class RunTable {
     return this.#pool.gpuLeases();
   }
 
+  #saveLeases(): void {
+    const saved = [...this.#leases].filter(([, lease]) => holds(lease)).map(([run, lease]) => ({ run_id: run.spec.runId, task_id: run.id, ...lease }));
+    this.#leaseFile.save(saved);
+  }
+
   #own(spec: RunSpec, start: RunStart): TaskRun {
     // Its first publication comes after an await at the earliest, so it is entered before it can leave.
     const run = new TaskRun(this.#host, spec, start);
@@ -97,8 +116,14 @@ export class RunTable {
       this.#queue.shift();
       this.#running++;
       this.#leases.set(head, lease);
+      if (holds(lease)) this.#saveLeases();
       // On Slurm the cluster sets the GPU variables of the job's own GPUs.
       head.admit(this.#admitsAll ? {} : this.#pool.environmentOf(lease));
     }
   }
+}
+
+/** Whether a lease holds anything worth keeping across a restart. */
+function holds(lease: Lease): boolean {
+  return lease.cpus > 0 || lease.gpus.length > 0;
 }

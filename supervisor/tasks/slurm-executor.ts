@@ -1,7 +1,8 @@
-import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ExecutorSection } from '../../schemas/config.js';
+import { readJsonObject } from '../json-file.js';
 import { RUNNER } from '../../workers/task-runner/runner-file.js';
 import { RUN_FLAG } from '../../workers/task-runner/spawner-messages.js';
 import { writeJsonAtomic } from '../../workers/task-runner/record-files.js';
@@ -146,12 +147,8 @@ export class SlurmExecutor implements Executor {
   }
 }
 
-/** The job id a run's `slurm_job.json` names, when it names this run. */
+/** The job id a run's `slurm_job.json` names, when it names this run (read without following links). */
 async function readJobId(run: LeftRun): Promise<string | null> {
-  try {
-    const job = JSON.parse(await readFile(join(run.dir, SLURM_JOB_FILE), 'utf8')) as { job_id?: unknown; run_id?: unknown };
-    return job.run_id === run.runId && typeof job.job_id === 'string' ? job.job_id : null;
-  } catch {
-    return null;
-  }
+  const job = await readJsonObject(join(run.dir, SLURM_JOB_FILE));
+  return job?.['run_id'] === run.runId && typeof job['job_id'] === 'string' ? job['job_id'] : null;
 }

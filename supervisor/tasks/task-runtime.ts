@@ -7,6 +7,7 @@ import { STATE_DIR } from '../token-store.js';
 import { DefinitionCatalog } from './definitions.js';
 import type { Executor } from './executor.js';
 import { LocalExecutor } from './local-executor.js';
+import { LeaseFile } from './lease-file.js';
 import { ResourcePool, type Capacity } from './resource-pool.js';
 import { SlurmExecutor } from './slurm-executor.js';
 import { sweepInterruptedRuns } from './run-dir.js';
@@ -32,6 +33,7 @@ export class TaskRuntime {
   readonly #executor: Executor;
   readonly #closing = new AbortController();
   readonly #poolDir: string;
+  readonly #leaseFile: LeaseFile;
   #workspaceWatch: WorkspaceWatch | undefined;
 
   /** `capacity`: what the local executor may lease (see capacity.ts). */
@@ -46,7 +48,8 @@ export class TaskRuntime {
         ? new SlurmExecutor({ config: config.executor, env, scratch: join(workspace, STATE_DIR, 'slurm') })
         : new LocalExecutor({ env, poolDir: this.#poolDir, poolSize: config.service.runner_pool_size, graceMs: config.service.cancel_grace_ms });
     this.pool = new ResourcePool(capacity);
-    this.runs = new RunTable({ index: this.index, executor: this.#executor, pool: this.pool, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
+    this.#leaseFile = new LeaseFile(join(workspace, STATE_DIR, 'leases.json'));
+    this.runs = new RunTable({ index: this.index, executor: this.#executor, pool: this.pool, leaseFile: this.#leaseFile, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
   }
 
   /** Which engine runs the Tasks (config `executor.kind`). */
@@ -84,6 +87,7 @@ export class TaskRuntime {
     const foreign = () => records.filter((r) => r.status && !isTerminal(r.status.state) && !this.runs.get(r.id));
     if (foreign().length === 0 || this.#closing.signal.aborted) return;
     const workers = await this.#executor.adopt(foreign().map((r) => ({ runId: r.status!.run_id, dir: r.dir })));
+    const leases = workers.size > 0 ? await this.#leaseFile.read() : new Map<string, never>();
     const settling: Array<Promise<unknown>> = [];
     // Another event may have taken some of them over meanwhile: look again after the await.
     for (const record of foreign()) {
@@ -91,7 +95,7 @@ export class TaskRuntime {
       if (this.index.get(record.id)?.status?.run_id !== status.run_id) continue;
       const spec = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id, registration: record.parts.registration, module: '', resources: {} };
       const worker = workers.get(status.run_id);
-      if (worker) this.runs.take(spec, { kind: 'adopt', worker });
+      if (worker) this.runs.take(spec, { kind: 'adopt', worker }, leases.get(status.run_id));
       else settling.push(this.runs.take(spec, { kind: 'lost', end: status.state === 'queued' ? null : { kind: 'lost', pid: status.pid } }).published);
     }
     // Settled before the service answers: nobody sees a lost run as running.

@@ -90,3 +90,21 @@ t.test('config rejects malformed resources and executors, naming the field', asy
   t.throws(() => validateConfig({ executor: { kind: 'nomad' } }, 'test'), /executor\.kind/);
   t.equal(validateConfig({}, 'test').executor.kind, 'local');
 });
+
+t.test('a restart gives an adopted run back the GPU it holds', async (t) => {
+  const workspace = await makeWorkspace(t);
+  const config = { service: { gpus: 1 }, tasks: { sleep: { resources: { gpus: 1 } } } };
+  const first = await startTaskService(t, { workspace, config });
+  const held = await submitOk(t, first, { task: 'sleep', seconds: 120 });
+  await waitState(first, held.task_id, 'running');
+  await first.close();
+
+  const second = await startTaskService(t, { workspace, config });
+  t.equal((await statusOf(second, held.task_id)).state, 'running', 'adopted');
+  const leases = ((await second.call('machine_status')).body.answer as { gpu_leases: Array<{ index: number; task_id: string }> }).gpu_leases;
+  t.same(leases.map((l) => [l.index, l.task_id]), [[0, held.task_id]], 'the adopted run still holds GPU 0');
+  const next = await submitOk(t, second, { task: 'sleep', seconds: 0 });
+  t.equal((await statusOf(second, next.task_id)).state, 'queued', 'the next GPU Task waits for it');
+  t.equal((await second.call('cancel', { task_id: held.task_id })).body.answer, true);
+  t.equal((await waitTask(second, next)).status.state, 'succeeded', 'and runs once it is free');
+});
