@@ -29,7 +29,7 @@ export class TaskRuntime {
   readonly index: TaskIndex;
   readonly catalog: DefinitionCatalog;
   readonly runs: RunTable;
-  readonly pool: ResourcePool;
+  readonly #pool: ResourcePool;
   readonly #executor: Executor;
   readonly #closing = new AbortController();
   readonly #poolDir: string;
@@ -47,19 +47,14 @@ export class TaskRuntime {
       config.executor.kind === 'slurm'
         ? new SlurmExecutor({ config: config.executor, env, scratch: join(workspace, STATE_DIR, 'slurm') })
         : new LocalExecutor({ env, poolDir: this.#poolDir, poolSize: config.service.runner_pool_size, graceMs: config.service.cancel_grace_ms });
-    this.pool = new ResourcePool(capacity);
+    this.#pool = new ResourcePool(capacity);
     this.#leaseFile = new LeaseFile(join(workspace, STATE_DIR, 'leases.json'));
-    this.runs = new RunTable({ index: this.index, executor: this.#executor, pool: this.pool, leaseFile: this.#leaseFile, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
-  }
-
-  /** Which engine runs the Tasks (config `executor.kind`). */
-  get executorKind(): Executor['kind'] {
-    return this.#executor.kind;
+    this.runs = new RunTable({ index: this.index, executor: this.#executor, pool: this.#pool, leaseFile: this.#leaseFile, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
   }
 
   /** Refuses at submit what the engine can never give (locally: more GPUs or CPUs than the machine has). */
   checkResources(task: string, resources: TaskResources): void {
-    if (!this.#executor.queuesRuns) this.pool.check(task, resources);
+    if (!this.#executor.queuesRuns) this.#pool.check(task, resources);
   }
 
   /**
