@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { TaskResources } from './tasks.js';
 import { DEFAULT_WORKSPACE } from './workspace-path.js';
 
 const MiB = 1024 * 1024;
@@ -29,6 +30,8 @@ export const ServiceSection = Type.Object(
     allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     /** MCP calls with a progress token get a progress notification at least this often (ms). */
     mcp_progress_interval_ms: Type.Integer({ minimum: 50, maximum: 3_600_000, default: 10_000 }),
+    /** GPUs the local executor leases to Tasks; null: as many as machine_status detects. */
+    gpus: Type.Union([Type.Integer({ minimum: 0, maximum: 64 }), Type.Null()], { default: null }),
   },
   { additionalProperties: false, default: {} },
 );
@@ -69,6 +72,31 @@ export const AgentSection = Type.Object(
 export type AgentSection = Static<typeof AgentSection>;
 
 // --- end of the agent section ---
+// ---- Executors and Task resources (issue 14) ----
+
+/** Where Task runs execute: this machine (`local`), or one Slurm batch job per run (`slurm`). */
+export const ExecutorSection = Type.Object(
+  {
+    kind: Type.Union([Type.Literal('local'), Type.Literal('slurm')], { default: 'local' }),
+    /** Slurm only: `--partition`. */
+    partition: Type.Optional(Type.String({ minLength: 1 })),
+    /** Slurm only: `--account`. */
+    account: Type.Optional(Type.String({ minLength: 1 })),
+    /** Slurm only: extra sbatch arguments, added before the service's own. */
+    sbatch_args: Type.Array(Type.String(), { default: [] }),
+  },
+  { additionalProperties: false, default: {} },
+);
+export type ExecutorSection = Static<typeof ExecutorSection>;
+
+/** Per registration name: `tasks.<registration>.resources` overrides the definition's, field by field. */
+export const TasksSection = Type.Record(
+  Type.String({ minLength: 1 }),
+  Type.Object({ resources: Type.Optional(TaskResources) }, { additionalProperties: false }),
+  { default: {} },
+);
+
+// ---- end of issue 14 ----
 
 export const ConfigFile = Type.Object(
   {
@@ -82,6 +110,8 @@ export const ConfigFile = Type.Object(
     ),
     environment: Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String(), { default: {} }),
     agent: Type.Optional(AgentSection),
+    executor: ExecutorSection,
+    tasks: TasksSection,
   },
   { additionalProperties: false },
 );

@@ -45,6 +45,14 @@ export const GpuDevice = Type.Object({
 });
 export type GpuDevice = Static<typeof GpuDevice>;
 
+/** A GPU the local executor leased to a running Task (issue 14). */
+export const GpuLease = Type.Object({
+  index: Type.Integer({ minimum: 0 }),
+  task_id: Type.String(),
+  run_id: Type.String(),
+});
+export type GpuLease = Static<typeof GpuLease>;
+
 /** Answer of `machine_status`; `axonx` is the spec's literal key for build information. */
 export const MachineInfo = Type.Object({
   axonx: Type.Object({
@@ -64,5 +72,7 @@ export const MachineInfo = Type.Object({
     usage_percent: Type.Number(),
   }),
   gpus: Type.Array(GpuDevice),
+  /** Which Task holds which GPU index now (local executor); empty when none is leased. */
+  gpu_leases: Type.Array(GpuLease),
 });
 export type MachineInfo = Static<typeof MachineInfo>;

@@ -54,6 +54,21 @@ export const ArtifactRecord = Type.Object({
 });
 export type ArtifactRecord = Static<typeof ArtifactRecord>;
 
+/**
+ * What a run needs (a definition's `resources`, overridden by config `tasks.<registration>.resources`).
+ * Locally a run starts only when its CPUs and GPUs are free; on Slurm these become sbatch options.
+ */
+export const TaskResources = Type.Object(
+  {
+    cpus: Type.Optional(Type.Integer({ minimum: 1, maximum: 4096, description: 'CPU cores the run holds' })),
+    gpus: Type.Optional(Type.Integer({ minimum: 0, maximum: 64, description: 'GPUs the run holds, leased by index' })),
+    memory_mb: Type.Optional(Type.Integer({ minimum: 1, description: 'Memory in MiB (Slurm --mem)' })),
+    time_limit_s: Type.Optional(Type.Integer({ minimum: 1, description: 'Seconds before the run fails with a time-limit error' })),
+  },
+  { additionalProperties: false },
+);
+export type TaskResources = Static<typeof TaskResources>;
+
 export interface TaskHandle {
   task_id: string;
   run_id: string;
@@ -69,6 +84,8 @@ export interface TaskDefinition {
   description: string;
   input_schema: Record<string, unknown>;
   output_schema: Record<string, unknown>;
+  /** What a run of it asks for (definition, then config); `{}` asks for nothing in particular. */
+  resources: TaskResources;
 }
 
 export interface TaskLogChunk {

@@ -15,7 +15,7 @@ export function agentJobs(agent: AgentService): Job<TSchema>[] {
   return [
     defineJob({
       name: 'agent_chat',
-      description: 'Sends a message to the research assistant and answers its final text (metadata: session_id, model, usage, turn_id). Omit session_id to start a new session. Over /events the turn streams agent_message events: thinking, text, and each Job the assistant calls.',
+      description: 'Sends a message to the research assistant and answers its final text (metadata: session_id, model, usage, turn_id). Omit session_id to start a new session. Streamed, the turn sends agent_message events as it goes: thinking, text, and each Job the assistant calls.',
       input: AgentChatArgs,
       run: (args, ctx) => agent.chat(args.message, args.session_id, ctx),
     }),

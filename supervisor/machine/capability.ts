@@ -6,6 +6,7 @@ import { READ_ONLY, defineJob } from '../../core/job.js';
 import { indexTargets } from '../../core/targets.js';
 import { checkTargets } from './list-machines.js';
 import { startMachineStatus } from './machine-status.js';
+import { findTaskRuntime } from '../tasks/capability.js';
 import { shellJob } from './shell-job.js';
 
 const NoArguments = Type.Object({}, { additionalProperties: false });
@@ -13,7 +14,8 @@ const NoArguments = Type.Object({}, { additionalProperties: false });
 /** Machine Jobs: version, list_machines, machine_status, shell. */
 export const machineCapability: CapabilityFactory = async (env) => {
   const targets = indexTargets(env.config.targets);
-  const status = await startMachineStatus();
+  // The task runtime is built after this capability: its leases are looked up at each read.
+  const status = await startMachineStatus(undefined, () => findTaskRuntime(env)?.runs.gpuLeases() ?? []);
   const shell = shellJob(env.pool, env.workspace);
   return {
     jobs: [
@@ -33,7 +35,7 @@ export const machineCapability: CapabilityFactory = async (env) => {
       }),
       defineJob({
         name: 'machine_status',
-        description: 'Answers MachineInfo of this machine: build info (key axonx), CPU, memory and NVIDIA/AMD GPUs.',
+        description: 'Answers MachineInfo of this machine: build info (key axonx), CPU, memory, NVIDIA/AMD GPUs and gpu_leases (which Task holds which GPU index).',
         input: NoArguments,
         annotations: READ_ONLY,
         run: async () => ok(await status.read()),

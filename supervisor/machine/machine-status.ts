@@ -1,5 +1,5 @@
 import { availableParallelism, cpus } from 'node:os';
-import type { GpuDevice, MachineInfo } from '../../schemas/machine.js';
+import type { GpuDevice, GpuLease, MachineInfo } from '../../schemas/machine.js';
 import { PACKAGE_ROOT, PACKAGE_VERSION } from '../../core/build-info.js';
 import { CpuSampler, readPhysicalCores } from './cpu-usage.js';
 import { readGitInfo } from './git-info.js';
@@ -14,9 +14,10 @@ export interface MachineStatusSource {
 
 /**
  * Reads what never changes while the service runs (build info, core counts) once at start and
- * starts the background CPU sampler; each request then reads memory and GPUs fresh.
+ * starts the background CPU sampler; each request then reads memory, GPUs and the Tasks' GPU
+ * leases (`gpuLeases`, from the task runtime) fresh.
  */
-export async function startMachineStatus(probeGpus: () => Promise<GpuDevice[]> = sharedGpuProbe()): Promise<MachineStatusSource> {
+export async function startMachineStatus(probeGpus: () => Promise<GpuDevice[]> = sharedGpuProbe(), gpuLeases: () => GpuLease[] = () => []): Promise<MachineStatusSource> {
   const [git, physicalCores, sampler] = await Promise.all([readGitInfo(PACKAGE_ROOT), readPhysicalCores(), CpuSampler.start()]);
   const build = Object.freeze({ version: PACKAGE_VERSION, ...git });
   const totalCores = cpus().length || availableParallelism() || null;
@@ -28,6 +29,7 @@ export async function startMachineStatus(probeGpus: () => Promise<GpuDevice[]> =
         cpu: { total_cores: totalCores, physical_cores: physicalCores, usage_percent: usage },
         memory,
         gpus,
+        gpu_leases: gpuLeases(),
       };
     },
     stop: () => sampler.stop(),

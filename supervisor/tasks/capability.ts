@@ -5,6 +5,7 @@ import { followJobs } from './jobs/follow-jobs.js';
 import { lineageJobs } from './jobs/lineage-jobs.js';
 import { queryJobs } from './jobs/query-jobs.js';
 import { submitJob } from './jobs/submit-job.js';
+import { localCapacity } from './capacity.js';
 import { TaskRuntime } from './task-runtime.js';
 
 const runtimes = new WeakMap<Environment, TaskRuntime>();
@@ -14,14 +15,19 @@ const runtimes = new WeakMap<Environment, TaskRuntime>();
  * `reloadDefinitions()` and `isRegistrationActive()`). The tasks capability must come first.
  */
 export function taskRuntimeOf(env: Environment): TaskRuntime {
-  const rt = runtimes.get(env);
+  const rt = findTaskRuntime(env);
   if (!rt) throw new Error('the tasks capability is not built for this service (it must precede its users)');
   return rt;
 }
 
+/** The task runtime of this service, if it has the tasks capability (built so far). */
+export function findTaskRuntime(env: Environment): TaskRuntime | undefined {
+  return runtimes.get(env);
+}
+
 /** Task Jobs: definitions, submit, waits and streams, queries, lineage, cancel and delete. */
 export const tasksCapability: CapabilityFactory = async (env): Promise<Capability> => {
-  const rt = new TaskRuntime(env.workspace, env.config);
+  const rt = new TaskRuntime(env.workspace, env.config, await localCapacity(env.config));
   await rt.start();
   runtimes.set(env, rt);
   return {

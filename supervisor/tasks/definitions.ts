@@ -3,7 +3,7 @@ import { lstat, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { TaskDefinition } from '../../schemas/tasks.js';
+import type { TaskDefinition, TaskResources } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../workers/task-runner/builtins.js';
 import { DESCRIBE_MARKER } from '../../workers/task-runner/task-sdk.js';
 import { STATE_DIR } from '../token-store.js';
@@ -22,6 +22,9 @@ export interface CatalogEntry {
   readonly definition: TaskDefinition;
   readonly module: string;
 }
+
+/** Config `tasks.<registration>.resources`, by registration name. */
+export type ResourceOverrides = Readonly<Record<string, { readonly resources?: TaskResources }>>;
 
 interface Described {
   definitions: Array<Omit<TaskDefinition, 'source'> & { plugin: string; module: string }>;
@@ -59,9 +62,13 @@ async function describePlugins(pluginsDir: string): Promise<Described> {
   }
 }
 
-function entryOf(def: Omit<TaskDefinition, 'input_schema' | 'output_schema'> & { input_schema: Record<string, unknown>; output_schema: Record<string, unknown> }, module: string): CatalogEntry {
+type DefinitionParts = Omit<TaskDefinition, 'input_schema' | 'output_schema'> & { input_schema: Record<string, unknown>; output_schema: Record<string, unknown> };
+
+/** The catalog's entry: full schemas, and the definition's resources with config's override per field. */
+function entryOf(def: DefinitionParts, module: string, overrides: ResourceOverrides): CatalogEntry {
+  const resources = Object.freeze({ ...def.resources, ...overrides[def.name]?.resources });
   return Object.freeze({
-    definition: Object.freeze({ ...def, input_schema: fullInputSchema(def.input_schema), output_schema: fullOutputSchema(def.output_schema) }),
+    definition: Object.freeze({ ...def, resources, input_schema: fullInputSchema(def.input_schema), output_schema: fullOutputSchema(def.output_schema) }),
     module,
   });
 }
@@ -72,11 +79,13 @@ function entryOf(def: Omit<TaskDefinition, 'input_schema' | 'output_schema'> & {
  */
 export class DefinitionCatalog {
   readonly #pluginsDir: string;
+  readonly #overrides: ResourceOverrides;
   #entries = new Map<string, CatalogEntry>();
   #errors: string[] = [];
 
-  constructor(workspace: string) {
+  constructor(workspace: string, overrides: ResourceOverrides = {}) {
     this.#pluginsDir = pluginsDirOf(workspace);
+    this.#overrides = overrides;
   }
 
   get pluginsDir(): string {
@@ -86,13 +95,13 @@ export class DefinitionCatalog {
   async reload(): Promise<void> {
     const entries = new Map<string, CatalogEntry>();
     for (const def of BUILTIN_TASKS) {
-      entries.set(def.name, entryOf({ name: def.name, source: 'native', plugin: null, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema }, ''));
+      entries.set(def.name, entryOf({ name: def.name, source: 'native', plugin: null, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema, resources: def.resources }, '', this.#overrides));
     }
     const described = await describePlugins(this.#pluginsDir);
     const errors = [...described.errors];
     for (const { module, ...def } of described.definitions) {
       if (entries.has(def.name)) errors.push(`plugin ${def.plugin}: Task name ${def.name} is already registered`);
-      else entries.set(def.name, entryOf({ ...def, source: 'plugin' }, module));
+      else entries.set(def.name, entryOf({ ...def, source: 'plugin' }, module, this.#overrides));
     }
     this.#entries = entries;
     this.#errors = errors;

@@ -1,9 +1,11 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
+import { within } from '../../workers/within.js';
 import { killProcessTree } from '../../workers/kill-tree.js';
 import { collectTree, isAlive } from '../../workers/process-tree.js';
 import type { SpawnerEvent, SpawnRequest } from '../../workers/task-runner/spawner-messages.js';
+import type { Executor, LeftRun, StartSpec, Worker, WorkerEnd } from './executor.js';
 import { findRunners, runnerOf } from './runner-processes.js';
 
 const SPAWNER = fileURLToPath(new URL('../../workers/task-runner/spawner.js', import.meta.url));
@@ -12,31 +14,8 @@ const ORPHAN_POLL_MS = 250;
 /** Bound on waiting for SIGKILLed processes to disappear. */
 const GONE_WITHIN_MS = 5000;
 
-/** How a worker ended, as far as the service can tell. */
-export type WorkerEnd =
-  | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
-  | { kind: 'lost'; pid: number | null }
-  | { kind: 'spawn-failed'; message: string };
-
-/** A started worker: its pid, and its end as one awaited value. */
-export interface Worker {
-  readonly pid: number;
-  readonly ended: Promise<WorkerEnd>;
-}
-
-/** What an engine needs to start one run. */
-export type RunSpec = Omit<SpawnRequest, 'type'>;
-
-/** The engine seam: an executor only starts, adopts, stops and reports the end of workers. */
-export interface Executor {
-  /** Starts a worker; rejects (with the reason) when none could be started. */
-  start(spec: RunSpec): Promise<Worker>;
-  /** Takes over a live worker a previous service process left. */
-  adopt(pid: number, runId: string, startTime: string): Worker;
-  /** SIGTERM to the worker's tree, SIGKILL after the grace; resolves once nothing of it is left. */
-  stop(worker: Worker): Promise<void>;
-  close(): void;
-}
+/** What the spawner needs to start one run. */
+type RunSpec = Omit<SpawnRequest, 'type'>;
 
 interface Pending {
   req: RunSpec;
@@ -54,6 +33,8 @@ interface Pending {
  * start time, so a later process reusing the pid is not mistaken for them.
  */
 export class LocalExecutor implements Executor {
+  readonly kind = 'local';
+  readonly queuesRuns = false;
   readonly #env: NodeJS.ProcessEnv;
   readonly #spawnerArgs: string[];
   readonly #graceMs: number;
@@ -68,7 +49,8 @@ export class LocalExecutor implements Executor {
     this.#graceMs = opts.graceMs;
   }
 
-  start(req: RunSpec): Promise<Worker> {
+  start(spec: StartSpec): Promise<Worker> {
+    const req: RunSpec = { runId: spec.runId, cwd: spec.cwd, logFile: spec.logFile, env: spec.env };
     return new Promise((resolve, reject) => {
       let resolveEnd!: (end: WorkerEnd) => void;
       const ended = new Promise<WorkerEnd>((r) => (resolveEnd = r));
@@ -94,18 +76,25 @@ export class LocalExecutor implements Executor {
     });
   }
 
-  adopt(pid: number, runId: string, startTime: string): Worker {
-    return { pid, ended: this.#watchOrphan(pid, runId, startTime) };
+  /** A live runner process names its run in its command line (see runner-processes.ts). */
+  async adopt(runs: readonly LeftRun[]): Promise<Map<string, Worker>> {
+    const workers = new Map<string, Worker>();
+    if (runs.length === 0) return workers;
+    const runners = await findRunners();
+    for (const { runId } of runs) {
+      const runner = runners.get(runId);
+      if (runner) workers.set(runId, { pid: runner.pid, ended: this.#watchOrphan(runner.pid, runId, runner.startTime) });
+    }
+    return workers;
   }
 
   async stop(worker: Worker): Promise<void> {
-    await killProcessTree(worker.pid, this.#graceMs);
+    const { pid } = worker;
+    if (pid === null) return;
+    await killProcessTree(pid, this.#graceMs);
     const deadline = Date.now() + GONE_WITHIN_MS;
-    // The timer is cancelled once the end is seen, so a stop leaves nothing armed behind it.
-    const gaveUp = new AbortController();
-    await Promise.race([worker.ended, delay(GONE_WITHIN_MS, undefined, { signal: gaveUp.signal }).catch(() => undefined)]);
-    gaveUp.abort();
-    while (Date.now() < deadline && (await collectTree([worker.pid])).length > 0) await delay(25);
+    await within(worker.ended, GONE_WITHIN_MS);
+    while (Date.now() < deadline && (await collectTree([pid])).length > 0) await delay(25);
   }
 
   /** Closes the channel: the spawner exits, the runners keep running (a restarted service adopts them). */

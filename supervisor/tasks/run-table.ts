@@ -1,20 +1,32 @@
-import type { Executor } from './local-executor.js';
+import type { GpuLease } from '../../schemas/machine.js';
+import type { Executor } from './executor.js';
+import type { LeaseFile } from './lease-file.js';
+import type { Lease, ResourcePool } from './resource-pool.js';
 import type { TaskIndex } from './task-index.js';
 import { TaskRun, type RunHost, type RunSpec, type RunStart } from './task-run.js';
 
 /**
- * Every run this service owns until its terminal state is published, and admission: runs beyond
- * `max_running_tasks` wait queued, in order, and cost nothing while they wait (no timer, no watch).
+ * Every run this service owns until its terminal state is published, and admission. Locally a
+ * queued run starts when a slot is free (`max_running_tasks`) and its CPUs and GPUs are free,
+ * strictly in submission order; waiting costs nothing (no timer, no watch). An engine that queues
+ * runs itself (Slurm) gets every run at once.
  */
 export class RunTable {
   readonly #active = new Map<string, TaskRun>();
   readonly #queue: TaskRun[] = [];
   readonly #maxRunning: number | null;
+  readonly #pool: ResourcePool;
+  readonly #admitsAll: boolean;
   readonly #host: RunHost;
+  readonly #leases = new Map<TaskRun, Lease>();
+  readonly #leaseFile: LeaseFile;
   #running = 0;
 
-  constructor(opts: { index: TaskIndex; executor: Executor; workspace: string; closing: AbortSignal; maxRunning: number | null }) {
-    this.#maxRunning = opts.maxRunning;
+  constructor(opts: { index: TaskIndex; executor: Executor; pool: ResourcePool; leaseFile: LeaseFile; workspace: string; closing: AbortSignal; maxRunning: number | null }) {
+    this.#admitsAll = opts.executor.queuesRuns;
+    this.#leaseFile = opts.leaseFile;
+    this.#maxRunning = this.#admitsAll ? null : opts.maxRunning;
+    this.#pool = opts.pool;
     this.#host = {
       index: opts.index,
       executor: opts.executor,
@@ -24,15 +36,24 @@ export class RunTable {
         if (this.#active.get(run.id) === run) this.#active.delete(run.id);
         const queued = this.#queue.indexOf(run);
         if (queued >= 0) this.#queue.splice(queued, 1);
+        // A cancelled head of the queue may have been what held the others back.
+        if (queued === 0) this.#pump();
       },
-      slotFreed: () => {
+      slotFreed: (run) => {
         this.#running--;
+        const lease = this.#leases.get(run);
+        this.#leases.delete(run);
+        if (lease) {
+          this.#pool.release(lease);
+          // A stopping service lets go of its workers, not of what they hold: a restart adopts both.
+          if (holds(lease) && !this.#host.closing.aborted) this.#saveLeases();
+        }
         this.#pump();
       },
     };
   }
 
-  /** Owns a run whose queued record is written; it starts when a slot is free. */
+  /** Owns a run whose queued record is written; it starts when a slot and its resources are free. */
   submit(spec: RunSpec): TaskRun {
     const run = this.#own(spec, { kind: 'queue' });
     this.#queue.push(run);
@@ -40,10 +61,17 @@ export class RunTable {
     return run;
   }
 
-  /** Owns a run found without this service: taking over its live worker, or settling it as lost. */
-  take(spec: RunSpec, start: Exclude<RunStart, { kind: 'queue' }>): TaskRun {
-    if (start.kind === 'adopt') this.#running++;
-    return this.#own(spec, start);
+  /**
+   * Owns a run found without this service: taking over its live worker (with what it held before
+   * a restart, `saved`), or settling it as lost.
+   */
+  take(spec: RunSpec, start: Exclude<RunStart, { kind: 'queue' }>, saved?: Lease): TaskRun {
+    const run = this.#own(spec, start);
+    if (start.kind === 'adopt') {
+      this.#running++;
+      if (saved && holds(saved)) this.#leases.set(run, this.#pool.claim(saved, run.holder));
+    }
+    return run;
   }
 
   /** The run of a Task while it is queued or running here. */
@@ -63,6 +91,16 @@ export class RunTable {
     return this.#active.get(id)?.cancel() ?? Promise.resolve(false);
   }
 
+  /** Which Task holds which GPU now. */
+  gpuLeases(): GpuLease[] {
+    return this.#pool.gpuLeases();
+  }
+
+  #saveLeases(): void {
+    const saved = [...this.#leases].filter(([, lease]) => holds(lease)).map(([run, lease]) => ({ run_id: run.spec.runId, task_id: run.id, ...lease }));
+    this.#leaseFile.save(saved);
+  }
+
   #own(spec: RunSpec, start: RunStart): TaskRun {
     // Its first publication comes after an await at the earliest, so it is entered before it can leave.
     const run = new TaskRun(this.#host, spec, start);
@@ -72,8 +110,20 @@ export class RunTable {
 
   #pump(): void {
     while (this.#queue.length && (this.#maxRunning === null || this.#running < this.#maxRunning) && !this.#host.closing.aborted) {
+      const head = this.#queue[0]!;
+      const lease = this.#pool.tryLease(this.#admitsAll ? {} : head.spec.resources, head.holder);
+      if (!lease) return;
+      this.#queue.shift();
       this.#running++;
-      this.#queue.shift()!.admit();
+      this.#leases.set(head, lease);
+      if (holds(lease)) this.#saveLeases();
+      // On Slurm the cluster sets the GPU variables of the job's own GPUs.
+      head.admit(this.#admitsAll ? {} : this.#pool.environmentOf(lease));
     }
   }
+}
+
+/** Whether a lease holds anything worth keeping across a restart. */
+function holds(lease: Lease): boolean {
+  return lease.cpus > 0 || lease.gpus.length > 0;
 }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TaskStatus } from '../../schemas/tasks.js';
 import { CANCELLED_EXIT_CODE, isTerminal, nowIso, TASK_FILES, writeJsonAtomic } from '../../workers/task-runner/record-files.js';
-import type { WorkerEnd } from './local-executor.js';
+import type { WorkerEnd } from './executor.js';
 import { readStatus } from './records.js';
 
 /** How often a terminal record that could not be written (a full disk) is tried again. */
@@ -17,6 +17,10 @@ export function describeEnd(end: WorkerEnd | null, cancelled: boolean): Pick<Tas
       return { state: 'failed', exit_code: 1, error: `RuntimeError: the task runner could not start: ${end.message}` };
     case 'lost':
       return { state: 'failed', exit_code: 1, error: `RuntimeError: worker lost: process ${end.pid ?? '(never started)'} ended while the service was not watching it, without a terminal status` };
+    case 'engine-ended':
+      return { state: 'failed', exit_code: 1, error: `RuntimeError: ${end.reason}` };
+    case 'time-limit':
+      return { state: 'failed', exit_code: 1, error: `TimeoutError: the Task exceeded its time limit of ${end.seconds} s (resources.time_limit_s) and was stopped` };
     case 'exited': {
       const how = end.signal ? `was killed by ${end.signal}` : `exited with code ${end.code}`;
       const code = end.code && end.code > 0 && end.code < 256 ? end.code : 1;

@@ -26,6 +26,7 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
   const entry = rt.catalog.require(task);
   const { definition } = entry;
   checkTaskName(inputs['task_name']);
+  rt.checkResources(definition.name, definition.resources);
   // Catalog schemas are plain JSON Schema; ajv needs nothing TypeBox-specific.
   const parsed = check(definition.input_schema as unknown as TSchema, inputs, { defaults: true });
   if (!parsed.ok) throw new BusinessError('ValidationError', `invalid input for task ${task}: ${describeIssues(parsed.issues)}`);
@@ -63,7 +64,7 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
       throw new BusinessError('OSError', `the Task could not be created: ${err.message}; nothing was written`);
     });
     rt.index.setStatus(id, parts, status, false);
-    rt.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module });
+    rt.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources: definition.resources });
     return { task_id: id, run_id: status.run_id, task: definition.name };
   } finally {
     release();

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import type { TaskStatus } from '../../schemas/tasks.js';
+import type { TaskResources, TaskStatus } from '../../schemas/tasks.js';
 import { TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { LiveTask } from './live-task.js';
-import type { Executor, Worker, WorkerEnd } from './local-executor.js';
+import type { Executor, Worker, WorkerEnd } from './executor.js';
 import { identityVariables } from './task-environment.js';
 import { retryTerminalRecord, terminalStatusOf, writeTerminalRecord } from './settle-record.js';
 import type { TaskIndex } from './task-index.js';
@@ -17,6 +17,8 @@ export interface RunSpec {
   readonly registration: string;
   /** Absolute path of the plugin's task module, or '' for a built-in. */
   readonly module: string;
+  /** What the run asks for (definition and config); `{}` for runs found at a restart. */
+  readonly resources: TaskResources;
 }
 
 /** What a run needs from its table. */
@@ -50,6 +52,10 @@ export class TaskRun {
   readonly #host: RunHost;
   #phase: RunPhase = 'queued';
   #admit: (go: boolean) => void = () => undefined;
+  /** Variables of what admission leased (the Task's own GPUs). */
+  #leaseEnv: Record<string, string> = {};
+  #timeLimit: NodeJS.Timeout | undefined;
+  #timedOut = false;
   #worker: Worker | undefined;
   #live: LiveTask | undefined;
   #terminal: TaskStatus | null | undefined;
@@ -83,8 +89,14 @@ export class TaskRun {
     return this.#live;
   }
 
-  /** The table gives this queued run a slot. */
-  admit(): void {
+  /** Who holds what this run leases, as `machine_status` shows it. */
+  get holder(): { taskId: string; runId: string } {
+    return { taskId: this.spec.id, runId: this.spec.runId };
+  }
+
+  /** The table gives this queued run a slot, with the variables of what it leased. */
+  admit(leaseEnv: Record<string, string>): void {
+    this.#leaseEnv = leaseEnv;
     this.#admit(true);
   }
 
@@ -109,8 +121,11 @@ export class TaskRun {
         this.#phase = 'running';
         this.#live = new LiveTask(this.#host.index, this.spec, (status) => this.#publish(status));
         if (this.#cancelRequested) this.#stopWorker();
+        this.#watchTimeLimit();
         end = await worker.ended;
+        clearTimeout(this.#timeLimit);
         await this.#stopping;
+        if (this.#timedOut && !this.#cancelRequested) end = { kind: 'time-limit', seconds: this.spec.resources.time_limit_s! };
         await this.#live.refresh();
       } else if (worker) end = worker;
     }
@@ -131,11 +146,24 @@ export class TaskRun {
         runId: spec.runId,
         cwd: spec.dir,
         logFile: join(spec.dir, TASK_FILES.log),
-        env: identityVariables({ workspace: this.#host.workspace, dir: spec.dir, taskId: spec.id, runId: spec.runId, taskType: spec.parts.type, registration: spec.registration, module: spec.module }),
+        resources: spec.resources,
+        taskId: spec.id,
+        env: { ...this.#leaseEnv, ...identityVariables({ workspace: this.#host.workspace, dir: spec.dir, taskId: spec.id, runId: spec.runId, taskType: spec.parts.type, registration: spec.registration, module: spec.module }) },
       });
     } catch (err) {
       return { kind: 'spawn-failed', message: (err as Error).message };
     }
+  }
+
+  /** Locally the service enforces `time_limit_s`; an engine that queues runs (Slurm `--time`) does itself. */
+  #watchTimeLimit(): void {
+    const limit = this.spec.resources.time_limit_s;
+    if (limit === undefined || this.#host.executor.queuesRuns) return;
+    this.#timeLimit = setTimeout(() => {
+      this.#timedOut = true;
+      this.#stopWorker();
+    }, limit * 1000);
+    this.#timeLimit.unref();
   }
 
   #stopWorker(): void {

@@ -5,13 +5,17 @@ import { deferExtraCaCerts } from '../../workers/task-runner/extra-ca-certs.js';
 import type { Config } from '../config.js';
 import { STATE_DIR } from '../token-store.js';
 import { DefinitionCatalog } from './definitions.js';
+import type { Executor } from './executor.js';
 import { LocalExecutor } from './local-executor.js';
+import { LeaseFile } from './lease-file.js';
+import { ResourcePool, type Capacity } from './resource-pool.js';
+import { SlurmExecutor } from './slurm-executor.js';
 import { sweepInterruptedRuns } from './run-dir.js';
-import { findRunners } from './runner-processes.js';
 import { RunTable } from './run-table.js';
 import type { LiveTask } from './live-task.js';
 import { parseTaskId } from './task-ids.js';
 import { TaskIndex, type TaskRecord } from './task-index.js';
+import type { TaskResources } from '../../schemas/tasks.js';
 import { taskEnvironment } from './task-environment.js';
 import { WorkspaceWatch } from './workspace-watch.js';
 
@@ -25,19 +29,32 @@ export class TaskRuntime {
   readonly index: TaskIndex;
   readonly catalog: DefinitionCatalog;
   readonly runs: RunTable;
-  readonly #executor: LocalExecutor;
+  readonly #pool: ResourcePool;
+  readonly #executor: Executor;
   readonly #closing = new AbortController();
   readonly #poolDir: string;
+  readonly #leaseFile: LeaseFile;
   #workspaceWatch: WorkspaceWatch | undefined;
 
-  constructor(workspace: string, config: Config) {
+  /** `capacity`: what the local executor may lease (see capacity.ts). */
+  constructor(workspace: string, config: Config, capacity: Capacity) {
     this.workspace = workspace;
     this.index = new TaskIndex(workspace);
-    this.catalog = new DefinitionCatalog(workspace);
+    this.catalog = new DefinitionCatalog(workspace, config.tasks);
     this.#poolDir = join(workspace, STATE_DIR, 'runners');
     const env = deferExtraCaCerts(taskEnvironment(config.environment));
-    this.#executor = new LocalExecutor({ env, poolDir: this.#poolDir, poolSize: config.service.runner_pool_size, graceMs: config.service.cancel_grace_ms });
-    this.runs = new RunTable({ index: this.index, executor: this.#executor, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
+    this.#executor =
+      config.executor.kind === 'slurm'
+        ? new SlurmExecutor({ config: config.executor, env, scratch: join(workspace, STATE_DIR, 'slurm') })
+        : new LocalExecutor({ env, poolDir: this.#poolDir, poolSize: config.service.runner_pool_size, graceMs: config.service.cancel_grace_ms });
+    this.#pool = new ResourcePool(capacity);
+    this.#leaseFile = new LeaseFile(join(workspace, STATE_DIR, 'leases.json'));
+    this.runs = new RunTable({ index: this.index, executor: this.#executor, pool: this.#pool, leaseFile: this.#leaseFile, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
+  }
+
+  /** Refuses at submit what the engine can never give (locally: more GPUs or CPUs than the machine has). */
+  checkResources(task: string, resources: TaskResources): void {
+    if (!this.#executor.queuesRuns) this.#pool.check(task, resources);
   }
 
   /**
@@ -57,22 +74,23 @@ export class TaskRuntime {
 
   /**
    * Queued or running records this service does not own: those a previous service left at a
-   * restart, and those another tool writes into the workspace later. Each is adopted (a live
-   * runner process names its run) or settled as lost, with the reason. Nothing stays `running`
-   * without a worker.
+   * restart, and those another tool writes into the workspace later. Each is adopted (the engine
+   * finds its live worker: a runner process naming its run, a Slurm job named beside the record)
+   * or settled as lost, with the reason. Nothing stays `running` without a worker.
    */
   async takeOver(records: readonly TaskRecord[]): Promise<void> {
     const foreign = () => records.filter((r) => r.status && !isTerminal(r.status.state) && !this.runs.get(r.id));
     if (foreign().length === 0 || this.#closing.signal.aborted) return;
-    const runners = await findRunners();
+    const workers = await this.#executor.adopt(foreign().map((r) => ({ runId: r.status!.run_id, dir: r.dir })));
+    const leases = workers.size > 0 ? await this.#leaseFile.read() : new Map<string, never>();
     const settling: Array<Promise<unknown>> = [];
     // Another event may have taken some of them over meanwhile: look again after the await.
     for (const record of foreign()) {
       const status = record.status!;
       if (this.index.get(record.id)?.status?.run_id !== status.run_id) continue;
-      const spec = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id, registration: record.parts.registration, module: '' };
-      const runner = runners.get(status.run_id);
-      if (runner) this.runs.take(spec, { kind: 'adopt', worker: this.#executor.adopt(runner.pid, status.run_id, runner.startTime) });
+      const spec = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id, registration: record.parts.registration, module: '', resources: {} };
+      const worker = workers.get(status.run_id);
+      if (worker) this.runs.take(spec, { kind: 'adopt', worker }, leases.get(status.run_id));
       else settling.push(this.runs.take(spec, { kind: 'lost', end: status.state === 'queued' ? null : { kind: 'lost', pid: status.pid } }).published);
     }
     // Settled before the service answers: nobody sees a lost run as running.

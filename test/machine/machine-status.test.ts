@@ -16,7 +16,7 @@ function assertMachineInfo(t: Test, answer: unknown): void {
   const checked = check(MachineInfo, answer);
   t.ok(checked.ok, `MachineInfo shape: ${checked.ok ? '' : JSON.stringify(checked.issues)}`);
   const info = answer as MachineInfo;
-  t.same(Object.keys(info).sort(), ['axonx', 'cpu', 'gpus', 'memory']);
+  t.same(Object.keys(info).sort(), ['axonx', 'cpu', 'gpu_leases', 'gpus', 'memory']);
   t.equal(info.axonx.version, PACKAGE_VERSION);
   t.ok(info.cpu.usage_percent >= 0 && info.cpu.usage_percent <= 100);
   t.ok(info.cpu.total_cores === null || info.cpu.total_cores >= 1);

@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DESCRIBE_MARKER, definitionsOfModule, normalizeTask } from './task-sdk.js';
+import { DESCRIBE_MARKER, definitionsOfModule, normalizeTask, type TaskResources } from './task-sdk.js';
 
 interface Described {
   name: string;
@@ -15,6 +15,7 @@ interface Described {
   description: string;
   input_schema: Record<string, unknown>;
   output_schema: Record<string, unknown>;
+  resources: TaskResources;
   plugin: string;
   module: string;
 }
@@ -66,7 +67,7 @@ async function describe(pluginsDir: string): Promise<{ definitions: Described[];
       for (const candidate of definitionsOfModule(mod)) {
         try {
           const def = normalizeTask(candidate);
-          definitions.push({ name: def.name, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema, ...found });
+          definitions.push({ name: def.name, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema, resources: def.resources, ...found });
         } catch (err) {
           errors.push(`plugin ${found.plugin}: ${(err as Error).message}`);
         }

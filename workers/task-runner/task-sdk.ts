@@ -3,9 +3,9 @@
  * and the task runner loads it on every spawn, so it imports nothing at runtime.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { ArtifactRecord } from '../../schemas/tasks.js';
+import type { ArtifactRecord, TaskResources } from '../../schemas/tasks.js';
 
-export type { ArtifactRecord };
+export type { ArtifactRecord, TaskResources };
 /** A JSON Schema object (TypeBox schemas are JSON Schemas too). */
 export type JsonSchema = Record<string, unknown>;
 
@@ -48,6 +48,8 @@ export interface TaskSpec<I extends JsonSchema | TSchema = JsonSchema, O extends
   description: string;
   input: I;
   output: O;
+  /** CPUs, GPUs, memory and time a run needs (config `tasks.<name>.resources` overrides it). */
+  resources?: TaskResources;
   run(input: Infer<I, Record<string, unknown>> & BaseTaskInput, ctx: TaskContext): Promise<Infer<O, Record<string, unknown>>> | Infer<O, Record<string, unknown>>;
 }
 
@@ -58,6 +60,7 @@ export interface TaskDefinitionEntry {
   readonly description: string;
   readonly input_schema: JsonSchema;
   readonly output_schema: JsonSchema;
+  readonly resources: TaskResources;
   readonly run: (input: Record<string, unknown>, ctx: TaskContext) => unknown;
 }
 
@@ -114,6 +117,29 @@ function plainObjectSchema(schema: unknown, label: string, reserved: string[]): 
   return { ...plain, type: 'object', properties };
 }
 
+const RESOURCE_LIMITS: Record<keyof TaskResources, [min: number, max: number]> = {
+  cpus: [1, 4096],
+  gpus: [0, 64],
+  memory_mb: [1, 2 ** 40],
+  time_limit_s: [1, 2 ** 31],
+};
+
+/** The declared resources, checked by hand: this module imports nothing at runtime (see top). */
+function checkResources(value: unknown, where: string): TaskResources {
+  if (value === undefined) return {};
+  if (!isObject(value)) throw new DefinitionError(`${where}: resources must be an object such as { cpus: 1, gpus: 0 }`);
+  const out: Record<string, number> = {};
+  for (const [key, amount] of Object.entries(value)) {
+    const limits = RESOURCE_LIMITS[key as keyof TaskResources];
+    if (!limits) throw new DefinitionError(`${where}: resources.${key} is unknown; use ${Object.keys(RESOURCE_LIMITS).join(', ')}`);
+    if (!Number.isInteger(amount) || (amount as number) < limits[0] || (amount as number) > limits[1]) {
+      throw new DefinitionError(`${where}: resources.${key} must be an integer from ${limits[0]} to ${limits[1]}; got ${JSON.stringify(amount)}`);
+    }
+    out[key] = amount as number;
+  }
+  return out;
+}
+
 /**
  * Checks a definition (made by `defineTask` or written as a plain object with the same fields, or
  * with `task_type`/`input_schema`/`output_schema`) and returns it normalised.
@@ -142,6 +168,7 @@ export function normalizeTask(value: unknown): TaskDefinitionEntry {
     description: description.trim(),
     input_schema: plainObjectSchema(value['input'] ?? value['input_schema'], `${where}: input schema`, RESERVED_INPUTS),
     output_schema: plainObjectSchema(value['output'] ?? value['output_schema'], `${where}: output schema`, RESERVED_OUTPUTS),
+    resources: Object.freeze(checkResources(value['resources'], where)),
     run: run as TaskDefinitionEntry['run'],
   });
 }

@@ -1,5 +1,6 @@
 import { errorText } from '../api/client.js';
 import type { GpuDevice, MachineHealth, MachineInfo } from '../api/types.js';
+import { href } from '../app/router.js';
 import { every, type PageContext } from '../app/page.js';
 import { h, notice } from '../ui/dom.js';
 import { formatBytes, formatPercent } from '../ui/format.js';
@@ -60,6 +61,21 @@ function gpuTable(gpus: readonly GpuDevice[]): HTMLElement {
   );
 }
 
+/** Which Task holds which GPU (the local executor's leases). */
+function leasesTable(leases: MachineInfo['gpu_leases']): HTMLElement {
+  if (!leases.length) return notice('No GPU is leased to a Task.', 'empty');
+  return h(
+    'table',
+    { class: 'grid', 'aria-label': 'GPU leases' },
+    h('thead', {}, h('tr', {}, ['GPU', 'Task', 'run'].map((c) => h('th', { scope: 'col' }, c)))),
+    h(
+      'tbody',
+      {},
+      leases.map((l) => h('tr', {}, h('td', {}, String(l.index)), h('td', {}, h('a', { href: href(['tasks', l.task_id]) }, l.task_id)), h('td', {}, h('code', {}, l.run_id.slice(0, 12))))),
+    ),
+  );
+}
+
 function targetsTable(machines: readonly MachineHealth[], ctx: PageContext): HTMLElement {
   if (!machines.length) return notice('No targets configured: calls run on this service only.', 'empty');
   return h(
@@ -90,11 +106,12 @@ export function renderMachine(container: HTMLElement, ctx: PageContext): void {
   const where = ctx.api.target ?? 'this service';
   const cards = h('div', { class: 'stat-grid' }, notice('Sampling…'));
   const gpus = h('div', {});
+  const leases = h('div', {});
   const targets = h('div', {}, notice('Checking targets…'));
   container.replaceChildren(
     h('div', { class: 'page-head' }, h('h1', {}, 'Machine'), h('span', { class: 'muted' }, `figures of ${where}, refreshed every ${REFRESH_MS / 1000} s`)),
     cards,
-    h('section', { class: 'card' }, h('h2', {}, 'GPUs'), gpus),
+    h('section', { class: 'card' }, h('h2', {}, 'GPUs'), gpus, h('h3', {}, 'Leases'), leases),
     h('section', { class: 'card' }, h('h2', {}, 'Targets'), h('p', { class: 'muted' }, 'Machines this service forwards calls to. Selecting one sends every call of the console there.'), targets),
   );
   every(REFRESH_MS, ctx.signal, async () => {
@@ -102,6 +119,8 @@ export function renderMachine(container: HTMLElement, ctx: PageContext): void {
       const info = await ctx.api.answer<MachineInfo>('machine_status', {}, { signal: ctx.signal });
       cards.replaceChildren(...statusCards(info));
       gpus.replaceChildren(gpuTable(info.gpus));
+      // An older target answers without leases.
+      leases.replaceChildren(leasesTable(info.gpu_leases ?? []));
     } catch (err) {
       if (!ctx.signal.aborted) cards.replaceChildren(notice(errorText(err), 'error'));
     }

@@ -8,7 +8,7 @@ import { lineageGraph } from '../ui/lineage-graph.js';
 import { LogWindow } from '../ui/log-window.js';
 import { instanceName, stateBadge } from '../ui/task-bits.js';
 import { followTask, logReader } from './task-follow.js';
-import { artifactsSection, overviewSection, relationsSection, resultSection, stepsSection } from './task-sections.js';
+import { artifactsSection, overviewSection, relationsSection, resultSection, slurmJobFacts, stepsSection } from './task-sections.js';
 
 function card(title: string, body: Node, extra?: Node): HTMLElement {
   return h('section', { class: 'card', 'aria-label': title }, h('h2', {}, title, extra ?? null), body);
@@ -24,7 +24,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   const log = new LogWindow(logReader(api, taskId, signal));
   const head = h('div', { class: 'page-head' });
   const message = h('div', { role: 'status' });
-  const slots = { overview: h('div', {}), steps: h('div', {}), result: h('div', {}), artifacts: h('div', {}), metadata: h('div', {}), lineage: h('div', { class: 'lineage-wrap' }), input: h('div', {}) };
+  const slots = { overview: h('div', {}), steps: h('div', {}), result: h('div', {}), artifacts: h('div', {}), metadata: h('div', {}), lineage: h('div', { class: 'lineage-wrap' }), input: h('div', {}), engine: h('div', {}) };
   const steps = new Map<string, TaskStep>();
   let following = false;
 
@@ -36,7 +36,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
       'div',
       { class: 'detail-grid' },
       h('div', { class: 'detail-main' }, card('Steps', slots.steps), card('Log', log.element), card('Result', slots.result), card('Artifacts', slots.artifacts), card('Lineage', slots.lineage)),
-      h('div', { class: 'detail-side' }, card('Status', slots.overview), card('Input', slots.input), card('Metadata', slots.metadata)),
+      h('div', { class: 'detail-side' }, card('Status', h('div', {}, slots.overview, slots.engine)), card('Input', slots.input), card('Metadata', slots.metadata)),
     ),
   );
 
@@ -111,12 +111,21 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     }
   }
 
+  /** The Slurm job of this run, when the slurm executor ran it (`slurm_job.json` beside the record). */
+  async function showSlurmJob(s: TaskStatus): Promise<void> {
+    const path = s.log_path.replace(/task\.log$/, 'slurm_job.json');
+    const preview = await api.answer<{ data?: { job_id?: unknown; run_id?: unknown } }>('preview_file', { path }, { signal }).catch(() => null);
+    const job = preview?.data?.run_id === s.run_id ? preview.data.job_id : undefined;
+    slots.engine.replaceChildren(...(typeof job === 'string' ? [slurmJobFacts(job)] : []));
+  }
+
   async function load(): Promise<void> {
     const c = await api.answer<TaskContext>('get_task_context', { task_id: taskId }, { signal });
     if (signal.aborted) return;
     graph = c.graph;
     slots.lineage.replaceChildren(lineageGraph(c.graph, c.status.state), relationsSection(c));
     showStatus(c.status);
+    void showSlurmJob(c.status);
     steps.clear();
     for (const s of c.status.steps) steps.set(s.name, s);
     showSteps(c.status.state);

@@ -30,6 +30,11 @@ export function overviewSection(s: TaskStatus): HTMLElement {
   );
 }
 
+/** The engine's own name for the run: its Slurm job id. */
+export function slurmJobFacts(jobId: string): HTMLElement {
+  return h('dl', { class: 'facts' }, row('Slurm job', h('code', { 'data-slurm-job': jobId }, jobId)));
+}
+
 /** What the steps card says when there are none: true for the Task's state. */
 const NO_STEPS: Readonly<Record<TaskState, string>> = {
   queued: 'Waiting to start: no steps yet.',
