@@ -6,7 +6,9 @@
  * window, scaled to 30 s. Target: 10,000 followers with p99 < 50 ms and CPU within 2x the bare server.
  *
  * BENCH_FOLLOWERS=1000,5000 picks sizes; BENCH_FOLLOW_WINDOW_S (default 30) the measured window;
- * BENCH_SERVICE_ROOT another build's package root (with its dist/) to measure instead of this one.
+ * BENCH_BASELINE_ROOT another build's package root (with its dist/, e.g. the previous release) to
+ * measure too, size by size beside this one, so both see the same machine;
+ * BENCH_PROFILE_DIR runs the service with `--cpu-prof` into that directory.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -51,6 +53,7 @@ async function measure(server: ChildServer, taskIds: string[], perTask: number):
   const stats = await followAll(server.port, BENCH_TOKEN, taskIds, perTask, {
     windowMs: WINDOW_MS,
     concurrency: 200,
+    openLimitMs: 120_000,
     sources: 1000,
     onSteady: () => {
       void cpuSeconds(pid).then((s) => (cpuStart = s));
@@ -60,12 +63,20 @@ async function measure(server: ChildServer, taskIds: string[], perTask: number):
   const cpu = (await cpuSeconds(pid)) - cpuStart;
   clearInterval(sampler);
   const sorted = stats.latencies.sort((a, b) => a - b);
+  console.error(`  ${taskIds[0]}…: ${stats.opened}/${taskIds.length * perTask} opened, ${sorted.length} lines timed, ${stats.errors} errors`);
   return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), timed: sorted.length, errors: stats.errors, rssMb: peak, cpuPer30s: (cpu * 30_000) / WINDOW_MS };
 }
 
-async function service(perTask: number): Promise<Measured> {
-  const root = process.env['BENCH_SERVICE_ROOT'];
-  const svc = await startServiceProcess({ adapter: 'uws', ...(root ? { root } : {}) });
+/** SIGTERM, then SIGKILL after 10 s: a server drowning in connections must not hang the bench. */
+async function stopHard(server: ChildServer): Promise<void> {
+  const killer = setTimeout(() => server.child.kill('SIGKILL'), 10_000);
+  await server.stop();
+  clearTimeout(killer);
+}
+
+async function service(perTask: number, root: string | undefined): Promise<Measured> {
+  const profile = process.env['BENCH_PROFILE_DIR'];
+  const svc = await startServiceProcess({ adapter: 'uws', ...(root ? { root } : {}), ...(profile ? { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profile}`] } : {}) });
   const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
   const call = async (name: string, args: Record<string, unknown>) =>
     ((await (await fetch(`${svc.url}/jobs/${name}`, { method: 'POST', headers: auth, body: JSON.stringify({ arguments: args }) })).json()) as { answer: { task_id: string } }).answer;
@@ -75,7 +86,8 @@ async function service(perTask: number): Promise<Measured> {
     await Promise.all(ids.map((task_id) => call('cancel', { task_id })));
     return m;
   } finally {
-    await svc.stop();
+    await stopHard(svc);
+    await svc.stop(); // removes the workspace
   }
 }
 
@@ -84,20 +96,27 @@ async function bare(perTask: number): Promise<Measured> {
   try {
     return await measure(server, Array.from({ length: TASKS }, (_, i) => `bare#${i}`), perTask);
   } finally {
-    await server.stop();
+    await stopHard(server);
   }
 }
 
+const cells = (m: Measured) => [`${m.p50} / ${m.p99}`, m.rssMb.toFixed(0), m.cpuPer30s.toFixed(1)];
+
 export async function run(): Promise<void> {
+  const baseline = process.env['BENCH_BASELINE_ROOT'];
   const rows: Array<Array<string | number>> = [];
   for (const size of SIZES) {
-    const s = await service(size / TASKS);
+    const before = baseline ? await service(size / TASKS, baseline) : undefined;
+    const s = await service(size / TASKS, undefined);
     const b = await bare(size / TASKS);
-    rows.push([size, `${s.p50} / ${s.p99}`, `${b.p50} / ${b.p99}`, `${s.rssMb.toFixed(0)} / ${b.rssMb.toFixed(0)}`, `${s.cpuPer30s.toFixed(1)} / ${b.cpuPer30s.toFixed(1)}`, (s.cpuPer30s / b.cpuPer30s).toFixed(2), `${s.timed} / ${b.timed}`, `${s.errors} / ${b.errors}`]);
+    console.error(`${size} followers: service p99 ${s.p99} ms, ${s.cpuPer30s.toFixed(1)} CPU-s/30 s; bare p99 ${b.p99} ms, ${b.cpuPer30s.toFixed(1)} CPU-s/30 s`);
+    if (before) rows.push([`${size} baseline`, ...cells(before), (before.cpuPer30s / b.cpuPer30s).toFixed(2), before.timed, before.errors]);
+    rows.push([`${size} service`, ...cells(s), (s.cpuPer30s / b.cpuPer30s).toFixed(2), s.timed, s.errors]);
+    rows.push([`${size} bare uWS SSE`, ...cells(b), '1.00', b.timed, b.errors]);
   }
   printTable(
-    `SSE stream_task followers of ${TASKS} running Tasks, a log line + progress every 0.5 s each; ${WINDOW_MS / 1000} s window (target at 10,000: p99 < 50 ms, CPU within 2x bare)`,
-    ['followers', 'service p50 / p99 ms', 'bare p50 / p99 ms', 'service / bare RSS MB', 'service / bare CPU s per 30 s', 'CPU x bare', 'lines timed', 'errors'],
+    `SSE stream_task followers of ${TASKS} running Tasks, a log line + progress every 0.5 s each; CPU over a ${WINDOW_MS / 1000} s window, per 30 s (target at 10,000: p99 < 50 ms, CPU within 2x bare)`,
+    ['followers / server', 'p50 / p99 ms', 'peak RSS MB', 'CPU s per 30 s', 'CPU x bare', 'lines timed', 'errors'],
     rows,
   );
 }

@@ -8,6 +8,8 @@ export interface FollowerStats {
   latencies: number[];
   results: number;
   errors: number;
+  /** Followers that got their response head. */
+  opened?: number;
 }
 
 /** A log line's timestamp inside the JSON text of a `log` event (lines start the content or follow an escaped newline). */
@@ -73,6 +75,8 @@ export interface FollowOptions {
   onSteady?: () => void;
   /** Connections being opened at once: a burst of thousands overflows the listen backlog. */
   concurrency?: number;
+  /** With `windowMs`: start the window after this long even if some followers never opened (they count as errors). */
+  openLimitMs?: number;
   /** Loopback source addresses to spread connections over: 15,000 of them, run after run, exhaust one address's ephemeral ports. */
   sources?: number;
 }
@@ -95,10 +99,8 @@ export async function followAll(port: number, token: string, taskIds: string[], 
   let stopped = false;
   let slots = opts.concurrency ?? Infinity;
   const waiting: Array<() => void> = [];
-  const opened = () => {
-    if (waiting.length) waiting.shift()!();
-    else slots++;
-    if (++open !== total) return;
+  const steady = () => {
+    if (steadyFrom !== Infinity) return;
     steadyFrom = Date.now();
     opts.onSteady?.();
     if (opts.windowMs === undefined) return;
@@ -108,6 +110,12 @@ export async function followAll(port: number, token: string, taskIds: string[], 
       for (const s of sockets) s.destroy();
     }, opts.windowMs);
   };
+  const opened = () => {
+    if (waiting.length) waiting.shift()!();
+    else slots++;
+    if (++open === total) steady();
+  };
+  const openLimit = opts.windowMs !== undefined && opts.openLimitMs !== undefined ? setTimeout(steady, opts.openLimitMs) : undefined;
   let n = 0;
   const follow = async (taskId: string) => {
     if (slots > 0) slots--;
@@ -165,5 +173,7 @@ export async function followAll(port: number, token: string, taskIds: string[], 
     });
   };
   await Promise.all(taskIds.flatMap((id) => Array.from({ length: perTask }, () => follow(id))));
+  clearTimeout(openLimit);
+  stats.opened = open;
   return stats;
 }
