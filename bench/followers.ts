@@ -63,8 +63,9 @@ async function measure(server: ChildServer, taskIds: string[], perTask: number):
   const cpu = (await cpuSeconds(pid)) - cpuStart;
   clearInterval(sampler);
   const sorted = stats.latencies.sort((a, b) => a - b);
-  console.error(`  ${taskIds[0]}…: ${stats.opened}/${taskIds.length * perTask} opened, ${sorted.length} lines timed, ${stats.errors} errors`);
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), timed: sorted.length, errors: stats.errors, rssMb: peak, cpuPer30s: (cpu * 30_000) / WINDOW_MS };
+  const m = { p50: percentile(sorted, 50), p99: percentile(sorted, 99), timed: sorted.length, errors: stats.errors, rssMb: peak, cpuPer30s: (cpu * 30_000) / WINDOW_MS };
+  console.error(`  ${taskIds[0]}…: ${stats.opened}/${taskIds.length * perTask} opened, ${JSON.stringify(m)}`);
+  return m;
 }
 
 /** SIGTERM, then SIGKILL after 10 s: a server drowning in connections must not hang the bench. */
@@ -109,7 +110,6 @@ export async function run(): Promise<void> {
     const before = baseline ? await service(size / TASKS, baseline) : undefined;
     const s = await service(size / TASKS, undefined);
     const b = await bare(size / TASKS);
-    console.error(`${size} followers: service p99 ${s.p99} ms, ${s.cpuPer30s.toFixed(1)} CPU-s/30 s; bare p99 ${b.p99} ms, ${b.cpuPer30s.toFixed(1)} CPU-s/30 s`);
     if (before) rows.push([`${size} baseline`, ...cells(before), (before.cpuPer30s / b.cpuPer30s).toFixed(2), before.timed, before.errors]);
     rows.push([`${size} service`, ...cells(s), (s.cpuPer30s / b.cpuPer30s).toFixed(2), s.timed, s.errors]);
     rows.push([`${size} bare uWS SSE`, ...cells(b), '1.00', b.timed, b.errors]);

@@ -124,6 +124,7 @@ export async function followAll(port: number, token: string, taskIds: string[], 
     const localAddress = opts.sources ? `127.0.${Math.floor((n % opts.sources) / 250)}.${2 + ((n % opts.sources) % 250)}` : undefined;
     n++;
     return new Promise<void>((resolve) => {
+      if (stopped) return resolve(); // the window ended while it waited for its turn
       const socket = connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
       sockets.add(socket);
       let text = '';

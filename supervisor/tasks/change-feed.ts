@@ -1,6 +1,9 @@
 import { BusinessError } from '../../core/errors.js';
 import type { TaskIndex } from './task-index.js';
 
+/** What the feed listens to: the task index's one-shot change listeners. */
+export type ChangeSource = Pick<TaskIndex, 'onNextChange'>;
+
 /** The next change of one Task, shared by everyone waiting for it. */
 interface Pending {
   readonly promise: Promise<void>;
@@ -15,10 +18,10 @@ interface Pending {
  * for), instead of a timer, an abort listener and a listener entry each per change.
  */
 export class ChangeFeed {
-  readonly #index: TaskIndex;
+  readonly #index: ChangeSource;
   readonly #pending = new Map<string, Pending>();
 
-  constructor(index: TaskIndex) {
+  constructor(index: ChangeSource) {
     this.#index = index;
   }
 

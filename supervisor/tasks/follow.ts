@@ -91,8 +91,9 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
     offset = chunk.next_offset;
     return logEvent(chunk);
   };
-  const progressOwed = (status: TaskStatus): ProgressEvent[] => {
+  const progressOwed = (status: TaskStatus): JobEvent[] => {
     const events = live ? live.progress : status.steps.map(stepEvent);
+    if (events.length === sentProgress) return [];
     const owed = events.slice(sentProgress);
     sentProgress = events.length;
     return owed;
@@ -106,7 +107,7 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
       if (status.run_id !== runId) throw new ValueError(`task ${id} was replaced by a new run while it was followed`);
       const done = isTerminal(status.state);
       if (!live && (live = rt.liveOf(id))) live.requestStaleness(pollMs);
-      const batch: JobEvent[] = progressOwed(status);
+      const batch = progressOwed(status);
       // A late joiner owed thousands of steps gets them in bounded writes.
       while (batch.length > BATCH_EVENTS) await emitAll(ctx, batch.splice(0, BATCH_EVENTS));
       // Further windows (a replay, a burst) go one write each: a slow client holds back the reads.
