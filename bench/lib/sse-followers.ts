@@ -108,6 +108,7 @@ export async function followAll(port: number, token: string, taskIds: string[], 
       steadyUntil = Date.now();
       stopped = true;
       for (const s of sockets) s.destroy();
+      for (const turn of waiting.splice(0)) turn(); // followers still waiting to connect give up
     }, opts.windowMs);
   };
   const opened = () => {
