@@ -41,16 +41,29 @@ export type ResponseHeaders = Record<string, string | string[]>;
 export interface BodyWriter {
   /** Writes a chunk; resolves once the socket can take more (false when the client is gone). */
   write(chunk: string | Uint8Array): Promise<boolean>;
-  end(): void;
+  /** Ends the body, after `last` when given (it leaves in the same write as the end). */
+  end(last?: string | Uint8Array): void;
   /** Drops the connection: the client sees a broken response, not a complete but short one. */
   abort(): void;
+}
+
+/** How a streamed body will be written. */
+export interface StreamOptions {
+  /**
+   * ASCII bytes every chunk written starts with, `end(last)` included (SSE: `event: `). A front
+   * end whose framing holds back the end of a chunk until the next one (uWS sends a chunk's
+   * closing CRLF in front of the next chunk) sends the lead ahead instead, right behind each
+   * chunk, so the client can finish reading every chunk as soon as it arrives. A stream with a
+   * lead ends with `end(last)`, never a bare `end()`.
+   */
+  readonly lead?: string;
 }
 
 export interface ResponseSink {
   /** Sends a complete response; ignored when the client is already gone. */
   send(status: number, headers: ResponseHeaders, body?: string | Uint8Array): void;
   /** Starts a streamed response. */
-  stream(status: number, headers: ResponseHeaders): BodyWriter;
+  stream(status: number, headers: ResponseHeaders, opts?: StreamOptions): BodyWriter;
 }
 
 export type Handler = (req: IncomingRequest, res: ResponseSink) => Promise<void>;

@@ -62,9 +62,10 @@ export function requestInProcess(handler: Handler, init: InProcessInit): Promise
             chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk));
             return true;
           },
-          end: () => {
+          end: (last) => {
             if (done) return;
             done = true;
+            if (last !== undefined) chunks.push(typeof last === 'string' ? Buffer.from(last) : Buffer.from(last));
             finish(status, out, chunks);
           },
           abort: () => {

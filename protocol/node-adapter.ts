@@ -38,8 +38,9 @@ class NodeResponse implements ResponseSink {
         }
         return !this.#gone;
       },
-      end: () => {
-        if (!this.#gone) this.res.end();
+      // The lead (StreamOptions) needs nothing here: node:http sends a chunk's closing CRLF with it.
+      end: (last) => {
+        if (!this.#gone) this.res.end(last);
       },
       abort: () => {
         if (!this.#gone) this.res.destroy();

@@ -15,17 +15,39 @@ export function frame(event: StreamEvent): string {
   return `event: ${event.kind}\ndata: ${data}\n\n`;
 }
 
+/** What every frame starts with: sent ahead by front ends that would otherwise hold a frame back (StreamOptions). */
+const LEAD = 'event: ';
+
+/** Frame bytes by event object: followers of a Task share its event objects, and so one serialization. */
+const framed = new WeakMap<StreamEvent, Buffer>();
+
+/** The frame of `event` as bytes, serialized once per event object. */
+export function frameBytes(event: StreamEvent): Buffer {
+  let bytes = framed.get(event);
+  if (!bytes) {
+    bytes = Buffer.from(frame(event));
+    framed.set(event, bytes);
+  }
+  return bytes;
+}
+
 /**
- * Writes events in order with backpressure: `send` resolves when the frame is accepted by the
- * socket, so producers that await it never buffer more than one frame ahead of a slow client.
+ * Writes events in order with backpressure. Frames sent in one go (without awaiting between them)
+ * leave in one write; `send` resolves when its write is accepted by the socket, so producers that
+ * await it never buffer more than one batch ahead of a slow client.
  */
 export class SseWriter {
   readonly #out: BodyWriter;
-  #tail: Promise<boolean> = Promise.resolve(true);
+  /** Frames waiting for the next write. */
+  #batch: Buffer[] = [];
+  /** The next write, once a frame waits for it. */
+  #next: Promise<boolean> | null = null;
+  /** The write in flight (resolved once the socket took it). */
+  #writing: Promise<boolean> = Promise.resolve(true);
   #closed = false;
 
   constructor(res: ResponseSink) {
-    this.#out = res.stream(200, { ...SSE_HEADERS });
+    this.#out = res.stream(200, { ...SSE_HEADERS }, { lead: LEAD });
   }
 
   get closed(): boolean {
@@ -34,15 +56,29 @@ export class SseWriter {
 
   send(event: StreamEvent): Promise<boolean> {
     if (this.#closed) return Promise.resolve(false);
-    const text = frame(event);
-    this.#tail = this.#tail.then((open) => (open ? this.#out.write(text) : false));
-    return this.#tail;
+    this.#batch.push(frameBytes(event));
+    // Queued behind the write in flight, and at least a microtask away: frames sent together join the batch.
+    return (this.#next ??= this.#writing.then((open) => this.#flush(open)));
   }
 
   /** Sends the terminal `result` and closes; later events are dropped (spec, Events 1). */
   async finish(result: StreamEvent): Promise<void> {
-    await this.send(result);
+    if (this.#closed) return;
+    const sent = this.send(result);
     this.#closed = true;
-    this.#out.end();
+    await sent;
+  }
+
+  /** Writes the batch; once closed, the batch (ending with the result) ends the stream. */
+  #flush(open: boolean): Promise<boolean> {
+    const batch = this.#batch;
+    this.#batch = [];
+    this.#next = null;
+    const bytes = batch.length === 1 ? batch[0]! : Buffer.concat(batch);
+    if (this.#closed) {
+      this.#out.end(open ? bytes : undefined);
+      return Promise.resolve(false);
+    }
+    return open ? (this.#writing = this.#out.write(bytes)) : Promise.resolve(false);
   }
 }

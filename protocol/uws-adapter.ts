@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
 import { BodyQueue } from './body-queue.js';
 import { ChunkPool } from './chunk-pool.js';
-import { statusLine, type BodyWriter, type Handler, type HeaderMap, type HttpAdapter, type IncomingRequest, type ListeningServer, type ResponseHeaders, type ResponseSink } from './http.js';
+import { statusLine, type BodyWriter, type Handler, type HeaderMap, type HttpAdapter, type IncomingRequest, type ListeningServer, type ResponseHeaders, type ResponseSink, type StreamOptions } from './http.js';
 
 // Every uWebSockets.js import lives in this file. We load the native binary ourselves: the
 // package's own entry silently falls back to a broken JavaScript implementation.
@@ -35,6 +35,14 @@ function isSmall(headers: HeaderMap): boolean {
 function hasBody(headers: HeaderMap): boolean {
   const length = headers['content-length'];
   return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/** Whether a chunk starts with the (ASCII) `lead`. */
+function startsWith(chunk: string | Uint8Array, lead: string): boolean {
+  if (typeof chunk === 'string') return chunk.startsWith(lead);
+  if (chunk.byteLength < lead.length) return false;
+  for (let i = 0; i < lead.length; i++) if (chunk[i] !== lead.charCodeAt(i)) return false;
+  return true;
 }
 
 const NUDGE_MIN_MS = 50;
@@ -152,24 +160,47 @@ class UwsResponse implements ResponseSink {
     });
   }
 
-  stream(status: number, headers: ResponseHeaders): BodyWriter {
-    if (!this.aborted) this.res.cork(() => this.#head(status, headers));
+  stream(status: number, headers: ResponseHeaders, opts: StreamOptions = {}): BodyWriter {
     const length = headers['content-length'];
-    if (typeof length === 'string' && /^\d+$/.test(length)) return this.#sized(Number(length));
+    if (typeof length === 'string' && /^\d+$/.test(length)) {
+      if (!this.aborted) this.res.cork(() => this.#head(status, headers));
+      return this.#sized(Number(length));
+    }
+    // uWS frames each write as CRLF (closing the previous chunk), size, CRLF, data: a chunk is
+    // complete on the wire only once the next one starts. With a lead, every chunk is written
+    // without it and followed by the lead (the start of the next chunk), so the CRLF closing
+    // each chunk leaves with it. The first lead also completes the head at once.
+    const lead = opts.lead;
+    const rest = (chunk: string | Uint8Array): string | Uint8Array => {
+      if (lead === undefined) return chunk;
+      if (!startsWith(chunk, lead)) throw new Error(`a streamed chunk does not start with its lead ${JSON.stringify(lead)}`);
+      return typeof chunk === 'string' ? chunk.slice(lead.length) : chunk.subarray(lead.length);
+    };
+    if (!this.aborted) {
+      this.res.cork(() => {
+        this.#head(status, headers);
+        if (lead !== undefined) this.res.write(lead);
+      });
+    }
     return {
       write: async (chunk) => {
         if (this.aborted) return false;
+        const data = rest(chunk);
         let ok = true;
-        this.res.cork(() => (ok = this.res.write(chunk)));
+        this.res.cork(() => {
+          ok = this.res.write(data);
+          if (lead !== undefined) ok = this.res.write(lead) && ok;
+        });
         if (!ok && !this.aborted) await this.#writable();
         return !this.aborted;
       },
-      end: () => {
+      end: (last) => {
         if (this.aborted) return;
         this.aborted = true;
         // Body chunks still to come have no reader now; the ended response must not be paused.
         if (this.requestBody && !this.requestBody.complete) void this.requestBody.discard();
-        this.res.cork(() => this.res.end());
+        const data = last === undefined ? undefined : rest(last);
+        this.res.cork(() => (data === undefined ? this.res.end() : this.res.end(data)));
       },
       abort: () => {
         if (this.aborted) return;

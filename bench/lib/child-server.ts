@@ -6,10 +6,10 @@ export interface ChildServer {
   stop(): Promise<void>;
 }
 
-/** Starts a server script in its own process and waits for its `LISTENING <port>` line. */
-export function startChildServer(script: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
+/** Starts a server script (with `nodeArgs` for node itself) in its own process and waits for its `LISTENING <port>` line. */
+export function startChildServer(script: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<ChildServer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();

@@ -11,13 +11,14 @@ export interface ServiceProcess extends ChildServer {
   workspace: string;
 }
 
-/** Runs `taskyard serve` in its own process on a fresh workspace (removed on stop). */
-export async function startServiceProcess(opts: { adapter?: 'uws' | 'node'; workspace?: string; args?: string[] } = {}): Promise<ServiceProcess> {
+/** Runs `taskyard serve` (of `root`, default this package) in its own process on a fresh workspace (removed on stop). */
+export async function startServiceProcess(opts: { adapter?: 'uws' | 'node'; workspace?: string; args?: string[]; root?: string; nodeArgs?: string[] } = {}): Promise<ServiceProcess> {
   const workspace = opts.workspace ?? (await mkdtemp(join(tmpdir(), 'taskyard-bench-')));
   const server = await startChildServer(
-    join(PACKAGE_ROOT, 'dist', 'bin', 'cli.js'),
+    join(opts.root ?? PACKAGE_ROOT, 'dist', 'bin', 'cli.js'),
     ['serve', '--port', '0', '--workspace', workspace, '--token', BENCH_TOKEN, ...(opts.args ?? [])],
     { TASKYARD_HTTP_ADAPTER: opts.adapter ?? 'uws' },
+    opts.nodeArgs,
   );
   return {
     ...server,

@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { StringDecoder } from 'node:string_decoder';
 
 export interface FollowerStats {
@@ -8,6 +8,8 @@ export interface FollowerStats {
   latencies: number[];
   results: number;
   errors: number;
+  /** Followers that got their response head. */
+  opened?: number;
 }
 
 /** A log line's timestamp inside the JSON text of a `log` event (lines start the content or follow an escaped newline). */
@@ -66,28 +68,70 @@ class BodyDecoder {
   }
 }
 
+export interface FollowOptions {
+  /** Once every follower is open, measure this long, then close them all instead of waiting for each result. */
+  windowMs?: number;
+  /** Called once every follower got its response head (the measured window starts). */
+  onSteady?: () => void;
+  /** Connections being opened at once: a burst of thousands overflows the listen backlog. */
+  concurrency?: number;
+  /** With `windowMs`: start the window after this long even if some followers never opened (they count as errors). */
+  openLimitMs?: number;
+  /** Loopback source addresses to spread connections over: 15,000 of them, run after run, exhaust one address's ephemeral ports. */
+  sources?: number;
+}
+
 /**
  * Opens `perTask` SSE `stream_task` followers for each Task, each on its own raw socket (an HTTP
  * client library costs this 2-core machine more CPU than the service's side of a thousand
  * streams), and records, for every log line, the delay between the timestamp the Task's logger
  * wrote into the line and the moment the follower parsed it.
  */
-export async function followAll(port: number, token: string, taskIds: string[], perTask: number): Promise<FollowerStats> {
+export async function followAll(port: number, token: string, taskIds: string[], perTask: number, opts: FollowOptions = {}): Promise<FollowerStats> {
   const stats: FollowerStats = { lines: 0, latencies: [], results: 0, errors: 0 };
   // Lines written while the thousand streams are still being opened measure the opening, not
   // the delivery: only lines stamped after every follower got its response head count.
+  const total = taskIds.length * perTask;
   let open = 0;
   let steadyFrom = Infinity;
-  const opened = () => {
-    if (++open === taskIds.length * perTask) steadyFrom = Date.now();
+  let steadyUntil = Infinity;
+  const sockets = new Set<Socket>();
+  let stopped = false;
+  let slots = opts.concurrency ?? Infinity;
+  const waiting: Array<() => void> = [];
+  const steady = () => {
+    if (steadyFrom !== Infinity) return;
+    steadyFrom = Date.now();
+    opts.onSteady?.();
+    if (opts.windowMs === undefined) return;
+    setTimeout(() => {
+      steadyUntil = Date.now();
+      stopped = true;
+      for (const s of sockets) s.destroy();
+      for (const turn of waiting.splice(0)) turn(); // followers still waiting to connect give up
+    }, opts.windowMs);
   };
-  const follow = (taskId: string) =>
-    new Promise<void>((resolve) => {
-      const body = JSON.stringify({ arguments: { task_id: taskId } });
-      const socket = connect(port, '127.0.0.1');
+  const opened = () => {
+    if (waiting.length) waiting.shift()!();
+    else slots++;
+    if (++open === total) steady();
+  };
+  const openLimit = opts.windowMs !== undefined && opts.openLimitMs !== undefined ? setTimeout(steady, opts.openLimitMs) : undefined;
+  let n = 0;
+  const follow = async (taskId: string) => {
+    if (slots > 0) slots--;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    const body = JSON.stringify({ arguments: { task_id: taskId } });
+    const localAddress = opts.sources ? `127.0.${Math.floor((n % opts.sources) / 250)}.${2 + ((n % opts.sources) % 250)}` : undefined;
+    n++;
+    return new Promise<void>((resolve) => {
+      if (stopped) return resolve(); // the window ended while it waited for its turn
+      const socket = connect({ port, host: '127.0.0.1', ...(localAddress ? { localAddress } : {}) });
+      sockets.add(socket);
       let text = '';
       let finished = false;
       let now = 0;
+      let headed = false;
       // Frames are matched as text, not parsed: with a thousand streams on a 2-core machine, the
       // client's own work per frame shows up in the latencies it measures.
       const decoder = new BodyDecoder((part) => {
@@ -104,11 +148,14 @@ export async function followAll(port: number, token: string, taskIds: string[], 
             for (const m of block.matchAll(LINE_TIME)) {
               stats.lines++;
               const written = Date.parse(m[1]!);
-              if (written >= steadyFrom) stats.latencies.push(now - written);
+              if (written >= steadyFrom && written < steadyUntil) stats.latencies.push(now - written);
             }
           }
         }
-      }, opened);
+      }, () => {
+        headed = true;
+        opened();
+      });
       socket.setNoDelay(true);
       socket.on('data', (data: Buffer) => {
         now = Date.now();
@@ -116,7 +163,9 @@ export async function followAll(port: number, token: string, taskIds: string[], 
       });
       socket.on('error', () => undefined);
       socket.on('close', () => {
-        if (!finished) stats.errors++;
+        sockets.delete(socket);
+        if (!finished && !stopped) stats.errors++;
+        if (!headed) opened(); // a follower that never opened must not hold up the window
         resolve();
       });
       socket.write(
@@ -124,6 +173,9 @@ export async function followAll(port: number, token: string, taskIds: string[], 
           `content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
     });
+  };
   await Promise.all(taskIds.flatMap((id) => Array.from({ length: perTask }, () => follow(id))));
+  clearTimeout(openLimit);
+  stats.opened = open;
   return stats;
 }

@@ -1,31 +1,18 @@
 import { lstat } from 'node:fs/promises';
-import type { ProgressEvent } from '../../schemas/events.js';
+import type { JobEvent, LogEvent, ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTerminal } from '../../workers/task-runner/record-files.js';
 import type { JobContext } from '../../core/job.js';
-import { BusinessError, KeyError, ValueError } from '../../core/errors.js';
+import { KeyError, ValueError } from '../../core/errors.js';
+import { changeFeedOf, FollowerWait } from './change-feed.js';
 import { FOLLOW_WINDOW_BYTES, type LiveTask } from './live-task.js';
 import { readLogWindow } from './log-reader.js';
 import type { TaskRuntime } from './task-runtime.js';
 
 /** Beyond this size a new follower starts at the log's tail window instead of its beginning. */
 const REPLAY_LIMIT_BYTES = 1024 * 1024;
-
-/** Resolves at the Task's next change, after `pollMs` (the staleness bound), or on abort. */
-async function nextChange(rt: TaskRuntime, id: string, pollMs: number, signal: AbortSignal): Promise<void> {
-  if (!signal.aborted) await new Promise<void>((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      stopWaiting();
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, pollMs);
-    const stopWaiting = rt.index.onNextChange(id, done);
-    signal.addEventListener('abort', done, { once: true });
-  });
-  if (signal.aborted) throw new BusinessError('CancelledError', 'the caller went away');
-}
+/** Most events emitted together (one write). */
+const BATCH_EVENTS = 256;
 
 function currentStatus(rt: TaskRuntime, id: string): TaskStatus {
   const status = rt.index.get(id)?.status;
@@ -38,21 +25,43 @@ function currentStatus(rt: TaskRuntime, id: string): TaskStatus {
  * fails (spec: wait_task). `pollMs` only bounds staleness: changes wake the wait at once.
  */
 export async function waitForTerminal(rt: TaskRuntime, id: string, runId: string | undefined, pollMs: number, signal: AbortSignal): Promise<TaskStatus> {
-  for (;;) {
-    const status = currentStatus(rt, id);
-    if (runId !== undefined && status.run_id !== runId) throw new ValueError(`run_id ${runId} is not the current execution of task ${id}`);
-    if (isTerminal(status.state)) return status;
-    rt.liveOf(id)?.requestStaleness(pollMs);
-    await nextChange(rt, id, pollMs, signal);
+  const feed = changeFeedOf(rt.index);
+  const wait = new FollowerWait(signal);
+  try {
+    for (;;) {
+      const status = currentStatus(rt, id);
+      if (runId !== undefined && status.run_id !== runId) throw new ValueError(`run_id ${runId} is not the current execution of task ${id}`);
+      if (isTerminal(status.state)) return status;
+      rt.liveOf(id)?.requestStaleness(pollMs);
+      await wait.until(feed.next(id, pollMs));
+    }
+  } finally {
+    wait.close();
   }
 }
 
 const stepEvent = (s: TaskStatus['steps'][number]): ProgressEvent => ({ kind: 'progress', name: s.name, started_at: s.started_at, finished_at: s.finished_at, percentage: s.percentage });
 
+/** Log events by the (shared) chunk they carry: followers at one offset share the event, and so its frame. */
+const logEvents = new WeakMap<TaskLogChunk, LogEvent>();
+
+function logEvent(chunk: TaskLogChunk): LogEvent {
+  let event = logEvents.get(chunk);
+  if (!event) logEvents.set(chunk, (event = { kind: 'log', ...chunk, channel: 'task' }));
+  return event;
+}
+
+/** Emits events together (one write for an SSE caller), resolving once all are sent. */
+async function emitAll(ctx: JobContext, events: JobEvent[]): Promise<void> {
+  if (events.length === 1) await ctx.emit(events[0]!);
+  else if (events.length) await Promise.all(events.map((e) => ctx.emit(e)));
+}
+
 /**
  * `stream_task` over SSE: progress and log events as they happen, driven by the Task's shared
  * watcher, then the terminal status. A follower behind the others reads the log itself; followers
- * at the same offset share one read.
+ * at the same offset share one read, one event object and so one serialization. What a change
+ * brings (its progress events and the first log window) is emitted together: one write.
  */
 export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
   const first = currentStatus(rt, id);
@@ -68,35 +77,50 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
   // it has closed: at the end a thousand followers read the last lines together, and a read each
   // made that the slowest moment of a stream.
   const readLog = (at: number): Promise<TaskLogChunk> => (live && at >= 0 ? live.readLog(at) : readLogWindow(logFile, at, FOLLOW_WINDOW_BYTES));
-  const drainLog = async (final: boolean) => {
-    for (;;) {
-      if (offset === -2) {
-        // lstat: a link a Task put there is not followed (reading it is refused right after).
-        const size = await lstat(logFile).then((s) => s.size, () => 0);
-        offset = size > REPLAY_LIMIT_BYTES ? -1 : 0;
-      }
-      const known = live && !live.closed && !final ? live.logSize : Infinity;
-      if (offset >= 0 && offset >= known) return;
-      const chunk = await readLog(offset);
-      if (chunk.next_offset === offset || (chunk.content === '' && !chunk.reset)) return;
-      offset = chunk.next_offset;
-      await ctx.emit({ kind: 'log', ...chunk, channel: 'task' });
-      if (ctx.signal.aborted) return;
+  /** The next log window owed to this follower, or null when it has everything known so far. */
+  const nextLog = async (final: boolean): Promise<LogEvent | null> => {
+    if (offset === -2) {
+      // lstat: a link a Task put there is not followed (reading it is refused right after).
+      const size = await lstat(logFile).then((s) => s.size, () => 0);
+      offset = size > REPLAY_LIMIT_BYTES ? -1 : 0;
     }
+    const known = live && !live.closed && !final ? live.logSize : Infinity;
+    if (offset >= 0 && offset >= known) return null;
+    const chunk = await readLog(offset);
+    if (chunk.next_offset === offset || (chunk.content === '' && !chunk.reset)) return null;
+    offset = chunk.next_offset;
+    return logEvent(chunk);
   };
-  const drainProgress = async (status: TaskStatus) => {
+  const progressOwed = (status: TaskStatus): JobEvent[] => {
     const events = live ? live.progress : status.steps.map(stepEvent);
-    while (sentProgress < events.length && !ctx.signal.aborted) await ctx.emit(events[sentProgress++]!);
+    if (events.length === sentProgress) return [];
+    const owed = events.slice(sentProgress);
+    sentProgress = events.length;
+    return owed;
   };
 
-  for (;;) {
-    const status = currentStatus(rt, id);
-    if (status.run_id !== runId) throw new ValueError(`task ${id} was replaced by a new run while it was followed`);
-    const done = isTerminal(status.state);
-    if (!live && (live = rt.liveOf(id))) live.requestStaleness(pollMs);
-    await drainProgress(status);
-    await drainLog(done);
-    if (done) return status;
-    await nextChange(rt, id, pollMs, ctx.signal);
+  const feed = changeFeedOf(rt.index);
+  const wait = new FollowerWait(ctx.signal);
+  try {
+    for (;;) {
+      const status = currentStatus(rt, id);
+      if (status.run_id !== runId) throw new ValueError(`task ${id} was replaced by a new run while it was followed`);
+      const done = isTerminal(status.state);
+      if (!live && (live = rt.liveOf(id))) live.requestStaleness(pollMs);
+      const batch = progressOwed(status);
+      // A late joiner owed thousands of steps gets them in bounded writes.
+      while (batch.length > BATCH_EVENTS) await emitAll(ctx, batch.splice(0, BATCH_EVENTS));
+      // Further windows (a replay, a burst) go one write each: a slow client holds back the reads.
+      for (let log = await nextLog(done); log && !ctx.signal.aborted; log = await nextLog(done)) {
+        batch.push(log);
+        await emitAll(ctx, batch);
+        batch.length = 0;
+      }
+      await emitAll(ctx, batch);
+      if (done) return status;
+      await wait.until(feed.next(id, pollMs));
+    }
+  } finally {
+    wait.close();
   }
 }

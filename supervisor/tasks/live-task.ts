@@ -152,8 +152,10 @@ export class LiveTask {
       let changed = false;
       if (parts.has('events')) changed = (await this.#guard('events', () => this.#readEvents())) || changed;
       if (parts.has('log') || parts.has('status')) changed = (await this.#guard('log', () => this.#readLogSize())) || changed;
-      if (changed) this.#index.notify(this.#run.id);
       if (parts.has('status')) await this.#guard('status', () => this.#readStatus());
+      // After the status: a runner writes progress and status together, and a status change
+      // notifies too; followers then wake once for both (a second notify in this tick finds none waiting).
+      if (changed) this.#index.notify(this.#run.id);
     }
   }
 

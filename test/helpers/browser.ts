@@ -1,76 +1,22 @@
-import { spawn } from 'node:child_process';
-import { access, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Test } from 'tap';
+import { ensureDebianPackages, exists, runCommand } from './debian-packages.js';
 import { startTestService, type TestService, type TestServiceOptions, waitFor } from './service.js';
 
 export const CHROMIUM = process.env['TASKYARD_CHROMIUM'] ?? '/usr/bin/chromium';
 const LAUNCH_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const LOCK = join(tmpdir(), 'taskyard-chromium-install.lock');
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
-const exists = (path: string) => access(path).then(() => true, () => false);
-
-/** Runs a command to completion; one awaited value with its exit code and the tail of its output. */
-function run(cmd: string, args: string[], cwd?: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd, env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const keep = (b: Buffer) => (output = (output + b.toString()).slice(-4000));
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    child.once('error', (err) => resolve({ code: null, output: String(err) }));
-    child.once('close', (code) => resolve({ code, output }));
-  });
-}
-
-/** Takes the install lock (a directory: mkdir is atomic), breaking it when its owner is dead. */
-async function takeLock(): Promise<boolean> {
-  try {
-    await mkdir(LOCK);
-    await writeFile(join(LOCK, 'pid'), String(process.pid));
-    return true;
-  } catch {
-    const owner = Number(await readFile(join(LOCK, 'pid'), 'utf8').catch(() => 'NaN'));
-    if (Number.isInteger(owner) && !(await exists(`/proc/${owner}`))) await rm(LOCK, { recursive: true, force: true });
-    return false;
-  }
-}
-
-/**
- * Makes sure Debian's chromium is installed: CI starts on a fresh machine as root, so the first
- * test file that needs it runs `apt-get install -y chromium` while the others wait on the lock.
- * A browser is never downloaded by Playwright.
- */
-export async function ensureChromium(): Promise<void> {
-  if (await exists(CHROMIUM)) return;
-  const deadline = Date.now() + 15 * 60_000;
-  while (!(await takeLock())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for another test to install chromium (lock ${LOCK})`);
-    await new Promise((r) => setTimeout(r, 500));
-    if (await exists(CHROMIUM)) return;
-  }
-  try {
-    if (await exists(CHROMIUM)) return;
-    if (process.getuid?.() !== 0) throw new Error(`${CHROMIUM} is missing and installing it needs root: run \`apt-get install -y chromium\` (Debian) first`);
-    let result = await run('apt-get', ['install', '-y', '--no-install-recommends', 'chromium']);
-    if (result.code !== 0) {
-      await run('apt-get', ['update']);
-      result = await run('apt-get', ['install', '-y', '--no-install-recommends', 'chromium']);
-    }
-    if (result.code !== 0 || !(await exists(CHROMIUM))) throw new Error(`could not install chromium with apt-get (exit ${result.code}):\n${result.output}`);
-  } finally {
-    await rm(LOCK, { recursive: true, force: true });
-  }
-}
+/** Makes sure Debian's chromium is installed (a browser is never downloaded by Playwright). */
+export const ensureChromium = (): Promise<void> => ensureDebianPackages(['chromium'], () => exists(CHROMIUM));
 
 /** Builds the console bundle when `dist/web` is missing (tests run from `dist/` after `tsc` alone). */
 export async function ensureConsoleBuilt(): Promise<void> {
   if (await exists(join(REPO, 'dist/web/index.html'))) return;
-  const result = await run(process.execPath, ['web/build.mjs'], REPO);
+  const result = await runCommand(process.execPath, ['web/build.mjs'], REPO);
   if (result.code !== 0) throw new Error(`building the console failed:\n${result.output}`);
 }
 

@@ -33,7 +33,10 @@ async function firstLogEvent(url: string, taskId: string): Promise<Record<string
       const { value, done } = await reader.read();
       if (done) throw new Error(`stream ended without a log event: ${raw}`);
       raw += Buffer.from(value).toString('utf8');
-      const complete = raw.slice(0, raw.lastIndexOf('\n\n') + 2);
+      // Bytes arrive split anywhere (the first read may hold only the start of a frame).
+      const end = raw.lastIndexOf('\n\n');
+      if (end === -1) continue;
+      const complete = raw.slice(0, end + 2);
       const log = parseSse(complete).find((e) => e['kind'] === 'log');
       if (log) return log;
     }
