@@ -80,7 +80,7 @@ function buildServer(opts: McpOptions, callerGone: AbortSignal): Server {
       throw err;
     }
     const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], false);
-    const response = plainAnswer((await opts.registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
+    const response = await plainAnswer((await opts.registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
     return {
       content: [{ type: 'text' as const, text: JSON.stringify(response) }],
       structuredContent: response,

@@ -1,6 +1,7 @@
 import type { StreamEvent } from '../schemas/events.js';
 import { responseJson } from '../schemas/job-response.js';
 import type { BodyWriter, ResponseSink } from './http.js';
+import { writeAll } from './reply.js';
 
 export const SSE_HEADERS = Object.freeze({
   'content-type': 'text/event-stream; charset=utf-8',
@@ -37,6 +38,23 @@ export class SseWriter {
     const text = frame(event);
     this.#tail = this.#tail.then((open) => (open ? this.#out.write(text) : false));
     return this.#tail;
+  }
+
+  /**
+   * Sends a terminal `result` whose data line arrives as chunks of single-line JSON (a streamed
+   * answer), after every frame already sent, then closes.
+   */
+  async finishStreamed(data: AsyncIterable<string>): Promise<void> {
+    const open = await this.#tail;
+    this.#closed = true;
+    if (!open) return this.#out.end();
+    const out = this.#out;
+    async function* framed(): AsyncGenerator<string> {
+      yield 'event: result\ndata: ';
+      yield* data;
+      yield '\n\n';
+    }
+    if (await writeAll(out, framed())) out.end();
   }
 
   /** Sends the terminal `result` and closes; later events are dropped (spec, Events 1). */

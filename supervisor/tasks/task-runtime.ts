@@ -15,6 +15,9 @@ import { TaskIndex, type TaskRecord } from './task-index.js';
 import { taskEnvironment } from './task-environment.js';
 import { WorkspaceWatch } from './workspace-watch.js';
 
+/** The index file's name in the service's private directory. */
+const INDEX_FILE = 'task-index';
+
 /**
  * Everything the task Jobs share: the definition catalog, the in-memory index of records, and
  * the table of runs this service owns (each run with its executor worker and its file watch).
@@ -32,7 +35,7 @@ export class TaskRuntime {
 
   constructor(workspace: string, config: Config) {
     this.workspace = workspace;
-    this.index = new TaskIndex(workspace);
+    this.index = new TaskIndex(workspace, join(workspace, STATE_DIR, INDEX_FILE));
     this.catalog = new DefinitionCatalog(workspace);
     this.#poolDir = join(workspace, STATE_DIR, 'runners');
     const env = deferExtraCaCerts(taskEnvironment(config.environment));
@@ -120,11 +123,12 @@ export class TaskRuntime {
     return deleted;
   }
 
-  /** Stops watching; workers keep running (a restarted service adopts them). */
-  close(): void {
+  /** Stops watching and writes the index file; workers keep running (a restarted service adopts them). */
+  async close(): Promise<void> {
     this.#closing.abort();
     this.#executor.close();
     this.#workspaceWatch?.close();
+    await this.index.save();
   }
 
   /** Slot logs of pooled runners that a previous service left (its idle runners are gone with it). */
