@@ -144,14 +144,16 @@ export class TaskIndex {
     const hasMetadata = status ? await exists(join(dir, TASK_FILES.metadata)) : metadata !== null;
     // Someone wrote this Task while we read it: what they recorded is newer than our read.
     if (this.changes.lastChange(id) > generation) return this.#records.get(id);
-    const stamp = stampOf(stats!);
-    if (status && isTerminal(status.state)) {
-      // A finished record is kept as its JSON text only (a third of the memory of the object).
+    if (stats && status) {
       const sources = recordedSources(status.config['source_tasks']);
-      return this.put(new StoredRecord(id, parts, dir, stamp, status.state, hasMetadata, status.created_at, sources, JSON.stringify(status)));
+      // A finished record is kept as its JSON text only (a third of the memory of the object).
+      if (isTerminal(status.state)) return this.put(new StoredRecord(id, parts, dir, stampOf(stats), status.state, hasMetadata, status.created_at, sources, JSON.stringify(status)));
+      return this.put({ id, parts, dir, status, state: status.state, stamp: stampOf(stats), hasMetadata, createdAt: status.created_at, sources });
     }
-    if (status) return this.put({ id, parts, dir, status, state: status.state, stamp, hasMetadata, createdAt: status.created_at, sources: recordedSources(status.config['source_tasks']) });
-    if (metadata) return this.put({ id, parts, dir, status: null, state: undefined, stamp, hasMetadata: true, createdAt: metadata.created_at, sources: recordedSources(metadata.input_params['source_tasks']) });
+    if (stats && metadata) {
+      const sources = recordedSources(metadata.input_params['source_tasks']);
+      return this.put({ id, parts, dir, status: null, state: undefined, stamp: stampOf(stats), hasMetadata: true, createdAt: metadata.created_at, sources });
+    }
     this.remove(id);
     return undefined;
   }
