@@ -137,7 +137,7 @@ async function statusWhileListing(workspace: string): Promise<Array<Array<string
 /** `query_task_statuses` with the cursor taken before 10 changes (Tasks submitted and finished). */
 async function changedSince(svc: ServiceProcess): Promise<Array<Array<string | number>>> {
   const first = await call<{ version?: string }>(svc, 'query_task_statuses', { limit: 1 });
-  if (!first.success) return [['query_task_statuses', 'n/a', String(first.answer).slice(0, 60), '', '']];
+  if (!first.success) return [['query_task_statuses: not available', '', '', '', '']];
   const cursor = first.answer.version;
   for (let i = 0; i < 10; i++) {
     const handle = (await call<{ task_id: string; run_id: string }>(svc, 'submit', { task: 'demo', x: i, y: 1 })).answer;
