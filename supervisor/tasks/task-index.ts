@@ -8,7 +8,7 @@ import { isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.j
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
 import { TaskEvents } from './task-events.js';
 import { ChangeLog } from './change-log.js';
-import { readIndexFile, stampOf, StoredRecord, writeIndexFile } from './index-file.js';
+import { readIndexFile, stampOf, statusTexts, StoredRecord, writeIndexFile, type IndexSource } from './index-file.js';
 import { isSafeDir, readMetadata, readStatus } from './records.js';
 import { StatusOrder } from './status-order.js';
 import { parseTaskId, recordedSources, taskDirOf, type TaskIdParts } from './task-ids.js';
@@ -71,6 +71,8 @@ export class TaskIndex {
   /** The index file, or undefined for an index that keeps none. */
   readonly #file: string | undefined;
   #saving: Promise<void> = Promise.resolve();
+  /** Index files that stored records read their statuses from. */
+  readonly #sources: IndexSource[] = [];
 
   constructor(workspace: string, file?: string) {
     this.workspace = workspace;
@@ -82,7 +84,8 @@ export class TaskIndex {
    * directory's stamp is unchanged, from disk otherwise.
    */
   async scan(): Promise<void> {
-    const stored = this.#file ? await readIndexFile(this.#file, (id, parts) => taskDirOf(this.workspace, id, parts)) : new Map<string, StoredRecord>();
+    const { records: stored, source } = this.#file ? readIndexFile(this.#file, this.workspace) : { records: new Map<string, StoredRecord>(), source: undefined };
+    if (source) this.#sources.push(source);
     const ids: string[] = [];
     for (const type of await readdir(this.workspace, { withFileTypes: true })) {
       if (!type.isDirectory() || !TASK_TYPE.test(type.name)) continue;
@@ -118,13 +121,20 @@ export class TaskIndex {
     this.#order.replace(undefined, record);
   }
 
+  /** Writes the index file and lets go of the older ones (call once, when the service stops). */
+  async close(): Promise<void> {
+    await this.save();
+    for (const source of this.#sources.splice(0)) source.close();
+  }
+
   /** Writes the index file from what the index holds now (one write at a time); resolves when written. */
   save(): Promise<void> {
     const file = this.#file;
     if (!file) return Promise.resolve();
-    const records = [...this.#records.values()];
+    // In listing order, so that a listing reads whole runs of the file at once.
+    const records = [...this.#order.view(), ...[...this.#records.values()].filter((r) => r.state === undefined)];
     this.#saving = this.#saving
-      .then(() => writeIndexFile(file, records, (r) => this.jsonOf(r)))
+      .then(() => writeIndexFile(file, records, (batch) => statusTexts(batch, (r) => this.jsonOf(r))))
       .catch((err: unknown) => console.error('taskyard: writing the task index file failed', err));
     return this.#saving;
   }
@@ -147,7 +157,7 @@ export class TaskIndex {
     if (stats && status) {
       const sources = recordedSources(status.config['source_tasks']);
       // A finished record is kept as its JSON text only (a third of the memory of the object).
-      if (isTerminal(status.state)) return this.put(new StoredRecord(id, parts, dir, stampOf(stats), status.state, hasMetadata, status.created_at, sources, JSON.stringify(status)));
+      if (isTerminal(status.state)) return this.put(new StoredRecord(this.workspace, id, parts, stampOf(stats), status.state, hasMetadata, status.created_at, sources, JSON.stringify(status)));
       return this.put({ id, parts, dir, status, state: status.state, stamp: stampOf(stats), hasMetadata, createdAt: status.created_at, sources });
     }
     if (stats && metadata) {
@@ -291,7 +301,7 @@ export class TaskIndex {
     yield '[';
     for (let i = 0; i < records.length; i += LIST_CHUNK) {
       if (i > 0) await nextTurn();
-      const texts = records.slice(i, i + LIST_CHUNK).map((r) => this.jsonOf(r));
+      const texts = statusTexts(records.slice(i, i + LIST_CHUNK), (r) => this.jsonOf(r));
       yield i > 0 ? `,${texts.join(',')}` : texts.join(',');
     }
     yield ']';
@@ -299,7 +309,7 @@ export class TaskIndex {
 
   /** A listed record's status JSON text (null without a status). */
   jsonOf(record: TaskRecord): string | null {
-    if (record instanceof StoredRecord) return record.json;
+    if (record instanceof StoredRecord) return record.json();
     return record.status ? this.statusJson(record.status).json : null;
   }
 

@@ -128,7 +128,7 @@ export class TaskRuntime {
     this.#closing.abort();
     this.#executor.close();
     this.#workspaceWatch?.close();
-    await this.index.save();
+    await this.index.close();
   }
 
   /** Slot logs of pooled runners that a previous service left (its idle runners are gone with it). */
