@@ -17,7 +17,8 @@ import { parseTaskId, taskDirOf, type TaskIdParts } from './task-ids.js';
  * (or `null`). A record the service wrote itself has no stamp and is re-read at the next start.
  */
 const VERSION_LINE = 'taskyard-task-index 2';
-const WRITE_BATCH = 2000;
+/** Lines per write: their statuses lie within one read of the previous file (MAX_SPAN). */
+const WRITE_BATCH = 1000;
 const READ_BLOCK = 4 << 20;
 /** Largest run of a listing read from the file at once. */
 const MAX_SPAN = 1 << 20;
