@@ -39,8 +39,12 @@ export type ResponseHeaders = Record<string, string | string[]>;
 
 /** A streamed response body. */
 export interface BodyWriter {
-  /** Writes a chunk; resolves once the socket can take more (false when the client is gone). */
-  write(chunk: string | Uint8Array): Promise<boolean>;
+  /**
+   * Writes a chunk; resolves once the socket can take more (false when the client is gone).
+   * `continues`: with a lead (StreamOptions), the next chunk continues this one instead of
+   * starting with the lead (one SSE frame written in pieces).
+   */
+  write(chunk: string | Uint8Array, continues?: boolean): Promise<boolean>;
   /** Ends the body, after `last` when given (it leaves in the same write as the end). */
   end(last?: string | Uint8Array): void;
   /** Drops the connection: the client sees a broken response, not a complete but short one. */
@@ -54,7 +58,8 @@ export interface StreamOptions {
    * end whose framing holds back the end of a chunk until the next one (uWS sends a chunk's
    * closing CRLF in front of the next chunk) sends the lead ahead instead, right behind each
    * chunk, so the client can finish reading every chunk as soon as it arrives. A stream with a
-   * lead ends with `end(last)`, never a bare `end()`.
+   * lead ends with `end(last)`, never a bare `end()`. A chunk written with `continues` is not
+   * followed by the lead, and the chunk after it is written as it is.
    */
   readonly lead?: string;
 }

@@ -1,4 +1,4 @@
-import { RequestEnvelope, responseJson, type JobResponse } from '../schemas/job-response.js';
+import { RequestEnvelope, responseChunks, responseJson, StreamedAnswer, type JobResponse } from '../schemas/job-response.js';
 import type { JobEvent, StreamEvent } from '../schemas/events.js';
 import { check } from '../schemas/validator.js';
 import { describeError, HttpError, unknownJob } from '../core/errors.js';
@@ -7,7 +7,7 @@ import { createJobContext } from '../core/job.js';
 import type { JobRegistry } from '../core/registry.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { readJson } from './json-body.js';
-import { JSON_HEADERS, sendJson } from './reply.js';
+import { JSON_HEADERS, sendJson, writeAll } from './reply.js';
 import { SseWriter } from './sse.js';
 
 export interface JobRoutesOptions {
@@ -71,20 +71,19 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
     const answer = await opts.forwarder.call(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.shutdown]));
     if (!('stream' in answer)) return sendJson(res, 200, answer);
     const out = res.stream(200, JSON_HEADERS);
-    try {
-      for await (const chunk of answer.stream) if (!(await out.write(chunk))) return; // the client left
-      out.end();
-    } catch {
-      out.abort(); // the target broke off: the caller sees a broken answer, not a short one
-    }
+    if (await writeAll(out, answer.stream, true)) out.end();
     return;
   }
   const entry = opts.registry.get(name);
   if (!entry) throw unknownJob();
   const args = opts.registry.prepare(entry, envelope.arguments);
   const ctx = createJobContext(() => [req.signal, opts.shutdown], false);
-  res.send(200, JSON_HEADERS, responseJson((await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT));
+  const response = (await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT;
+  if (!(response.answer instanceof StreamedAnswer)) return res.send(200, JSON_HEADERS, responseJson(response));
+  const out = res.stream(200, JSON_HEADERS);
+  if (await writeAll(out, responseChunks(response))) out.end();
 }
+
 
 /** `POST /jobs/{name}/events`: SSE frames of the Job's events, ending with `result`. */
 export async function handleEvents(req: IncomingRequest, res: ResponseSink, name: string, opts: JobRoutesOptions): Promise<void> {
@@ -115,5 +114,6 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   });
   const response = await unlessStopping(opts.registry.execute(entry, args, ctx, 'sse'), opts.stopping);
   if (response === STOPPED) return sse.finish(STOPPING);
+  if (response?.answer instanceof StreamedAnswer) return sse.finishStreamed(responseChunks(response, '{"kind":"result",'));
   await sse.finish(response ? { kind: 'result', ...response } : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });
 }

@@ -41,7 +41,7 @@ export class ShellTasks {
     const task: Task = { taskId: ID_PREFIX + randomUUID(), status: 'working', ttl: ttl ?? DEFAULT_TTL_MS, createdAt: now, lastUpdatedAt: now, pollInterval: POLL_MS };
     const stop = new AbortController();
     const ctx = createJobContext(() => [stop.signal, this.shutdown], false);
-    const done = this.registry.execute(entry, args, ctx, 'mcp').then((r) => plainAnswer(r ?? { answer: 'RuntimeError: the Job produced no result', success: false, metadata: {} }));
+    const done = this.registry.execute(entry, args, ctx, 'mcp').then(async (r) => plainAnswer(r ?? { answer: 'RuntimeError: the Job produced no result', success: false, metadata: {} }));
     const record: ShellTask = { task, done, stop };
     this.#tasks.set(task.taskId, record);
     void done.then((response) => {

@@ -103,7 +103,7 @@ export class McpTasks {
     const entry = this.registry.get(name);
     if (!entry) throw new McpError(ErrorCode.MethodNotFound, `${name} is not available on this service`);
     const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), false);
-    return plainAnswer((await this.registry.execute(entry, this.registry.prepare(entry, args), ctx, 'mcp')) ?? { answer: 'no result', success: false, metadata: {} });
+    return await plainAnswer((await this.registry.execute(entry, this.registry.prepare(entry, args), ctx, 'mcp')) ?? { answer: 'no result', success: false, metadata: {} });
   }
 
   async #status(taskId: string): Promise<RunStatus> {

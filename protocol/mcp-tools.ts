@@ -101,7 +101,7 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
     const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)));
     let response: JobResponse;
     try {
-      response = plainAnswer((await opts.registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
+      response = await plainAnswer((await opts.registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
     } finally {
       reporter?.stop();
     }

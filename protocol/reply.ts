@@ -1,5 +1,5 @@
 import { HttpError } from '../core/errors.js';
-import type { HeaderMap, ResponseSink } from './http.js';
+import type { BodyWriter, HeaderMap, ResponseSink } from './http.js';
 
 export const JSON_HEADERS: Readonly<HeaderMap> = Object.freeze({ 'content-type': 'application/json' });
 
@@ -18,4 +18,20 @@ export function sendError(res: ResponseSink, err: unknown): void {
   }
   console.error('taskyard: internal error', err);
   sendJson(res, 500, { detail: 'Internal server error' });
+}
+
+/**
+ * Writes chunks with backpressure; false when the client left. A failure midway drops the
+ * connection, so the caller sees a broken answer, never a short one that parses (`quiet`: the
+ * failure is someone else's, such as a target that broke off, and is not logged here).
+ */
+export async function writeAll(out: BodyWriter, chunks: AsyncIterable<string | Uint8Array>, quiet = false, continues = false): Promise<boolean> {
+  try {
+    for await (const chunk of chunks) if (!(await out.write(chunk, continues))) return false;
+    return true;
+  } catch (err) {
+    if (!quiet) console.error('taskyard: a streamed answer failed midway', err);
+    out.abort();
+    return false;
+  }
 }

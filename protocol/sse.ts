@@ -1,6 +1,7 @@
 import type { StreamEvent } from '../schemas/events.js';
 import { responseJson } from '../schemas/job-response.js';
 import type { BodyWriter, ResponseSink } from './http.js';
+import { writeAll } from './reply.js';
 
 export const SSE_HEADERS = Object.freeze({
   'content-type': 'text/event-stream; charset=utf-8',
@@ -59,6 +60,24 @@ export class SseWriter {
     this.#batch.push(frameBytes(event));
     // Queued behind the write in flight, and at least a microtask away: frames sent together join the batch.
     return (this.#next ??= this.#writing.then((open) => this.#flush(open)));
+  }
+
+  /**
+   * Sends a terminal `result` whose data line arrives as chunks of single-line JSON (a streamed
+   * answer), after every frame already sent, then closes.
+   */
+  async finishStreamed(data: AsyncIterable<string>): Promise<void> {
+    if (this.#closed) return;
+    const open = await (this.#next ?? this.#writing);
+    this.#closed = true;
+    const out = this.#out;
+    if (!open) return out.abort();
+    // One frame in pieces: every piece continues the one before, and the end closes the frame.
+    async function* framed(): AsyncGenerator<string> {
+      yield 'event: result\ndata: ';
+      yield* data;
+    }
+    if (await writeAll(out, framed(), false, true)) out.end('\n\n');
   }
 
   /** Sends the terminal `result` and closes; later events are dropped (spec, Events 1). */

@@ -171,8 +171,10 @@ class UwsResponse implements ResponseSink {
     // without it and followed by the lead (the start of the next chunk), so the CRLF closing
     // each chunk leaves with it. The first lead also completes the head at once.
     const lead = opts.lead;
+    /** Whether the lead is on the wire, owed by the next chunk (not after a chunk that continues). */
+    let leadSent = lead !== undefined;
     const rest = (chunk: string | Uint8Array): string | Uint8Array => {
-      if (lead === undefined) return chunk;
+      if (lead === undefined || !leadSent) return chunk;
       if (!startsWith(chunk, lead)) throw new Error(`a streamed chunk does not start with its lead ${JSON.stringify(lead)}`);
       return typeof chunk === 'string' ? chunk.slice(lead.length) : chunk.subarray(lead.length);
     };
@@ -183,13 +185,14 @@ class UwsResponse implements ResponseSink {
       });
     }
     return {
-      write: async (chunk) => {
+      write: async (chunk, continues = false) => {
         if (this.aborted) return false;
         const data = rest(chunk);
+        leadSent = lead !== undefined && !continues;
         let ok = true;
         this.res.cork(() => {
           ok = this.res.write(data);
-          if (lead !== undefined) ok = this.res.write(lead) && ok;
+          if (leadSent) ok = this.res.write(lead!) && ok;
         });
         if (!ok && !this.aborted) await this.#writable();
         return !this.aborted;

@@ -56,14 +56,53 @@ export class SerializedAnswer {
   }
 }
 
+/**
+ * An answer too large to hold as one string (every Task status of a long history): its JSON text
+ * is produced as chunks while it is written, so neither the whole text nor the whole value needs
+ * to exist at once. Each call of `chunks()` starts a fresh pass. Transports that need the value
+ * itself (MCP) build it with `materialize()`.
+ */
+export class StreamedAnswer {
+  constructor(readonly chunks: () => AsyncIterable<string>) {}
+
+  /** The whole value, parsed from the chunks (for transports that cannot stream). */
+  async materialize(): Promise<unknown> {
+    const parts: string[] = [];
+    for await (const chunk of this.chunks()) parts.push(chunk);
+    return JSON.parse(parts.join('')) as unknown;
+  }
+
+  toJSON(): never {
+    throw new TypeError('a StreamedAnswer is written with responseChunks() or materialize(), not JSON.stringify');
+  }
+}
+
+function tailJson(response: JobResponse): string {
+  return `,"success":${response.success},"metadata":${JSON.stringify(response.metadata)}}`;
+}
+
 /** The JSON text of a JobResponse, reusing a SerializedAnswer's text. */
 export function responseJson(response: JobResponse, prefix = '{'): string {
-  const { answer, success, metadata } = response;
+  const { answer } = response;
   const answerJson = answer instanceof SerializedAnswer ? answer.json : JSON.stringify(answer === undefined ? '' : answer);
-  return `${prefix}"answer":${answerJson},"success":${success},"metadata":${JSON.stringify(metadata)}}`;
+  return `${prefix}"answer":${answerJson}${tailJson(response)}`;
+}
+
+/** The JSON text of a JobResponse as chunks: a StreamedAnswer's chunks between head and tail, else one piece. */
+export async function* responseChunks(response: JobResponse, prefix = '{'): AsyncGenerator<string> {
+  if (!(response.answer instanceof StreamedAnswer)) {
+    yield responseJson(response, prefix);
+    return;
+  }
+  yield `${prefix}"answer":`;
+  yield* response.answer.chunks();
+  yield tailJson(response);
 }
 
 /** The plain value of an answer (for transports that need the object itself, such as MCP). */
-export function plainAnswer(response: JobResponse): JobResponse {
-  return response.answer instanceof SerializedAnswer ? { ...response, answer: response.answer.value } : response;
+export async function plainAnswer(response: JobResponse): Promise<JobResponse> {
+  const { answer } = response;
+  if (answer instanceof SerializedAnswer) return { ...response, answer: answer.value };
+  if (answer instanceof StreamedAnswer) return { ...response, answer: await answer.materialize() };
+  return response;
 }

@@ -37,6 +37,38 @@ export const TaskStatus = Type.Object({
 });
 export type TaskStatus = Omit<Static<typeof TaskStatus>, 'state'> & { state: TaskState };
 
+const TaskStateName = Type.Union(Object.values(TaskState).map((s) => Type.Literal(s)));
+
+/** Arguments of `query_task_statuses` (beyond the spec: the console and dashboards poll it). */
+export const QueryTaskStatusesInput = Type.Object(
+  {
+    state: Type.Optional(Type.Array(TaskStateName, { minItems: 1, description: 'Only Tasks in one of these states' })),
+    task_type: Type.Optional(Type.String({ minLength: 1, description: 'Only Tasks of this task_type' })),
+    registration: Type.Optional(Type.String({ minLength: 1, description: 'Only Tasks of this registration name' })),
+    created_after: Type.Optional(Type.String({ format: 'date-time', description: 'Only Tasks created after this instant' })),
+    created_before: Type.Optional(Type.String({ format: 'date-time', description: 'Only Tasks created before this instant' })),
+    id_contains: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Only Task IDs containing this text (case-insensitive)' })),
+    limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100, description: 'Most items in one answer' }),
+    cursor: Type.Optional(Type.String({ minLength: 1, description: 'next_cursor of the previous page' })),
+    changed_since: Type.Optional(
+      Type.String({ minLength: 1, description: 'version of an earlier answer: only Tasks changed since (matching the filters), plus deleted IDs' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type QueryTaskStatusesInput = Static<typeof QueryTaskStatusesInput>;
+
+/** Answer of `query_task_statuses`. */
+export const TaskStatusPage = Type.Object({
+  items: Type.Array(TaskStatus, { description: 'Matching statuses in list_task_statuses order' }),
+  total: Type.Union([Type.Integer(), Type.Null()], { description: 'Matching Tasks in all pages (null for a changed_since answer)' }),
+  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'cursor of the next page; null on the last one' }),
+  version: Type.String({ description: 'pass as changed_since to receive only what changes after this answer' }),
+  deleted: Type.Array(Type.String(), { description: 'with changed_since: IDs deleted since, or no longer matching the filters' }),
+  reset: Type.Boolean({ description: 'true when changed_since was not a version of this service run: the answer is a first page' }),
+});
+export type TaskStatusPage = Static<typeof TaskStatusPage>;
+
 export const TaskMetadata = Type.Object({
   task_id: Type.String(),
   reg_name: Type.String(),

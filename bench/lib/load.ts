@@ -38,8 +38,9 @@ export interface RawResponse {
 }
 
 /**
- * Cuts Content-Length framed responses out of a socket's byte stream (all this service answers
- * outside SSE). Returns false on a response it cannot frame.
+ * Cuts responses out of a socket's byte stream: Content-Length framed (all this service answers
+ * outside SSE and streamed answers) or chunked (a streamed answer such as a long
+ * `list_task_statuses`). Returns false on a response it cannot frame.
  */
 function responseFramer(onResponse: (res: RawResponse) => void): (chunk: Buffer) => boolean {
   let buffer: Buffer = Buffer.alloc(0);
@@ -48,6 +49,27 @@ function responseFramer(onResponse: (res: RawResponse) => void): (chunk: Buffer)
   const parts: Buffer[] = [];
   let have = 0;
   let need = 0;
+  /** A chunked body being read: its status and decoded parts; `buffer` holds what is not decoded yet. */
+  let chunked: { status: number; parts: Buffer[]; size: number } | undefined;
+  const readChunked = (): boolean | 'more' => {
+    const body = chunked!;
+    for (;;) {
+      const lineEnd = buffer.indexOf('\r\n');
+      if (lineEnd === -1) return 'more';
+      const size = parseInt(buffer.subarray(0, lineEnd).toString('latin1'), 16);
+      if (!Number.isFinite(size)) return false;
+      if (buffer.length < lineEnd + 2 + size + 2) return 'more';
+      if (size === 0) {
+        buffer = buffer.subarray(lineEnd + 4);
+        chunked = undefined;
+        onResponse({ status: body.status, body: Buffer.concat(body.parts, body.size) });
+        return true;
+      }
+      body.parts.push(buffer.subarray(lineEnd + 2, lineEnd + 2 + size));
+      body.size += size;
+      buffer = buffer.subarray(lineEnd + 2 + size + 2);
+    }
+  };
   return (chunk) => {
     if (need > 0) {
       parts.push(chunk);
@@ -58,9 +80,19 @@ function responseFramer(onResponse: (res: RawResponse) => void): (chunk: Buffer)
       need = 0;
     } else buffer = buffer.length ? Buffer.concat([buffer, chunk]) : chunk;
     for (;;) {
+      if (chunked) {
+        const done = readChunked();
+        if (done !== true) return done !== false;
+        continue;
+      }
       const headEnd = buffer.indexOf('\r\n\r\n');
       if (headEnd === -1) return true;
       const head = buffer.subarray(0, headEnd).toString('latin1');
+      if (/transfer-encoding:\s*chunked/i.test(head)) {
+        chunked = { status: Number(head.slice(9, 12)), parts: [], size: 0 };
+        buffer = buffer.subarray(headEnd + 4);
+        continue;
+      }
       const match = /content-length:\s*(\d+)/i.exec(head);
       if (!match) return false;
       const total = headEnd + 4 + Number(match[1]);
@@ -99,7 +131,7 @@ export class RawConnection {
     this.#socket = socket;
     const frame = responseFramer((res) => this.#settle()?.resolve(res));
     socket.on('data', (chunk: Buffer) => {
-      if (!frame(chunk)) socket.destroy(new Error('response without Content-Length'));
+      if (!frame(chunk)) socket.destroy(new Error('response neither Content-Length framed nor chunked'));
     });
     socket.on('error', (err) => (this.#failed = err));
     socket.on('close', () => this.#settle()?.reject((this.#failed ??= new Error('connection closed'))));

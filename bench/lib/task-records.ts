@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Writes `count` finished demo records (status and metadata) straight to a workspace. */
-export function writeDemoRecords(workspace: string, count: number): string[] {
+/** Writes finished demo records number `from` to `count - 1` (status and metadata) straight to a workspace. */
+export function writeDemoRecords(workspace: string, count: number, from = 0): string[] {
   const ids: string[] = [];
   const base = Date.parse('2026-01-01T00:00:00.000Z');
-  for (let i = 0; i < count; i++) {
+  for (let i = from; i < count; i++) {
     const name = `rec-${String(i).padStart(6, '0')}`;
     const id = `base#demo#${name}`;
     const dir = join(workspace, 'base', id);

@@ -22,9 +22,9 @@ export function watchTaskMetrics(index: TaskIndex, metrics: ServiceMetrics): () 
   };
   for (const state of STATES) move(state, 0);
   for (const record of index.all()) {
-    if (!record.status) continue;
-    stateOf.set(record.id, record.status.state);
-    move(record.status.state, 1);
+    if (record.state === undefined) continue;
+    stateOf.set(record.id, record.state);
+    move(record.state, 1);
   }
   return index.events.on('task:status', ({ id, status }) => {
     const before = stateOf.get(id);

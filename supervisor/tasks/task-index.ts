@@ -1,11 +1,16 @@
-import { access, readdir } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
+import { access, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { TaskStatus } from '../../schemas/tasks.js';
-import { SerializedAnswer } from '../../schemas/job-response.js';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { TaskState, TaskStatus } from '../../schemas/tasks.js';
+import { SerializedAnswer, StreamedAnswer } from '../../schemas/job-response.js';
 import { isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.js';
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
 import { TaskEvents } from './task-events.js';
+import { ChangeLog } from './change-log.js';
+import { readIndexFile, stampOf, statusTexts, StoredRecord, writeIndexFile, type IndexSource } from './index-file.js';
 import { isSafeDir, readMetadata, readStatus } from './records.js';
+import { StatusOrder } from './status-order.js';
 import { parseTaskId, recordedSources, taskDirOf, type TaskIdParts } from './task-ids.js';
 
 /** One Task directory as the service knows it. */
@@ -20,18 +25,18 @@ export interface TaskRecord {
   readonly createdAt: string | null;
   /** Recorded source_tasks (status config, else metadata input_params). */
   readonly sources: readonly string[];
+  /** The status's state (readable without parsing a stored status); undefined without a status. */
+  readonly state: TaskState | undefined;
+  /** Identity and mtime of the directory as read from disk; absent once the service wrote the record. */
+  readonly stamp?: string;
 }
 
 const SCAN_CONCURRENCY = 64;
 const STATE_RANK = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 } as const;
-
-/** Spec order of list_task_statuses: created_at, then task_id, both descending. */
-function newestFirst(a: TaskStatus, b: TaskStatus): number {
-  const ca = a.created_at ?? '';
-  const cb = b.created_at ?? '';
-  if (ca !== cb) return ca < cb ? 1 : -1;
-  return a.task_id < b.task_id ? 1 : a.task_id > b.task_id ? -1 : 0;
-}
+/** Statuses per chunk of a streamed listing (~150 KB): small enough that other requests wait ~1 ms. */
+const LIST_CHUNK = 256;
+/** Directories checked against the index file per event-loop turn. */
+const CHECK_BATCH = 4096;
 
 async function exists(file: string): Promise<boolean> {
   return access(file).then(
@@ -56,22 +61,33 @@ export class TaskIndex {
   readonly #children = new Map<string, Set<string>>();
   /** `childrenOf` answers, sorted once until the links of that parent change. */
   readonly #sortedChildren = new Map<string, readonly string[]>();
-  /** A counter of writes, and the count at each Task's last write (to drop reads overtaken by writes). */
-  #changes = 0;
-  readonly #changed = new Map<string, number>();
+  /** Versions of every write and removal (to drop reads overtaken by writes, and for `changed_since`). */
+  readonly changes = new ChangeLog();
   readonly #listeners = new Map<string, Set<() => void>>();
-  #sorted: TaskStatus[] | undefined;
-  /** `sortedStatuses()` as a JSON array, cached with it. */
-  #sortedJson: SerializedAnswer | undefined;
+  /** Records with a status in listing order, kept sorted as they change. */
+  readonly #order = new StatusOrder();
   /** Each status's JSON text; statuses are replaced, never changed, so the text stays true. */
   readonly #json = new WeakMap<TaskStatus, string>();
+  /** The index file, or undefined for an index that keeps none. */
+  readonly #file: string | undefined;
+  #saving: Promise<void> = Promise.resolve();
+  /** True while the start-up scan reads records: the order is rebuilt once after it. */
+  #bulk = false;
+  /** Index files that stored records read their statuses from. */
+  readonly #sources: IndexSource[] = [];
 
-  constructor(workspace: string) {
+  constructor(workspace: string, file?: string) {
     this.workspace = workspace;
+    this.#file = file;
   }
 
-  /** Reads every `<type>/<task_id>` directory of the workspace once. */
+  /**
+   * Reads every `<type>/<task_id>` directory of the workspace once: from the index file where a
+   * directory's stamp is unchanged, from disk otherwise.
+   */
   async scan(): Promise<void> {
+    const { records: stored, source } = this.#file ? readIndexFile(this.#file, this.workspace) : { records: new Map<string, StoredRecord>(), source: undefined };
+    if (source) this.#sources.push(source);
     const ids: string[] = [];
     for (const type of await readdir(this.workspace, { withFileTypes: true })) {
       if (!type.isDirectory() || !TASK_TYPE.test(type.name)) continue;
@@ -79,11 +95,56 @@ export class TaskIndex {
         if (entry.isDirectory() && parseTaskId(entry.name)?.type === type.name) ids.push(entry.name);
       }
     }
+    const onDisk = new Set(ids);
+    const unread = ids.filter((id) => !stored.has(id));
+    // Synchronous lstat in batches: ~1 µs each, against ~20 µs for a promise per directory.
+    let checked = 0;
+    for (const record of stored.values()) {
+      if (++checked % CHECK_BATCH === 0) await nextTurn();
+      if (!onDisk.has(record.id)) continue;
+      const stats = lstatSync(record.dir, { throwIfNoEntry: false });
+      if (stats?.isDirectory() && stampOf(stats) === record.stamp) this.#adopt(record);
+      else unread.push(record.id);
+    }
+    stored.clear();
+    // Read in bulk: the order is sorted once at the end instead of kept at every insert.
+    this.#bulk = true;
     let next = 0;
     const worker = async () => {
-      while (next < ids.length) await this.load(ids[next++]!);
+      while (next < unread.length) await this.load(unread[next++]!);
     };
-    await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, ids.length) }, worker));
+    try {
+      await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, unread.length) }, worker));
+    } finally {
+      this.#bulk = false;
+      this.#order.rebuild(this.#records.values());
+    }
+    if (unread.length > 0) this.save();
+  }
+
+  /** A record from the index file, at start (nobody follows yet: no events; the order is built after). */
+  #adopt(record: StoredRecord): void {
+    this.changes.record(record.id);
+    this.#link(undefined, record);
+    this.#records.set(record.id, record);
+  }
+
+  /** Writes the index file and lets go of the older ones (call once, when the service stops). */
+  async close(): Promise<void> {
+    await this.save();
+    for (const source of this.#sources.splice(0)) source.close();
+  }
+
+  /** Writes the index file from what the index holds now (one write at a time); resolves when written. */
+  save(): Promise<void> {
+    const file = this.#file;
+    if (!file) return Promise.resolve();
+    // In listing order, so that a listing reads whole runs of the file at once.
+    const records = [...this.#order.view(), ...[...this.#records.values()].filter((r) => r.state === undefined)];
+    this.#saving = this.#saving
+      .then(() => writeIndexFile(file, records, (batch) => statusTexts(batch, (r) => this.jsonOf(r))))
+      .catch((err: unknown) => console.error('taskyard: writing the task index file failed', err));
+    return this.#saving;
   }
 
   /** Re-reads one Task directory from disk; the record disappears when nothing valid is left. */
@@ -91,16 +152,26 @@ export class TaskIndex {
     const parts = parseTaskId(id);
     if (!parts) return undefined;
     if (this.#claims.has(id)) return this.#records.get(id);
-    const generation = this.#changes;
+    const generation = this.changes.version;
     const dir = taskDirOf(this.workspace, id, parts);
-    const safe = (await isSafeDir(join(this.workspace, parts.type))) && (await isSafeDir(dir));
+    // Stamped before reading: a write after it makes the stamp stale, so the next start re-reads.
+    const stats = (await isSafeDir(join(this.workspace, parts.type))) ? await lstat(dir).catch(() => null) : null;
+    const safe = stats?.isDirectory() ?? false;
     const status = safe ? await readStatus(dir, id, parts.type) : null;
     const metadata = status || !safe ? null : await readMetadata(dir, id);
     const hasMetadata = status ? await exists(join(dir, TASK_FILES.metadata)) : metadata !== null;
     // Someone wrote this Task while we read it: what they recorded is newer than our read.
-    if ((this.#changed.get(id) ?? -1) > generation) return this.#records.get(id);
-    if (status) return this.put({ id, parts, dir, status, hasMetadata, createdAt: status.created_at, sources: recordedSources(status.config['source_tasks']) });
-    if (metadata) return this.put({ id, parts, dir, status: null, hasMetadata: true, createdAt: metadata.created_at, sources: recordedSources(metadata.input_params['source_tasks']) });
+    if (this.changes.lastChange(id) > generation) return this.#records.get(id);
+    if (stats && status) {
+      const sources = recordedSources(status.config['source_tasks']);
+      // A finished record is kept as its JSON text only (a third of the memory of the object).
+      if (isTerminal(status.state)) return this.put(new StoredRecord(this.workspace, id, parts, stampOf(stats), status.state, hasMetadata, status.created_at, sources, JSON.stringify(status)));
+      return this.put({ id, parts, dir, status, state: status.state, stamp: stampOf(stats), hasMetadata, createdAt: status.created_at, sources });
+    }
+    if (stats && metadata) {
+      const sources = recordedSources(metadata.input_params['source_tasks']);
+      return this.put({ id, parts, dir, status: null, state: undefined, stamp: stampOf(stats), hasMetadata: true, createdAt: metadata.created_at, sources });
+    }
     this.remove(id);
     return undefined;
   }
@@ -109,12 +180,13 @@ export class TaskIndex {
   setStatus(id: string, parts: TaskIdParts, status: TaskStatus, hasMetadata?: boolean): TaskRecord {
     const previous = this.#records.get(id);
     // A read that started before a newer write may land after it: a run's state never goes back.
-    if (previous?.status?.run_id === status.run_id && STATE_RANK[status.state] < STATE_RANK[previous.status.state]) return previous;
+    if (previous?.state !== undefined && previous.status?.run_id === status.run_id && STATE_RANK[status.state] < STATE_RANK[previous.state]) return previous;
     return this.put({
       id,
       parts,
       dir: taskDirOf(this.workspace, id, parts),
       status,
+      state: status.state,
       hasMetadata: hasMetadata ?? (status.state === 'succeeded' || (previous?.hasMetadata ?? false)),
       createdAt: status.created_at,
       sources: recordedSources(status.config['source_tasks']),
@@ -150,9 +222,10 @@ export class TaskIndex {
   }
 
   put(record: TaskRecord): TaskRecord {
-    this.#changed.set(record.id, ++this.#changes);
-    this.#sorted = this.#sortedJson = undefined;
-    this.#link(this.#records.get(record.id), record);
+    this.changes.record(record.id);
+    const previous = this.#records.get(record.id);
+    this.#link(previous, record);
+    if (!this.#bulk) this.#order.replace(previous, record);
     this.#records.set(record.id, record);
     this.events.emit('task:status', { id: record.id, status: record.status });
     this.notify(record.id);
@@ -160,11 +233,11 @@ export class TaskIndex {
   }
 
   remove(id: string): void {
-    this.#changed.set(id, ++this.#changes);
-    this.#sorted = this.#sortedJson = undefined;
+    this.changes.record(id);
     const previous = this.#records.get(id);
     if (!previous) return;
     this.#link(previous, undefined);
+    if (!this.#bulk) this.#order.replace(previous, undefined);
     this.#records.delete(id);
     this.events.emit('task:status', { id, status: null });
     this.notify(id);
@@ -199,7 +272,7 @@ export class TaskIndex {
 
   /** Records whose status is queued or running. */
   active(): TaskRecord[] {
-    return [...this.#records.values()].filter((r) => r.status && !isTerminal(r.status.state));
+    return [...this.#records.values()].filter((r) => r.state !== undefined && !isTerminal(r.state));
   }
 
   /** Wakes everyone waiting on this Task (status, log or progress changed). */
@@ -218,22 +291,34 @@ export class TaskIndex {
     return () => listeners.delete(listener);
   }
 
-  /** Every status, newest first (created_at, then task_id, descending); cached until a change. */
-  sortedStatuses(): readonly TaskStatus[] {
-    this.#sorted ??= [...this.#records.values()].flatMap((r) => (r.status ? [r.status] : [])).sort(newestFirst);
-    return this.#sorted;
+  /** Records with a status in listing order, newest first (do not modify or keep the answer across awaits). */
+  listed(): readonly TaskRecord[] {
+    return this.#order.view();
   }
 
   /**
-   * `sortedStatuses()` with its JSON text, built from each status's cached text: a change to
-   * one Task re-serialises only that Task (10,000 statuses are ~5 MB of JSON).
+   * Every status, newest first (created_at, then task_id, descending), as JSON chunks taken from
+   * each record's text: the order as of the call, never one string, and the event loop is free
+   * between chunks (other requests wait ~1 ms, not the whole listing).
    */
-  sortedStatusesJson(): SerializedAnswer {
-    if (!this.#sortedJson) {
-      const sorted = this.sortedStatuses();
-      this.#sortedJson = new SerializedAnswer(sorted, `[${sorted.map((st) => this.statusJson(st).json).join(',')}]`);
+  listing(): StreamedAnswer {
+    return new StreamedAnswer(() => this.#chunks(this.#order.snapshot()));
+  }
+
+  async *#chunks(records: readonly TaskRecord[]): AsyncGenerator<string> {
+    yield '[';
+    for (let i = 0; i < records.length; i += LIST_CHUNK) {
+      if (i > 0) await nextTurn();
+      const texts = statusTexts(records.slice(i, i + LIST_CHUNK), (r) => this.jsonOf(r));
+      yield i > 0 ? `,${texts.join(',')}` : texts.join(',');
     }
-    return this.#sortedJson;
+    yield ']';
+  }
+
+  /** A listed record's status JSON text (null without a status). */
+  jsonOf(record: TaskRecord): string | null {
+    if (record instanceof StoredRecord) return record.json();
+    return record.status ? this.statusJson(record.status).json : null;
   }
 
   /** One status with its cached JSON text. */

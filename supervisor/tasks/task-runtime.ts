@@ -19,6 +19,9 @@ import type { TaskResources } from '../../schemas/tasks.js';
 import { taskEnvironment } from './task-environment.js';
 import { WorkspaceWatch } from './workspace-watch.js';
 
+/** The index file's name in the service's private directory. */
+const INDEX_FILE = 'task-index';
+
 /**
  * Everything the task Jobs share: the definition catalog, the in-memory index of records, and
  * the table of runs this service owns (each run with its executor worker and its file watch).
@@ -39,7 +42,7 @@ export class TaskRuntime {
   /** `capacity`: what the local executor may lease (see capacity.ts). */
   constructor(workspace: string, config: Config, capacity: Capacity) {
     this.workspace = workspace;
-    this.index = new TaskIndex(workspace);
+    this.index = new TaskIndex(workspace, join(workspace, STATE_DIR, INDEX_FILE));
     this.catalog = new DefinitionCatalog(workspace, config.tasks);
     this.#poolDir = join(workspace, STATE_DIR, 'runners');
     const env = deferExtraCaCerts(taskEnvironment(config.environment));
@@ -138,11 +141,12 @@ export class TaskRuntime {
     return deleted;
   }
 
-  /** Stops watching; workers keep running (a restarted service adopts them). */
-  close(): void {
+  /** Stops watching and writes the index file; workers keep running (a restarted service adopts them). */
+  async close(): Promise<void> {
     this.#closing.abort();
     this.#executor.close();
     this.#workspaceWatch?.close();
+    await this.index.close();
   }
 
   /** Slot logs of pooled runners that a previous service left (its idle runners are gone with it). */

@@ -1,9 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { ok } from '../../../schemas/job-response.js';
+import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
 import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
 import { KeyError } from '../../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { readLogWindow } from '../log-reader.js';
+import { QueryTaskStatusesInput } from '../../../schemas/tasks.js';
+import { queryStatuses } from '../status-query.js';
 import type { TaskRuntime } from '../task-runtime.js';
 
 const LOG_OFFSET = -1;
@@ -11,7 +13,7 @@ const LOG_LIMIT = 65536;
 
 const NoArguments = Type.Object({}, { additionalProperties: false });
 
-/** list_task_ids, list_task_statuses, status, read_task_log: all answered from the index. */
+/** list_task_ids, list_task_statuses, query_task_statuses, status, read_task_log: all answered from the index. */
 export function queryJobs(rt: TaskRuntime) {
   return [
     defineJob({
@@ -19,14 +21,24 @@ export function queryJobs(rt: TaskRuntime) {
       description: 'Lists the IDs of Tasks that have a status record (metadata-only directories are not listed), sorted.',
       input: NoArguments,
       annotations: READ_ONLY,
-      run: async () => ok(rt.index.sortedStatuses().map((s) => s.task_id).sort()),
+      run: async () => ok(rt.index.listed().map((r) => r.id).sort()),
     }),
     defineJob({
       name: 'list_task_statuses',
       description: 'Lists every TaskStatus, newest first (created_at, then task_id, descending). No filtering or pagination.',
       input: NoArguments,
       annotations: READ_ONLY,
-      run: async () => ok(rt.index.sortedStatusesJson()),
+      run: async () => ok(rt.index.listing()),
+    }),
+    defineJob({
+      name: 'query_task_statuses',
+      description:
+        'Lists TaskStatus pages for dashboards (beyond the spec): filters by state, task_type, registration, created_after/before ' +
+        'and text in the ID; newest first as list_task_statuses; continue with cursor = next_cursor. Every answer carries a version: ' +
+        'pass it as changed_since to receive only the Tasks changed since (matching the filters) and the IDs deleted or no longer matching.',
+      input: QueryTaskStatusesInput,
+      annotations: READ_ONLY,
+      run: async (query) => ok(queryStatuses(rt.index, query)),
     }),
     defineJob({
       name: 'status',
@@ -36,7 +48,7 @@ export function queryJobs(rt: TaskRuntime) {
       run: async ({ task_id }) => {
         const record = rt.index.get(task_id);
         if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
-        return ok(rt.index.statusJson(record.status));
+        return ok(new SerializedAnswer(record.status, rt.index.jsonOf(record)!));
       },
     }),
     defineJob({

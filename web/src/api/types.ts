@@ -4,7 +4,7 @@
 export type { ProgressEvent, LogEvent, ArtifactEvent, ResultEvent, StreamEvent } from '../../../schemas/events.js';
 export type { WorkspaceEntry, WorkspaceListing, PreviewAnswer as Preview } from '../../../schemas/workspace.js';
 export type { MachineHealth, MachineInfo, GpuDevice } from '../../../schemas/machine.js';
-export type { ArtifactRecord, TaskHandle, TaskLogChunk, TaskState, TaskStatus, TaskStepStatus as TaskStep } from '../../../schemas/tasks.js';
+export type { ArtifactRecord, TaskHandle, TaskLogChunk, TaskState, TaskStatus, TaskStatusPage, TaskStepStatus as TaskStep } from '../../../schemas/tasks.js';
 import type { JobDescriptor as WireJobDescriptor } from '../../../schemas/job-response.js';
 import type { Relations, TaskDefinition as WireTaskDefinition, TaskGraph, TaskStatus } from '../../../schemas/tasks.js';
 

@@ -6,6 +6,7 @@ import { h, notice } from '../ui/dom.js';
 import { durationBetween, formatDuration, timeLabel } from '../ui/format.js';
 import { instanceName, progressCell, stateBadge } from '../ui/task-bits.js';
 import { type Column, virtualTable } from '../ui/virtual-table.js';
+import { TaskFeed } from './task-feed.js';
 
 const STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
@@ -33,7 +34,8 @@ function matches(t: TaskStatus, f: Filters): boolean {
 
 /**
  * The Tasks page: every Task of the selected machine in a virtualised table that refreshes
- * itself, with filters by state (chips with counts), type and name kept in the URL.
+ * itself from the changes since its last read, with filters by state (chips with counts), type
+ * and name kept in the URL.
  */
 export function renderTasks(container: HTMLElement, ctx: PageContext): void {
   const q = ctx.location.query;
@@ -44,9 +46,11 @@ export function renderTasks(container: HTMLElement, ctx: PageContext): void {
   const search = h('input', { type: 'search', placeholder: 'Filter by ID', 'aria-label': 'Filter by Task ID', value: q.get('q') ?? '' });
   const status = h('div', { class: 'muted', 'aria-live': 'polite' });
   const error = h('div', {});
-  let all: TaskStatus[] = [];
+  const feed = new TaskFeed(ctx.api);
+  let all: readonly TaskStatus[] = [];
   let lastMs = 0;
   let typeKey = '';
+  let shownCount = 0;
 
   function keepInUrl(): void {
     // Filters live in the URL (shareable, survive reloads) without re-rendering the page.
@@ -76,7 +80,12 @@ export function renderTasks(container: HTMLElement, ctx: PageContext): void {
       typeKey = types.join('\n');
       typeSelect.replaceChildren(h('option', { value: '' }, 'all types'), ...types.map((t) => h('option', { value: t, selected: t === filters.type }, t)));
     }
-    status.textContent = `${shown.length} of ${all.length} Tasks · updated ${new Date().toLocaleTimeString()} in ${Math.round(lastMs)} ms`;
+    shownCount = shown.length;
+    status.textContent = statusLine();
+  }
+
+  function statusLine(): string {
+    return `${shownCount} of ${all.length} Tasks · updated ${new Date().toLocaleTimeString()} in ${Math.round(lastMs)} ms`;
   }
 
   typeSelect.addEventListener('change', () => {
@@ -97,15 +106,17 @@ export function renderTasks(container: HTMLElement, ctx: PageContext): void {
     table.element,
   );
 
-  // The list has no change feed, so it is re-read; the pause grows with its cost (thousands of
-  // Tasks take longer to send) and stops while the tab is hidden.
+  // Read whole once, then only the changes since (query_task_statuses); the pause grows with
+  // the cost of a refresh and stops while the tab is hidden.
   every(() => Math.max(1000, lastMs * 5), ctx.signal, async () => {
     const started = performance.now();
     try {
-      all = await ctx.api.answer<TaskStatus[]>('list_task_statuses', {}, { signal: ctx.signal });
+      const changed = await feed.refresh(ctx.signal);
       lastMs = performance.now() - started;
+      all = feed.rows;
       error.replaceChildren();
-      redraw();
+      if (changed) redraw();
+      else status.textContent = statusLine();
     } catch (err) {
       if (!ctx.signal.aborted) error.replaceChildren(notice(errorText(err), 'error'));
     }

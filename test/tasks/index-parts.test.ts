@@ -1,0 +1,78 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { ChangeLog } from '../../supervisor/tasks/change-log.js';
+import { readIndexFile, statusTexts, StoredRecord, writeIndexFile } from '../../supervisor/tasks/index-file.js';
+import { compareListed, StatusOrder } from '../../supervisor/tasks/status-order.js';
+import { parseTaskId } from '../../supervisor/tasks/task-ids.js';
+import type { TaskRecord } from '../../supervisor/tasks/task-index.js';
+
+function stored(i: number, createdAt: string | null, stamp = `1:${i}`): StoredRecord {
+  const id = `base#demo#r-${i}`;
+  const text = createdAt === null ? null : JSON.stringify({ task_id: id, state: 'succeeded', created_at: createdAt, note: 'é ✓' });
+  return new StoredRecord('/ws', id, parseTaskId(id)!, stamp, createdAt === null ? undefined : 'succeeded', true, createdAt, i % 2 ? ['base#demo#r-0'] : [], text);
+}
+
+t.test('the index file gives back every record and its status text, read in runs', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-index-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const records = Array.from({ length: 5000 }, (_, i) => stored(i, i === 7 ? null : new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), i === 9 ? '' : `1:${i}`));
+  const file = join(dir, 'task-index');
+  await writeIndexFile(file, records, (batch) => statusTexts(batch, (r) => (r as StoredRecord).json()));
+  const { records: read, source } = readIndexFile(file, '/ws');
+  t.teardown(() => source?.close());
+  t.equal(read.size, 4999, 'a record without a stamp (written by the service) is left to be read from disk');
+  t.notOk(read.has('base#demo#r-9'));
+  const back = records.filter((r) => r.id !== 'base#demo#r-9').map((r) => read.get(r.id)!);
+  const expected = records.filter((r) => r.id !== 'base#demo#r-9').map((r) => r.json());
+  t.same(statusTexts(back.slice(100, 356), () => 'not read in one run'), expected.slice(100, 356), 'a run of the file is read at once, multi-byte characters included');
+  t.same(statusTexts(back, (r) => (r as StoredRecord).json()), expected, 'beyond the largest run, each text is read on its own');
+  t.same(back[3]!.status, JSON.parse(records[3]!.json()!));
+  t.equal(read.get('base#demo#r-7')!.status, null, 'a metadata-only record');
+  t.same(read.get('base#demo#r-1')!.sources, ['base#demo#r-0']);
+  t.equal(read.get('base#demo#r-1')!.dir, '/ws/base/base#demo#r-1');
+
+  await writeFile(file, 'taskyard-task-index 1\n["x"]\tnull\n');
+  const old = readIndexFile(file, '/ws');
+  t.equal(old.records.size, 0, 'a file of another version is not used');
+  t.equal(readIndexFile(join(dir, 'absent'), '/ws').records.size, 0);
+});
+
+t.test('the change log answers the IDs changed after a version, also after compaction', async (t) => {
+  const log = new ChangeLog();
+  const start = log.cursor();
+  for (let i = 0; i < 5000; i++) log.record(`t-${i % 10}`);
+  const mid = log.cursor();
+  log.record('t-3');
+  log.record('t-new');
+  log.record('t-3');
+  t.same(log.since(mid), ['t-3', 't-new']);
+  t.same(log.since(start)!.sort(), [...Array.from({ length: 10 }, (_, i) => `t-${i}`), 't-new'].sort());
+  t.same(log.since(log.cursor()), []);
+  t.equal(log.since('other.1'), null, 'a cursor of another run');
+  t.equal(log.since(`${mid.split('.')[0]}.99999999`), null, 'a version from the future');
+  t.equal(log.since('garbage'), null);
+});
+
+t.test('the listing order stays sorted through inserts, moves and removals', async (t) => {
+  const order = new StatusOrder();
+  const live = new Map<string, TaskRecord>();
+  let seed = 7;
+  const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+  for (let step = 0; step < 3000; step++) {
+    const id = `base#demo#r-${random(200)}`;
+    const previous = live.get(id);
+    if (random(5) === 0) {
+      order.replace(previous, undefined);
+      live.delete(id);
+      continue;
+    }
+    const next = stored(Number(id.slice(12)), `2026-01-01T00:00:0${random(10)}.000Z`);
+    const record = Object.assign(Object.create(StoredRecord.prototype) as StoredRecord, next, { id });
+    order.replace(previous, record);
+    live.set(id, record);
+  }
+  t.same(order.view().map((r) => r.id), [...live.values()].sort(compareListed).map((r) => r.id));
+  t.equal(order.size, live.size);
+});
