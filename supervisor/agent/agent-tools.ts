@@ -2,7 +2,7 @@ import { jsonSchema, tool, type JSONSchema7, type ToolSet } from 'ai';
 import { createJobContext } from '../../core/job.js';
 import { HttpError } from '../../core/errors.js';
 import type { JobRegistry } from '../../core/registry.js';
-import { failed, type JobResponse } from '../../schemas/job-response.js';
+import { failed, plainAnswer, type JobResponse } from '../../schemas/job-response.js';
 import { describeIssues } from '../../schemas/validator.js';
 
 /**
@@ -22,7 +22,8 @@ export async function callJob(registry: JobRegistry, name: string, input: unknow
     return failed(`ValueError: invalid arguments for ${name}: ${describeIssues(issues)}`);
   }
   const response = await registry.execute(entry, args, createJobContext(() => [signal], false), 'agent');
-  return response ?? failed(`RuntimeError: ${name} produced no result`);
+  // The model reads one JSON value: a streamed or pre-serialized answer is made whole here.
+  return response ? plainAnswer(response) : failed(`RuntimeError: ${name} produced no result`);
 }
 
 /**
