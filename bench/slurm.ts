@@ -10,7 +10,6 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -18,18 +17,11 @@ import { PACKAGE_ROOT } from '../core/build-info.js';
 import { percentile } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
+import { closedPort } from '../test/helpers/http-server.js';
 
 const exec = promisify(execFile);
 const SEQUENTIAL = 10;
 const BURST = 40;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function call<T>(svc: ServiceProcess, name: string, args: Record<string, unknown>): Promise<T> {
   const res = await fetch(`${svc.url}/jobs/${name}`, { method: 'POST', headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
@@ -112,7 +104,7 @@ export async function run(): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), 'taskyard-bench-cluster-'));
   const scripts = join(PACKAGE_ROOT, 'scripts');
   try {
-    const up = await exec(join(scripts, 'slurm-up.sh'), [scratch, '2'], { env: { ...process.env, SLURMCTLD_PORT: String(await freePort()), SLURMD_PORT: String(await freePort()) } }).catch((err: Error) => err);
+    const up = await exec(join(scripts, 'slurm-up.sh'), [scratch, '2'], { env: { ...process.env, SLURMCTLD_PORT: String(await closedPort()), SLURMD_PORT: String(await closedPort()) } }).catch((err: Error) => err);
     if (up instanceof Error) {
       console.log(`bench/slurm: skipped, the cluster did not come up: ${up.message.split('\n').slice(0, 2).join(' ')}`);
       return;

@@ -1,12 +1,12 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { waitFor } from './wait-for.js';
+import { closedPort } from './http-server.js';
 
 const exec = promisify(execFile);
 const SCRIPTS = fileURLToPath(new URL('../../../scripts/', import.meta.url));
@@ -33,14 +33,6 @@ export function slurmUnavailable(): string | null {
   return null;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 async function pidOf(dir: string, name: string): Promise<number> {
   return Number((await readFile(join(dir, `${name}.pid`), 'utf8')).trim());
 }
@@ -64,7 +56,7 @@ export async function startSlurm(t: Test, cpus = 2): Promise<SlurmCluster> {
     await exec(join(SCRIPTS, 'slurm-down.sh'), [dir]).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
-  const env = { ...process.env, SLURMCTLD_PORT: String(await freePort()), SLURMD_PORT: String(await freePort()) };
+  const env = { ...process.env, SLURMCTLD_PORT: String(await closedPort()), SLURMD_PORT: String(await closedPort()) };
   await exec(join(SCRIPTS, 'slurm-up.sh'), [dir, String(cpus)], { env });
   const conf = join(dir, 'slurm.conf');
   const run = async (command: string, args: string[]) => (await exec(command, args, { env: { ...process.env, SLURM_CONF: conf } })).stdout;
