@@ -7,6 +7,7 @@ import { openUpstream, readText, readWholeOrStream, type BodyRead, type Upstream
 import { HttpError, RuntimeError } from '../core/errors.js';
 import type { ForwardedAnswer, Forwarder } from './forwarder.js';
 import { indexTargets, normalizeAddress } from '../core/targets.js';
+import { isObject } from '../core/is-object.js';
 
 /** Largest remote catalog read into memory; a bigger one is a broken answer (502). */
 const MAX_CATALOG_BYTES = 16 * 1024 * 1024;
@@ -16,7 +17,6 @@ const MAX_CATALOG_BYTES = 16 * 1024 * 1024;
  */
 const WHOLE_ANSWER_BYTES = 1024 * 1024;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isJobResponse = (v: unknown): v is JobResponse => isObject(v) && typeof v['success'] === 'boolean';
 const isCatalog = (v: unknown): v is JobCatalog => isObject(v) && Array.isArray(v['items']) && typeof v['total'] === 'number';
 

@@ -6,7 +6,7 @@ import { TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
 import { describeIssues, type ValidationIssue } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
 import { HttpError } from '../core/errors.js';
-import { createJobContext } from '../core/job.js';
+import { createJobContext, type JobContext } from '../core/job.js';
 import type { JobRegistry, RegisteredJob } from '../core/registry.js';
 import { NO_RESULT } from './job-routes.js';
 import { ProgressReporter } from './mcp-progress.js';
@@ -63,6 +63,23 @@ function invalidArguments(entry: RegisteredJob, issues: ValidationIssue[]): McpE
   return new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${entry.job.name}: ${describeIssues(located)}`);
 }
 
+/** The Job behind a `tools/call` and its checked arguments, or MCP's own error for either. */
+export function resolveCall(registry: JobRegistry, name: string, raw: Record<string, unknown> | undefined): { entry: RegisteredJob; args: unknown } {
+  const entry = registry.get(name);
+  if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  try {
+    return { entry, args: registry.prepare(entry, raw ?? {}) };
+  } catch (err) {
+    if (err instanceof HttpError && Array.isArray(err.detail)) throw invalidArguments(entry, err.detail as ValidationIssue[]);
+    throw err;
+  }
+}
+
+/** Runs a resolved call: its JobResponse, whole (the tool result carries it twice, see toolResult). */
+export async function runTool(registry: JobRegistry, entry: RegisteredJob, args: unknown, ctx: JobContext): Promise<JobResponse> {
+  return plainAnswer((await registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
+}
+
 /**
  * A low-level MCP server whose handlers are fed by the Job registry. `caller()` is the abort of
  * the HTTP request being served: a caller that disconnects aborts its Jobs, as on the JSON and
@@ -78,15 +95,7 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.registry.list().map((e) => toolOf(e, tasks !== undefined)) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const callerGone = caller();
-    const entry = opts.registry.get(request.params.name);
-    if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    let args: unknown;
-    try {
-      args = opts.registry.prepare(entry, request.params.arguments ?? {});
-    } catch (err) {
-      if (err instanceof HttpError && Array.isArray(err.detail)) throw invalidArguments(entry, err.detail as ValidationIssue[]);
-      throw err;
-    }
+    const { entry, args } = resolveCall(opts.registry, request.params.name, request.params.arguments);
     if (request.params.task) {
       if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
       return { task: await tasks.create(entry.job.name, args as Record<string, unknown>, callerGone, request.params.task.ttl) };
@@ -99,13 +108,11 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
         ? undefined
         : new ProgressReporter(entry.job.name, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } }), opts.progressIntervalMs);
     const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)));
-    let response: JobResponse;
     try {
-      response = await plainAnswer((await opts.registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
+      return toolResult(await runTool(opts.registry, entry, args, ctx));
     } finally {
       reporter?.stop();
     }
-    return toolResult(response);
   });
   return server;
 }

@@ -2,6 +2,7 @@ import { ErrorCode, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCO
 import { HttpError } from '../core/errors.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { McpServerPool } from './mcp-server-pool.js';
+import { answerPlainCall, plainToolCall } from './mcp-plain-call.js';
 import type { McpToolsOptions } from './mcp-tools.js';
 import { parseJson, readBody } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
@@ -40,6 +41,9 @@ function rebindingProblem(req: IncomingRequest, opts: McpOptions): string | unde
 function rpcError(res: ResponseSink, status: number, code: number, message: string): void {
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
 }
+
+const unsupported = (version: string | undefined) => version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version);
+const unsupportedVersion = (version: string) => `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`;
 
 type Messages = { ok: true; messages: JSONRPCMessage[] } | { ok: false; status: number; code: number; message: string };
 
@@ -88,13 +92,16 @@ async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: McpOptio
     if (err instanceof HttpError && err.status === 422) return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: Invalid JSON');
     throw err;
   }
+  const version = req.headers['mcp-protocol-version'];
+  const plain = plainToolCall(body);
+  if (plain) {
+    if (unsupported(version)) return rpcError(res, 400, ErrorCode.ConnectionClosed, unsupportedVersion(version!));
+    return res.send(200, { ...JSON_HEADERS }, await answerPlainCall(plain, opts.registry, () => [req.signal, opts.shutdown]));
+  }
   const read = readMessages(body);
   if (!read.ok) return rpcError(res, read.status, read.code, read.message);
   const { messages } = read;
-  const version = req.headers['mcp-protocol-version'];
-  if (version !== undefined && !messages.some(isInitializeRequest) && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-    return rpcError(res, 400, ErrorCode.ConnectionClosed, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
-  }
+  if (unsupported(version) && !messages.some(isInitializeRequest)) return rpcError(res, 400, ErrorCode.ConnectionClosed, unsupportedVersion(version!));
   const pooled = await servers.acquire();
   const outcome = await pooled.exchange.exchange(messages, { requestInfo: { headers: req.headers } }, req.signal, () => res.stream(200, { ...SSE_HEADERS }));
   servers.release(pooled);

@@ -1,0 +1,53 @@
+import { ErrorCode, McpError, type JSONRPCError } from '@modelcontextprotocol/sdk/types.js';
+import { isObject } from '../core/is-object.js';
+import { createJobContext } from '../core/job.js';
+import type { JobRegistry } from '../core/registry.js';
+import { resolveCall, runTool } from './mcp-tools.js';
+
+/** One `tools/call` that needs nothing of a session: no batch, no progress token, no MCP task. */
+export interface PlainCall {
+  id: string | number;
+  name: string;
+  arguments: Record<string, unknown> | undefined;
+}
+
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+const PARAM_KEYS = new Set(['name', 'arguments', '_meta']);
+const only = (o: Record<string, unknown>, keys: Set<string>) => Object.keys(o).every((k) => keys.has(k));
+
+/**
+ * The body as a plain tool call, or undefined for anything else (which the SDK's server answers).
+ * This is the hot path of an MCP tool host: the SDK parses and dispatches every message through
+ * its schemas, which costs several times a small call itself (bench/mcp.ts), so the one shape
+ * that needs none of that is recognised here, strictly; any other key sends it the long way.
+ */
+export function plainToolCall(body: unknown): PlainCall | undefined {
+  if (!isObject(body) || !only(body, REQUEST_KEYS) || body['jsonrpc'] !== '2.0' || body['method'] !== 'tools/call') return undefined;
+  const { id, params } = body;
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id))) || !isObject(params) || !only(params, PARAM_KEYS)) return undefined;
+  const { name, arguments: args, _meta: meta } = params;
+  if (typeof name !== 'string' || (args !== undefined && !isObject(args))) return undefined;
+  if (meta !== undefined && (!isObject(meta) || Object.keys(meta).length > 0)) return undefined;
+  return { id, name, arguments: args };
+}
+
+/**
+ * Answers a plain call, as JSON text, with the same resolveCall/runTool as the SDK's handler, so
+ * results and errors are the same on both paths (an error shaped as the SDK's server shapes a
+ * handler's). The tool result holds the JobResponse twice, as text and as structured content
+ * (toolResult): here it is serialized once and that text used for both.
+ */
+export async function answerPlainCall(call: PlainCall, registry: JobRegistry, signals: () => AbortSignal[]): Promise<string> {
+  const id = JSON.stringify(call.id);
+  try {
+    const { entry, args } = resolveCall(registry, call.name, call.arguments);
+    const response = await runTool(registry, entry, args, createJobContext(signals, false));
+    const json = JSON.stringify(response);
+    return `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json},"isError":${!response.success}}}`;
+  } catch (err) {
+    const code = err instanceof McpError ? err.code : ErrorCode.InternalError;
+    const data = err instanceof McpError ? err.data : undefined;
+    const error: JSONRPCError = { jsonrpc: '2.0', id: call.id, error: { code, message: (err as Error).message || 'Internal error', ...(data === undefined ? {} : { data }) } };
+    return JSON.stringify(error);
+  }
+}

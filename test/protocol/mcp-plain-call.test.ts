@@ -1,0 +1,55 @@
+// Runs on every HTTP front end.
+import t from 'tap';
+import { plainToolCall } from '../../protocol/mcp-plain-call.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+async function post(svc: TestService, body: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await svc.fetch('/mcp', { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/** The same call twice: as a plain call (the fast path), and with a `_meta` key that sends it through the SDK's server. */
+async function bothWays(svc: TestService, params: Record<string, unknown>) {
+  const plain = await post(svc, { jsonrpc: '2.0', id: 7, method: 'tools/call', params });
+  const viaSdk = await post(svc, { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { ...params, _meta: { 'example.org/trace': 'x' } } });
+  return { plain, viaSdk };
+}
+
+t.test('a plain tools/call answers exactly as the SDK server does: results, business failures, unknown tools, bad arguments', async (t) => {
+  const svc = await startTestService(t);
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['a result', { name: 'version', arguments: {} }],
+    ['no arguments at all', { name: 'list_task_ids' }],
+    ['a business failure', { name: 'status', arguments: { task_id: 'base#demo#nope' } }],
+    ['an unknown tool', { name: 'no_such_tool', arguments: {} }],
+    ['bad arguments', { name: 'wait_task', arguments: { task_id: 'x' } }],
+  ];
+  for (const [what, params] of cases) {
+    const { plain, viaSdk } = await bothWays(svc, params);
+    t.equal(plain.status, viaSdk.status, `${what}: same HTTP status`);
+    t.same(plain.body, viaSdk.body, `${what}: same JSON-RPC answer`);
+  }
+  const failure = (await bothWays(svc, { name: 'status', arguments: { task_id: 'base#demo#nope' } })).plain.body['result'] as { isError: boolean };
+  t.equal(failure.isError, true, 'a business failure is a tool error');
+  const unknown = (await bothWays(svc, { name: 'no_such_tool' })).plain.body['error'] as { code: number; message: string };
+  t.equal(unknown.code, -32602, 'an unknown tool is InvalidParams');
+  const bad = (await bothWays(svc, { name: 'wait_task', arguments: { task_id: 'x' } })).plain.body['error'] as { message: string };
+  t.match(bad.message, /arguments\.run_id/, 'bad arguments are named in MCP words');
+});
+
+t.test('only the plain shape takes the short path', async (t) => {
+  const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'version', arguments: {} } };
+  t.ok(plainToolCall(call), 'a plain call');
+  t.ok(plainToolCall({ ...call, params: { ...call.params, _meta: {} } }), 'an empty _meta');
+  t.notOk(plainToolCall([call]), 'a batch');
+  t.notOk(plainToolCall({ ...call, params: { ...call.params, _meta: { progressToken: 1 } } }), 'a progress token');
+  t.notOk(plainToolCall({ ...call, params: { ...call.params, task: { ttl: 1000 } } }), 'an MCP task');
+  t.notOk(plainToolCall({ ...call, id: null }), 'a null id');
+  t.notOk(plainToolCall({ ...call, id: 1.5 }), 'a fractional id');
+  t.notOk(plainToolCall({ ...call, method: 'tools/list' }), 'another method');
+  t.notOk(plainToolCall({ ...call, extra: 1 }), 'an unknown key');
+  t.notOk(plainToolCall({ ...call, params: { name: 'version', arguments: [] } }), 'arguments that are not an object');
+  t.notOk(plainToolCall({ ...call, jsonrpc: '1.0' }), 'another JSON-RPC version');
+});
