@@ -87,6 +87,8 @@ if (reason) {
 
     const env = await submitOk(t, svc, { task: 'show-env' });
     const envDone = await waitTask(svc, env);
+    // Once seen failing under full-suite load with no result; the whole status tells why next time.
+    t.equal(envDone.status.state, 'succeeded', `show-env succeeded: ${JSON.stringify(envDone.status)}`);
     t.equal((envDone.status['result'] as { probe: string }).probe, 'a,b,c d', 'the job environment comes from a file: commas survive');
     t.equal((envDone.status['result'] as { cwd: string }).cwd, join(workspace, 'slurm', env.task_id), 'the job works in the Task directory');
   });
