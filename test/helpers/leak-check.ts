@@ -112,9 +112,10 @@ t.teardown(async () => {
   if (all.length === 0) return;
   const file = relative(process.cwd(), process.argv[1] ?? '?');
   const report = `${file} left behind: ${all.join('; ')}`;
-  console.error(`leak: ${report}`);
-  if (origins.size > 0) for (const o of origins.values()) console.error(`  live ${o.type}: ${o.stack}`);
+  // The report file first: whoever sees the line on stderr finds the file already written.
   mkdirSync(LEAKS_DIR, { recursive: true });
   writeFileSync(`${LEAKS_DIR}/${process.pid}.txt`, `${report}\n`);
   process.exitCode = 1;
+  console.error(`leak: ${report}`);
+  if (origins.size > 0) for (const o of origins.values()) console.error(`  live ${o.type}: ${o.stack}`);
 });

@@ -17,12 +17,13 @@ async function runLeaky(t: Test, leak: string): Promise<{ code: number | null; s
   const child = spawn(process.execPath, [`--import=${CHECK}`, FIXTURE], { cwd, env: { ...process.env, LEAK: leak }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  // A leaked ref'd handle keeps the file's process alive after its report: end it then.
+  // A leaked ref'd handle keeps the file's process alive after its report (written before the
+  // stderr line): end it as soon as the line shows. The bound only guards a hung fixture.
   const code = await new Promise<number | null>((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.on('exit', (c) => (clearTimeout(timer), resolve(c)));
     child.stderr.on('data', () => {
-      if (stderr.includes('left behind')) setTimeout(() => child.kill('SIGKILL'), 200);
+      if (stderr.includes('left behind')) child.kill('SIGKILL');
     });
   });
   const dir = join(cwd, '.tap', 'leaks');
