@@ -6,7 +6,7 @@ import { AgentSessionInfo, type SessionRecord } from '../../schemas/agent.js';
 import { check } from '../../schemas/validator.js';
 import { readJsonObject } from '../json-file.js';
 import { readRegularFile } from '../../workers/safe-file.js';
-import { writeJsonAtomic } from '../../workers/task-runner/record-files.js';
+import { writeJsonAtomic } from '../../core/task-record/record-files.js';
 
 /** A fresh id for a session, turn or message: sortable enough to read, unique by its random part. */
 export function newId(prefix: string): string {

@@ -1,5 +1,5 @@
 import { FileExistsError } from '../../core/errors.js';
-import { isTerminal } from '../../workers/task-runner/record-files.js';
+import { isTerminal } from '../../core/task-record/record-files.js';
 import { readStatus } from '../tasks/records.js';
 import type { TaskRuntime } from '../tasks/task-runtime.js';
 import type { TaskGuard } from './apply-snapshot.js';

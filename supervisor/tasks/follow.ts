@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import type { JobEvent, LogEvent, ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
-import { isTerminal } from '../../workers/task-runner/record-files.js';
+import { isTerminal } from '../../core/task-record/record-files.js';
 import type { JobContext } from '../../core/job.js';
 import { KeyError, ValueError } from '../../core/errors.js';
 import { changeFeedOf, FollowerWait } from './change-feed.js';

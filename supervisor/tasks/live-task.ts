@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
-import { isTempFile, isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.js';
+import { isTempFile, isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
 import { readLogWindow } from './log-reader.js';
 import { readStatus } from './records.js';
 import { openTaskFile } from './task-file.js';

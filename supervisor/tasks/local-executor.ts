@@ -4,11 +4,11 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../workers/within.js';
 import { killProcessTree } from '../../workers/kill-tree.js';
 import { collectTree, isAlive } from '../../workers/process-tree.js';
-import type { SpawnerEvent, SpawnRequest } from '../../workers/task-runner/spawner-messages.js';
+import type { SpawnerEvent, SpawnRequest } from '../../runner/spawner-messages.js';
 import type { Executor, LeftRun, StartSpec, Worker, WorkerEnd } from './executor.js';
 import { findRunners, runnerOf } from './runner-processes.js';
 
-const SPAWNER = fileURLToPath(new URL('../../workers/task-runner/spawner.js', import.meta.url));
+const SPAWNER = fileURLToPath(new URL('../../runner/spawner.js', import.meta.url));
 /** How often a worker whose exit nobody reports (adopted, or its spawner died) is checked in /proc. */
 const ORPHAN_POLL_MS = 250;
 /** Bound on waiting for SIGKILLed processes to disappear. */
@@ -27,7 +27,7 @@ interface Pending {
 }
 
 /**
- * Runs workers on this machine through the spawner process (see workers/task-runner/spawner.ts):
+ * Runs workers on this machine through the spawner process (see runner/spawner.ts):
  * started on first use and again after it dies, one IPC message per request, events routed back
  * by run_id. Workers whose spawner died, and adopted ones, are watched in /proc by pid and process
  * start time, so a later process reusing the pid is not mistaken for them.

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { listProcesses, readProcess, type ProcessEntry } from '../../workers/process-tree.js';
-import { runIdOfCommandLine } from '../../workers/task-runner/runner-file.js';
+import { runIdOfCommandLine } from '../../runner/runner-file.js';
 
 /**
  * Task runner processes, recognised through /proc: a runner's command line names the runner file

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TaskStatus } from '../../schemas/tasks.js';
-import { CANCELLED_EXIT_CODE, isTerminal, nowIso, TASK_FILES, writeJsonAtomic } from '../../workers/task-runner/record-files.js';
+import { CANCELLED_EXIT_CODE, isTerminal, nowIso, TASK_FILES, writeJsonAtomic } from '../../core/task-record/record-files.js';
 import type { WorkerEnd } from './executor.js';
 import { readStatus } from './records.js';
 

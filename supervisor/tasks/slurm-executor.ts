@@ -4,9 +4,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../workers/within.js';
 import type { ExecutorSection } from '../../schemas/config.js';
 import { readJsonObject } from '../json-file.js';
-import { RUNNER } from '../../workers/task-runner/runner-file.js';
-import { RUN_FLAG } from '../../workers/task-runner/spawner-messages.js';
-import { writeJsonAtomic } from '../../workers/task-runner/record-files.js';
+import { RUNNER } from '../../runner/runner-file.js';
+import { RUN_FLAG } from '../../runner/spawner-messages.js';
+import { writeJsonAtomic } from '../../core/task-record/record-files.js';
 import type { Executor, LeftRun, StartSpec, Worker, WorkerEnd } from './executor.js';
 import { endOfJob, parseJobId, parseSqueue, sbatchArgs, slurm, SQUEUE_FORMAT, type JobState } from './slurm-commands.js';
 

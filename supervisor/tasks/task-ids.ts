@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { REGISTRATION_NAME, TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
+import { REGISTRATION_NAME, TASK_TYPE } from '../../runner/task-sdk.js';
 import { ValueError } from '../../core/errors.js';
 
 /** Spec: task_name is 1-32 letters, digits or hyphens. */

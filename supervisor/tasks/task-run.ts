@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { TaskResources, TaskStatus } from '../../schemas/tasks.js';
-import { TASK_FILES } from '../../workers/task-runner/record-files.js';
+import { TASK_FILES } from '../../core/task-record/record-files.js';
 import { LiveTask } from './live-task.js';
 import type { Executor, Worker, WorkerEnd } from './executor.js';
 import { identityVariables } from './task-environment.js';

@@ -1,7 +1,7 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isTerminal } from '../../workers/task-runner/record-files.js';
-import { deferExtraCaCerts } from '../../workers/task-runner/extra-ca-certs.js';
+import { isTerminal } from '../../core/task-record/record-files.js';
+import { deferExtraCaCerts } from '../../runner/extra-ca-certs.js';
 import type { Config } from '../config.js';
 import { STATE_DIR } from '../token-store.js';
 import { DefinitionCatalog } from './definitions.js';

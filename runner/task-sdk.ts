@@ -3,7 +3,7 @@
  * and the task runner loads it on every spawn, so it imports nothing at runtime.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { ArtifactRecord, TaskResources } from '../../schemas/tasks.js';
+import type { ArtifactRecord, TaskResources } from '../schemas/tasks.js';
 
 export type { ArtifactRecord, TaskResources };
 /** A JSON Schema object (TypeBox schemas are JSON Schemas too). */

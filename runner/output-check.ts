@@ -1,4 +1,4 @@
-import type { ArtifactRecord } from '../../schemas/tasks.js';
+import type { ArtifactRecord } from '../schemas/tasks.js';
 import { resolveInsideTaskDir } from './task-context.js';
 import { TaskError, type JsonSchema } from './task-sdk.js';
 

@@ -7,13 +7,13 @@
  * one CommonJS file (`runner.cjs`, see bundle.mjs): loading this as several ES modules costs ~8 ms.
  */
 import { readFileSync } from 'node:fs';
-import { openAppendFileSync } from '../safe-file.js';
+import { openAppendFileSync } from '../workers/safe-file.js';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ArtifactRecord, TaskStatus } from '../../schemas/tasks.js';
+import type { ArtifactRecord, TaskStatus } from '../schemas/tasks.js';
 import { restoreExtraCaCerts } from './extra-ca-certs.js';
 import { buildOutput } from './output-check.js';
-import { TASK_FILES, writeJsonAtomicSync } from './record-files.js';
+import { TASK_FILES, writeJsonAtomicSync } from '../core/task-record/record-files.js';
 import { StatusPublisher } from './status-publisher.js';
 import { createTaskContext } from './task-context.js';
 import { takeRun } from './take-run.js';
