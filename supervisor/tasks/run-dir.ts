@@ -2,7 +2,7 @@ import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { TaskStatus } from '../../schemas/tasks.js';
 import { isTempFile, TASK_FILES, writeJsonAtomic } from '../../core/task-record/record-files.js';
-import { TASK_TYPE } from '../../runner/task-sdk.js';
+import { TASK_TYPE } from '../../core/task-record/id-rules.js';
 import { PermissionError } from '../../core/errors.js';
 import { parseTaskId } from './task-ids.js';
 

@@ -5,7 +5,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { TaskState, TaskStatus } from '../../schemas/tasks.js';
 import { SerializedAnswer, StreamedAnswer } from '../../schemas/job-response.js';
 import { isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
-import { TASK_TYPE } from '../../runner/task-sdk.js';
+import { TASK_TYPE } from '../../core/task-record/id-rules.js';
 import { TaskEvents } from './task-events.js';
 import { ChangeLog } from './change-log.js';
 import { readIndexFile, stampOf, statusTexts, StoredRecord, writeIndexFile, type IndexSource } from './index-file.js';
