@@ -6,7 +6,7 @@ import type { TaskGuard } from './apply-snapshot.js';
 
 /**
  * The task system's answers for `sync_tasks`: a Task is active while this service manages its
- * worker or its indexed record is not terminal; `hold` uses the same claims as
+ * runner or its indexed record is not terminal; `hold` uses the same claims as
  * submit and delete, so none of them can touch a directory while a snapshot replaces it.
  */
 export function taskGuardOf(rt: TaskRuntime): TaskGuard {

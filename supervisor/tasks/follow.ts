@@ -66,7 +66,7 @@ async function emitAll(ctx: JobContext, events: JobEvent[]): Promise<void> {
 export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
   const first = currentStatus(rt, id);
   const runId = first.run_id;
-  // Undefined while the Task is queued: its watch starts with its worker.
+  // Undefined while the Task is queued: its watch starts with its runner.
   let live: LiveTask | undefined = rt.liveOf(id);
   live?.requestStaleness(pollMs);
   const logFile = `${rt.index.get(id)!.dir}/task.log`;
