@@ -1,4 +1,4 @@
-import type { AppCapabilityFactory } from './capability.js';
+import type { AppCapabilityFactory } from './app-capability.js';
 import { AgentService } from '../supervisor/agent/agent-service.js';
 import { agentJobs } from '../supervisor/agent/agent-jobs.js';
 

@@ -1,4 +1,4 @@
-import type { AppCapabilityFactory } from './capability.js';
+import type { AppCapabilityFactory } from './app-capability.js';
 import { loadBundle } from '../protocol/static-bundle.js';
 import { createStaticRoute } from '../protocol/static-route.js';
 

@@ -1,5 +1,5 @@
 import { createProxyRoute } from '../protocol/proxy-route.js';
-import type { AppCapabilityFactory } from './capability.js';
+import type { AppCapabilityFactory } from './app-capability.js';
 import { ConfigError } from '../core/errors.js';
 
 /** Checks `proxy.<name>.url` once at start: an absolute http(s) URL without credentials, query or fragment. */

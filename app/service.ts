@@ -7,12 +7,13 @@ import { InFlight } from '../protocol/in-flight.js';
 import { requestInProcess, type InProcessInit, type InProcessResponse } from '../protocol/in-process.js';
 import { buildOpenApi, createOpenApiRoute } from '../protocol/openapi.js';
 import { WorkerPool } from '../workers/pool.js';
-import type { Environment } from '../supervisor/capability.js';
-import type { AppCapability, AppCapabilityFactory } from './capability.js';
-import { DEFAULT_CAPABILITIES } from './capabilities.js';
+import type { Environment } from '../supervisor/capability-contract.js';
+import type { AppCapability, AppCapabilityFactory } from './app-capability.js';
+import { DEFAULT_CAPABILITIES } from './default-capabilities.js';
 import type { Config } from '../supervisor/config.js';
 import { createForwarder } from '../protocol/forward.js';
 import { JobRegistry } from '../core/registry.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import { lockWorkspace } from '../supervisor/workspace-lock.js';
 import { ServiceMetrics } from '../supervisor/metrics/service-metrics.js';
 
@@ -37,8 +38,6 @@ export interface RunningService {
 
 /** How long a stopping service lets in-flight calls finish before it drops their connections. */
 const DRAIN_MS = 2_000;
-
-const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|::1|\[::1\])$/i;
 
 /** Builds every capability, fixes the catalog, and starts listening. */
 export async function startService(opts: ServiceOptions): Promise<RunningService> {
@@ -73,7 +72,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
       jsonLimit: config.service.json_body_limit_bytes,
       shutdown: shutdown.signal,
       stopping: stopping.signal,
-      loopbackOnly: LOOPBACK.test(config.service.host),
+      loopbackOnly: isLoopbackHost(config.service.host),
       allowedOrigins: config.service.allowed_origins,
       mcpProgressIntervalMs: config.service.mcp_progress_interval_ms,
       routes: [...capabilities.flatMap((c) => c.routes ?? []), createOpenApiRoute(buildOpenApi(registry, opts.token !== null))],

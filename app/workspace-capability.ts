@@ -1,4 +1,4 @@
-import type { AppCapabilityFactory } from './capability.js';
+import type { AppCapabilityFactory } from './app-capability.js';
 import { createFilesRoute } from '../protocol/files-route.js';
 import { UploadStaging } from '../supervisor/workspace/upload-staging.js';
 import { workspaceJobs } from '../supervisor/workspace/workspace-jobs.js';

@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../core/loopback.js';
 import { resolveWorkspace } from '../schemas/workspace-path.js';
 import { readToken, tokenFile as tokenFileOf } from '../supervisor/token-store.js';
 import type { GlobalOptions } from './cli-args.js';
@@ -12,8 +13,6 @@ export interface Connection {
 }
 
 export const DEFAULT_URL = 'http://127.0.0.1:8420';
-
-const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])$/i;
 
 /** Accepts `host:port` or a full http(s) URL; the result has no trailing slash. */
 function baseUrl(address: string, option: string): string {
@@ -58,7 +57,7 @@ export async function resolveConnection(options: GlobalOptions, env: NodeJS.Proc
   let token = options.token ?? envToken;
   let source = options.token !== undefined ? '--token' : envToken ? 'TASKYARD_TOKEN' : 'nowhere (no token was sent)';
   let tokenFile: string | undefined;
-  if (LOOPBACK_HOST.test(new URL(url).hostname)) {
+  if (isLoopbackHost(new URL(url).hostname)) {
     const workspace = resolveWorkspace(options.workspace);
     tokenFile = tokenFileOf(workspace);
     if (token === undefined) {

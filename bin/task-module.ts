@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../core/build-info.js';
-import { definitionsOfModule, normalizeTask, type TaskDefinitionEntry } from '../workers/task-runner/task-sdk.js';
+import { definitionsOfModule, normalizeTask, type TaskDefinitionEntry } from '../runner/task-sdk.js';
 import { UsageError } from './cli-errors.js';
 
 /** Why a module could not be loaded, said with what to do about it. */

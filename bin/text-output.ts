@@ -1,10 +1,9 @@
 import { stringify } from 'yaml';
+import { isObject } from '../core/is-object.js';
 import type { TaskStatus } from '../schemas/tasks.js';
 import type { JobAnswer } from './job-client.js';
 
 type Row = Record<string, unknown>;
-
-const isRow = (value: unknown): value is Row => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A duration between two ISO times, e.g. `1.2 s`; empty when either is missing. */
 function duration(from: unknown, to: unknown): string {
@@ -29,19 +28,19 @@ function statusText(status: TaskStatus): string {
   const lines = [statusLine(status)];
   const { artifacts, ...result } = status.result as Row;
   if (Object.keys(result).length) lines.push(`result: ${JSON.stringify(result)}`);
-  if (isRow(artifacts)) for (const [name, a] of Object.entries(artifacts)) lines.push(`artifact ${name}: ${isRow(a) ? `${String(a['path'])} (${String(a['size'])} bytes)` : ''}`);
+  if (isObject(artifacts)) for (const [name, a] of Object.entries(artifacts)) lines.push(`artifact ${name}: ${isObject(a) ? `${String(a['path'])} (${String(a['size'])} bytes)` : ''}`);
   return lines.join('\n');
 }
 
 function looksLikeStatus(value: unknown): value is TaskStatus {
-  return isRow(value) && typeof value['task_id'] === 'string' && typeof value['state'] === 'string' && 'run_id' in value;
+  return isObject(value) && typeof value['task_id'] === 'string' && typeof value['state'] === 'string' && 'run_id' in value;
 }
 
 /** A short human form of an answer: Task shapes as summaries, lists one item a line, the rest as YAML. */
 function answerText(answer: unknown): string {
   if (typeof answer === 'string') return answer;
   if (looksLikeStatus(answer)) return statusText(answer);
-  if (isRow(answer) && typeof answer['task_id'] === 'string' && typeof answer['run_id'] === 'string') {
+  if (isObject(answer) && typeof answer['task_id'] === 'string' && typeof answer['run_id'] === 'string') {
     return `submitted ${answer['task_id']}  (run ${answer['run_id']})\nfollow it with: taskyard logs '${answer['task_id']}' --follow`;
   }
   if (Array.isArray(answer)) {

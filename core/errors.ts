@@ -43,11 +43,14 @@ export class HttpError extends Error {
 export const unknownJob = () => new HttpError(404, 'Unknown job');
 export const invalidToken = () => new HttpError(401, 'Invalid bearer token');
 
-/** Turns anything thrown inside a Job into the spec's `<ExceptionType>: <message>` text. */
+/**
+ * Turns anything thrown inside a Job or a Task into the spec's `<ExceptionType>: <message>` text.
+ * A BusinessError and the SDK's TaskError both name their type in `name`.
+ */
 export function describeError(err: unknown): string {
   if (err instanceof BusinessError) return `${err.type}: ${err.message}`;
   if (err instanceof Error) {
-    // AbortError and friends carry their class in `name`; plain Errors become RuntimeError.
+    // AbortError, TaskError and friends carry their type in `name`; plain Errors become RuntimeError.
     const type = err.name && err.name !== 'Error' ? err.name : 'RuntimeError';
     return `${type}: ${err.message}`;
   }

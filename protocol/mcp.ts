@@ -1,5 +1,6 @@
 import { ErrorCode, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { HttpError } from '../core/errors.js';
+import { isLoopbackHost } from '../core/loopback.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { McpServerPool } from './mcp-server-pool.js';
 import { answerPlainCall, plainToolCall } from './mcp-plain-call.js';
@@ -18,12 +19,10 @@ export interface McpOptions extends McpToolsOptions {
 /** Most messages one POST may carry (the SDK transport's limit). */
 const MAX_BATCH = 100;
 
-const LOOPBACK_HOST = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d+)?$/i;
-
 function isLoopbackOrigin(origin: string): boolean {
   try {
     const url = new URL(origin);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && LOOPBACK_HOST.test(url.host);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.host);
   } catch {
     return false;
   }
@@ -34,7 +33,7 @@ function rebindingProblem(req: IncomingRequest, opts: McpOptions): string | unde
   const origin = req.headers['origin'];
   if (origin !== undefined && !isLoopbackOrigin(origin) && !opts.allowedOrigins.includes(origin)) return `Origin not allowed: ${origin}`;
   const host = req.headers['host'];
-  if (opts.loopbackOnly && host !== undefined && !LOOPBACK_HOST.test(host)) return `Host not allowed: ${host}`;
+  if (opts.loopbackOnly && host !== undefined && !isLoopbackHost(host)) return `Host not allowed: ${host}`;
   return undefined;
 }
 

@@ -1,3 +1,4 @@
+import { isObject } from '../core/is-object.js';
 import { readRegularFile } from '../workers/safe-file.js';
 
 /**
@@ -11,7 +12,7 @@ export async function readJsonObject(file: string): Promise<Record<string, unkno
   try {
     const text = (await readRegularFile(file)).toString('utf8');
     const parsed: unknown = JSON.parse(text);
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
+    return isObject(parsed) ? parsed : null;
   } catch {
     return null;
   }

@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { utf8SafeLength } from '../core/utf8-cut.js';
 
 /** The spec's per-stream retention limit for `shell` (1 MiB). */
 export const SHELL_OUTPUT_CAP = 1024 * 1024;
@@ -7,22 +8,6 @@ export const SHELL_OUTPUT_CAP = 1024 * 1024;
 export interface CappedText {
   text: string;
   truncated: boolean;
-}
-
-/**
- * Length of the longest prefix of `bytes` that does not end inside a UTF-8 character, so a cut
- * never leaves half a character (which a decoder would turn into U+FFFD).
- */
-export function utf8SafeLength(bytes: Uint8Array): number {
-  const end = bytes.length;
-  // A character is at most 4 bytes: look back at most 3 continuation bytes for its lead byte.
-  for (let i = end - 1; i >= 0 && i >= end - 4; i--) {
-    const byte = bytes[i]!;
-    if ((byte & 0xc0) === 0x80) continue; // continuation byte: keep looking for the lead
-    const width = byte < 0x80 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
-    return i + width <= end ? end : i;
-  }
-  return end;
 }
 
 /**

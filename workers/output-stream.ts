@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { utf8SafeLength } from './capped-output.js';
+import { utf8SafeLength } from '../core/utf8-cut.js';
 
 /** A piece of a command's output as it was written: text plus its byte offsets in that stream. */
 export interface OutputChunk {

@@ -7,7 +7,7 @@ import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { loadNativeUws } from '../../protocol/uws-adapter.js';
 
 const STEP_MS = Number(process.env['BARE_SSE_STEP_MS'] ?? 500);
-/** The runner's progress coalescing (workers/task-runner/status-publisher.ts). */
+/** The runner's progress coalescing (runner/status-publisher.ts). */
 const PROGRESS_DELAY_MS = 100;
 const uws = loadNativeUws();
 if (uws instanceof Error) throw uws;

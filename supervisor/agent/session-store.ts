@@ -2,11 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { appendFile, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { KeyError } from '../../core/errors.js';
+import { SerialQueue } from '../../core/serial-queue.js';
 import { AgentSessionInfo, type SessionRecord } from '../../schemas/agent.js';
 import { check } from '../../schemas/validator.js';
 import { readJsonObject } from '../json-file.js';
 import { readRegularFile } from '../../workers/safe-file.js';
-import { writeJsonAtomic } from '../../workers/task-runner/record-files.js';
+import { writeJsonAtomic } from '../../core/task-record/record-files.js';
 
 /** A fresh id for a session, turn or message: sortable enough to read, unique by its random part. */
 export function newId(prefix: string): string {
@@ -22,7 +23,7 @@ const TITLE_CHARS = 60;
  */
 export class SessionStore {
   readonly #root: string;
-  readonly #chains = new Map<string, Promise<unknown>>();
+  readonly #chains = new SerialQueue();
 
   constructor(workspace: string) {
     this.#root = join(workspace, '.taskyard', 'agent');
@@ -57,17 +58,12 @@ export class SessionStore {
 
   /** Changes a session's info under its chain; answers the new info. */
   update(id: string, change: (info: AgentSessionInfo) => Partial<AgentSessionInfo>): Promise<AgentSessionInfo> {
-    const next = (this.#chains.get(id) ?? Promise.resolve()).catch(() => undefined).then(async () => {
+    return this.#chains.run(id, async () => {
       const info = await this.info(id);
       const updated = { ...info, ...change(info), updated_at: new Date().toISOString() };
       await writeJsonAtomic(join(this.#dir(id), 'info.json'), updated);
       return updated;
     });
-    this.#chains.set(id, next);
-    void next.finally(() => {
-      if (this.#chains.get(id) === next) this.#chains.delete(id);
-    }).catch(() => undefined);
-    return next;
   }
 
   /** Appends records (one JSON line each) and counts the messages among them. */

@@ -3,7 +3,7 @@ import type { JobCallObserver } from '../../core/registry.js';
 
 /** Seconds: a Job call ranges from a cached query (~0.1 ms) to a wait of minutes. */
 const CALL_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
-/** Seconds from submit to a running worker: a bare node start is ~50 ms here, a queue adds more. */
+/** Seconds from submit to its runner running: a bare node start is ~50 ms here, a queue adds more. */
 const SPAWN_BUCKETS = [0.025, 0.05, 0.1, 0.2, 0.35, 0.5, 1, 2, 5, 10, 30, 60];
 
 /**
@@ -19,7 +19,7 @@ export class ServiceMetrics {
   readonly tasks = new Gauge({ name: 'taskyard_tasks', help: 'Task records by state', labelNames: ['state'] as const, registers: [this.registry] });
   readonly queueLength = new Gauge({ name: 'taskyard_task_queue_length', help: 'Tasks queued and not yet running', registers: [this.registry] });
   readonly runsInFlight = new Gauge({ name: 'taskyard_task_runs_in_flight', help: 'Tasks running now', registers: [this.registry] });
-  readonly spawnSeconds = new Histogram({ name: 'taskyard_task_spawn_seconds', help: 'Time from a Task record created to its worker running (started_at - created_at)', buckets: SPAWN_BUCKETS, registers: [this.registry] });
+  readonly spawnSeconds = new Histogram({ name: 'taskyard_task_spawn_seconds', help: 'Time from a Task record created to its runner running (started_at - created_at)', buckets: SPAWN_BUCKETS, registers: [this.registry] });
   readonly uploadBytes = new Counter({ name: 'taskyard_upload_bytes_total', help: 'Bytes received by POST /files', registers: [this.registry] });
   readonly downloadBytes = new Counter({ name: 'taskyard_download_bytes_total', help: 'Bytes sent by GET /files', registers: [this.registry] });
 

@@ -34,7 +34,7 @@ export function watchTaskMetrics(index: TaskIndex, metrics: ServiceMetrics): () 
     move(after, 1);
     if (after === undefined) stateOf.delete(id);
     else stateOf.set(id, after);
-    // A new or queued run seen running: the time its worker took to start.
+    // A new or queued run seen running: the time its runner took to start.
     if ((before === undefined || before === 'queued') && after === 'running' && status?.started_at && status.created_at) {
       const seconds = (Date.parse(status.started_at) - Date.parse(status.created_at)) / 1000;
       if (Number.isFinite(seconds) && seconds >= 0) metrics.spawnSeconds.observe(seconds);

@@ -10,6 +10,7 @@ import type { TaskRuntime } from '../tasks/task-runtime.js';
 import { STATE_DIR } from '../token-store.js';
 import { copyPrefix, pruneTarballs, readDependencies, readManifest, swapPrefix, TARBALLS } from './plugin-prefix.js';
 import { runNpm } from './run-npm.js';
+import { SerialQueue } from '../../core/serial-queue.js';
 
 /** What install, uninstall and list answer about one plugin. */
 export interface PluginInfo {
@@ -38,17 +39,11 @@ function tasksOf(catalog: DefinitionCatalog, plugin: string): string[] {
 export class PluginManager {
   readonly #rt: TaskRuntime;
   readonly #live: string;
-  #queue: Promise<unknown> = Promise.resolve();
+  readonly #changes = new SerialQueue();
 
   constructor(rt: TaskRuntime) {
     this.#rt = rt;
     this.#live = pluginsDirOf(rt.workspace);
-  }
-
-  #serial<T>(work: () => Promise<T>): Promise<T> {
-    const next = this.#queue.then(work, work);
-    this.#queue = next.catch(() => undefined);
-    return next;
   }
 
   /** Runs `change` on a staged copy of the prefix (`<root>/.taskyard/plugins`), then swaps it in. */
@@ -70,7 +65,7 @@ export class PluginManager {
 
   /** `install_plugin`: the staged tarball at `path`, whose content must have `sha256`. */
   install(path: string, sha256: string, signal: AbortSignal): Promise<PluginInfo> {
-    return this.#serial(async () => {
+    return this.#changes.run('prefix', async () => {
       const info = await this.#change(async (root, prefix) => {
         const upload = join(root, '..', 'upload.tgz');
         const taken = await takeStagedFile(this.#rt.workspace, path, upload);
@@ -115,7 +110,7 @@ export class PluginManager {
 
   /** `uninstall_plugin`: refused while one of the plugin's Tasks is queued or running. */
   uninstall(name: string, signal: AbortSignal): Promise<PluginInfo> {
-    return this.#serial(async () => {
+    return this.#changes.run('prefix', async () => {
       if (!(await readDependencies(this.#live)).has(name)) throw new KeyError(`plugin ${name} is not installed${await this.#installedHint()}`);
       const tasks = tasksOf(this.#rt.catalog, name);
       const running = tasks.find((t) => this.#rt.isRegistrationActive(t));

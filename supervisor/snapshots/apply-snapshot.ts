@@ -10,7 +10,7 @@ export interface TaskGuard {
    * throws a FileExistsError when one is already reserved by someone else.
    */
   hold(taskIds: readonly string[]): () => void;
-  /** True while the Task is queued or running (a managed worker, or a record that says so). */
+  /** True while the Task is queued or running (a managed runner, or a record that says so). */
   isActive(taskId: string): Promise<boolean>;
   /** Why a staged Task directory cannot be applied (no terminal, matching status.json), or null. */
   problemOf(dir: string, taskId: string, taskType: string): Promise<string | null>;

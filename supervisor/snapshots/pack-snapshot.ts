@@ -1,7 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { create as createTar } from 'tar';
-import { isTerminal } from '../../workers/task-runner/record-files.js';
+import { isTerminal } from '../../core/task-record/record-files.js';
 import { ValueError } from '../../core/errors.js';
 import { readStatus } from '../tasks/records.js';
 import { parseTaskId } from '../tasks/task-ids.js';

@@ -1,12 +1,12 @@
 import { FileExistsError } from '../../core/errors.js';
-import { isTerminal } from '../../workers/task-runner/record-files.js';
+import { isTerminal } from '../../core/task-record/record-files.js';
 import { readStatus } from '../tasks/records.js';
 import type { TaskRuntime } from '../tasks/task-runtime.js';
 import type { TaskGuard } from './apply-snapshot.js';
 
 /**
  * The task system's answers for `sync_tasks`: a Task is active while this service manages its
- * worker or its indexed record is not terminal; `hold` uses the same claims as
+ * runner or its indexed record is not terminal; `hold` uses the same claims as
  * submit and delete, so none of them can touch a directory while a snapshot replaces it.
  */
 export function taskGuardOf(rt: TaskRuntime): TaskGuard {

@@ -1,4 +1,4 @@
-import type { JsonSchema } from '../../workers/task-runner/task-sdk.js';
+import type { JsonSchema } from '../../runner/task-sdk.js';
 
 /**
  * The fields the runtime adds to every Task (spec: "Base input parameters of every Task"):

@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TaskDefinition, TaskResources } from '../../schemas/tasks.js';
-import { BUILTIN_TASKS } from '../../workers/task-runner/builtins.js';
-import { DESCRIBE_MARKER } from '../../workers/task-runner/task-sdk.js';
+import { BUILTIN_TASKS } from '../../runner/builtins.js';
+import { DESCRIBE_MARKER } from '../../runner/task-sdk.js';
 import { STATE_DIR } from '../token-store.js';
 import { ValueError } from '../../core/errors.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
 import { taskEnvironment } from './task-environment.js';
 
 const run = promisify(execFile);
-const DESCRIBER = fileURLToPath(new URL('../../workers/task-runner/describe.js', import.meta.url));
+const DESCRIBER = fileURLToPath(new URL('../../runner/describe.js', import.meta.url));
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 /** A plugin whose module hangs on import must not hold the service start for long. */
 const DESCRIBE_TIMEOUT_MS = 20_000;

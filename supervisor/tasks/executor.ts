@@ -3,11 +3,11 @@ import type { TaskResources } from '../../schemas/tasks.js';
 /**
  * The engine seam. An engine only starts a run, stops it, and reports whether it is alive and how
  * it ended; the service keeps the records, logs, progress and artifacts (TaskRun owns all that).
- * `local` runs workers on this machine, `slurm` hands each run to a Slurm cluster as a batch job.
+ * `local` starts runners on this machine, `slurm` hands each run to a Slurm cluster as a batch job.
  */
 
-/** How a worker ended, as far as the service can tell. */
-export type WorkerEnd =
+/** How a runner ended, as far as the service can tell. */
+export type RunnerEnd =
   | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
   | { kind: 'lost'; pid: number | null }
   | { kind: 'spawn-failed'; message: string }
@@ -16,11 +16,11 @@ export type WorkerEnd =
   /** The service stopped it after the definition's `time_limit_s`. */
   | { kind: 'time-limit'; seconds: number };
 
-/** A started worker: its end as one awaited value. */
-export interface Worker {
+/** A started runner (a child process here, a batch job on Slurm): its end as one awaited value. */
+export interface Runner {
   /** The local process id, or null where the engine runs it elsewhere (a Slurm job). */
   readonly pid: number | null;
-  readonly ended: Promise<WorkerEnd>;
+  readonly ended: Promise<RunnerEnd>;
 }
 
 /** What an engine needs to start one run. */
@@ -38,7 +38,7 @@ export interface StartSpec {
   readonly taskId: string;
 }
 
-/** A run a previous service left, to look for among the engine's live workers. */
+/** A run a previous service left, to look for among the engine's live runners. */
 export interface LeftRun {
   readonly runId: string;
   readonly dir: string;
@@ -48,12 +48,12 @@ export interface Executor {
   readonly kind: 'local' | 'slurm';
   /** True where the engine queues runs itself (Slurm): the service admits every run at once. */
   readonly queuesRuns: boolean;
-  /** Starts a worker; rejects (with the reason) when none could be started. */
-  start(spec: StartSpec): Promise<Worker>;
-  /** The live workers among runs a previous service process left, by run_id. */
-  adopt(runs: readonly LeftRun[]): Promise<Map<string, Worker>>;
-  /** Ends the worker (SIGTERM, then SIGKILL after a grace); resolves once nothing of it is left. */
-  stop(worker: Worker): Promise<void>;
-  /** Stops watching; workers keep running (a restarted service adopts them). */
+  /** Starts a runner; rejects (with the reason) when none could be started. */
+  start(spec: StartSpec): Promise<Runner>;
+  /** The live runners among runs a previous service process left, by run_id. */
+  adopt(runs: readonly LeftRun[]): Promise<Map<string, Runner>>;
+  /** Ends the runner (SIGTERM, then SIGKILL after a grace); resolves once nothing of it is left. */
+  stop(runner: Runner): Promise<void>;
+  /** Stops watching; runners keep running (a restarted service adopts them). */
   close(): void;
 }

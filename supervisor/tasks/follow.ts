@@ -1,7 +1,7 @@
 import { lstat } from 'node:fs/promises';
 import type { JobEvent, LogEvent, ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
-import { isTerminal } from '../../workers/task-runner/record-files.js';
+import { isTerminal } from '../../core/task-record/record-files.js';
 import type { JobContext } from '../../core/job.js';
 import { KeyError, ValueError } from '../../core/errors.js';
 import { changeFeedOf, FollowerWait } from './change-feed.js';
@@ -66,7 +66,7 @@ async function emitAll(ctx: JobContext, events: JobEvent[]): Promise<void> {
 export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
   const first = currentStatus(rt, id);
   const runId = first.run_id;
-  // Undefined while the Task is queued: its watch starts with its worker.
+  // Undefined while the Task is queued: its watch starts with its runner.
   let live: LiveTask | undefined = rt.liveOf(id);
   live?.requestStaleness(pollMs);
   const logFile = `${rt.index.get(id)!.dir}/task.log`;

@@ -1,5 +1,5 @@
 import { readJsonObject } from '../json-file.js';
-import { writeJsonAtomic } from '../../workers/task-runner/record-files.js';
+import { writeJsonAtomic } from '../../core/task-record/record-files.js';
 import type { Lease } from './resource-pool.js';
 
 /** One run's lease as kept on disk. */

@@ -2,7 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
-import { isTempFile, isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.js';
+import { isTempFile, isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
 import { readLogWindow } from './log-reader.js';
 import { readStatus } from './records.js';
 import { openTaskFile } from './task-file.js';
@@ -74,7 +74,7 @@ export class LiveTask {
       this.#watcher = watch(run.dir, (_event, file) => this.#request(readsFor(file)));
       this.#watcher.on('error', () => this.#request(EVERYTHING));
     } catch {
-      // The directory vanished already: the owner settles the run when its worker ends.
+      // The directory vanished already: the owner settles the run when its runner ends.
     }
     this.#arm();
     this.#request(EVERYTHING);
@@ -116,7 +116,7 @@ export class LiveTask {
     return read;
   }
 
-  /** Re-reads everything now and waits for it (the owner's last look once the worker is gone). */
+  /** Re-reads everything now and waits for it (the owner's last look once the runner is gone). */
   async refresh(): Promise<void> {
     this.#request(EVERYTHING);
     while (this.#running) await this.#running;
@@ -214,7 +214,7 @@ export class LiveTask {
   async #readStatus(): Promise<boolean> {
     const { id, dir, parts } = this.#run;
     const status = await readStatus(dir, id, parts.type);
-    // Unreadable, or another run's: the owner decides when the worker ends.
+    // Unreadable, or another run's: the owner decides when the runner ends.
     if (!status || status.run_id !== this.#run.runId || this.#closed) return false;
     if (isTerminal(status.state)) this.#onTerminal(status);
     else if (!sameStatus(this.#index.get(id)?.status, status)) this.#index.setStatus(id, parts, status);

@@ -4,12 +4,12 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../workers/within.js';
 import { killProcessTree } from '../../workers/kill-tree.js';
 import { collectTree, isAlive } from '../../workers/process-tree.js';
-import type { SpawnerEvent, SpawnRequest } from '../../workers/task-runner/spawner-messages.js';
-import type { Executor, LeftRun, StartSpec, Worker, WorkerEnd } from './executor.js';
+import type { SpawnerEvent, SpawnRequest } from '../../runner/spawner-messages.js';
+import type { Executor, LeftRun, StartSpec, Runner, RunnerEnd } from './executor.js';
 import { findRunners, runnerOf } from './runner-processes.js';
 
-const SPAWNER = fileURLToPath(new URL('../../workers/task-runner/spawner.js', import.meta.url));
-/** How often a worker whose exit nobody reports (adopted, or its spawner died) is checked in /proc. */
+const SPAWNER = fileURLToPath(new URL('../../runner/spawner.js', import.meta.url));
+/** How often a runner whose exit nobody reports (adopted, or its spawner died) is checked in /proc. */
 const ORPHAN_POLL_MS = 250;
 /** Bound on waiting for SIGKILLed processes to disappear. */
 const GONE_WITHIN_MS = 5000;
@@ -23,13 +23,13 @@ interface Pending {
   pid: number | null;
   started(pid: number): void;
   failed(message: string): void;
-  ended(end: WorkerEnd): void;
+  ended(end: RunnerEnd): void;
 }
 
 /**
- * Runs workers on this machine through the spawner process (see workers/task-runner/spawner.ts):
+ * Starts runners on this machine through the spawner process (see runner/spawner.ts):
  * started on first use and again after it dies, one IPC message per request, events routed back
- * by run_id. Workers whose spawner died, and adopted ones, are watched in /proc by pid and process
+ * by run_id. Runners whose spawner died, and adopted ones, are watched in /proc by pid and process
  * start time, so a later process reusing the pid is not mistaken for them.
  */
 export class LocalExecutor implements Executor {
@@ -49,11 +49,11 @@ export class LocalExecutor implements Executor {
     this.#graceMs = opts.graceMs;
   }
 
-  start(spec: StartSpec): Promise<Worker> {
+  start(spec: StartSpec): Promise<Runner> {
     const req: RunSpec = { runId: spec.runId, cwd: spec.cwd, logFile: spec.logFile, env: spec.env };
     return new Promise((resolve, reject) => {
-      let resolveEnd!: (end: WorkerEnd) => void;
-      const ended = new Promise<WorkerEnd>((r) => (resolveEnd = r));
+      let resolveEnd!: (end: RunnerEnd) => void;
+      const ended = new Promise<RunnerEnd>((r) => (resolveEnd = r));
       let settled = false;
       const pending: Omit<Pending, 'spawner'> = {
         req,
@@ -77,23 +77,23 @@ export class LocalExecutor implements Executor {
   }
 
   /** A live runner process names its run in its command line (see runner-processes.ts). */
-  async adopt(runs: readonly LeftRun[]): Promise<Map<string, Worker>> {
-    const workers = new Map<string, Worker>();
-    if (runs.length === 0) return workers;
+  async adopt(runs: readonly LeftRun[]): Promise<Map<string, Runner>> {
+    const adopted = new Map<string, Runner>();
+    if (runs.length === 0) return adopted;
     const runners = await findRunners();
     for (const { runId } of runs) {
       const runner = runners.get(runId);
-      if (runner) workers.set(runId, { pid: runner.pid, ended: this.#watchOrphan(runner.pid, runId, runner.startTime) });
+      if (runner) adopted.set(runId, { pid: runner.pid, ended: this.#watchOrphan(runner.pid, runId, runner.startTime) });
     }
-    return workers;
+    return adopted;
   }
 
-  async stop(worker: Worker): Promise<void> {
-    const { pid } = worker;
+  async stop(runner: Runner): Promise<void> {
+    const { pid } = runner;
     if (pid === null) return;
     await killProcessTree(pid, this.#graceMs);
     const deadline = Date.now() + GONE_WITHIN_MS;
-    await within(worker.ended, GONE_WITHIN_MS);
+    await within(runner.ended, GONE_WITHIN_MS);
     while (Date.now() < deadline && (await collectTree([pid])).length > 0) await delay(25);
   }
 
@@ -167,13 +167,13 @@ export class LocalExecutor implements Executor {
       }
       if (run.pid === null) run.started(pid);
       this.#watchOrphan(pid, run.req.runId, found?.startTime).then(run.ended, (err: unknown) => {
-        console.error(`taskyard: watching the worker ${pid} failed`, err);
+        console.error(`taskyard: watching the runner ${pid} failed`, err);
         run.ended({ kind: 'lost', pid });
       });
     }
   }
 
-  async #watchOrphan(pid: number, runId: string, startTime?: string): Promise<WorkerEnd> {
+  async #watchOrphan(pid: number, runId: string, startTime?: string): Promise<RunnerEnd> {
     const since = startTime ?? (await runnerOf(pid, runId))?.startTime;
     while (since !== undefined && !this.#closed && (await isAlive(pid, since))) await delay(ORPHAN_POLL_MS);
     return { kind: 'lost', pid };

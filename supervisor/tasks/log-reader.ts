@@ -1,27 +1,6 @@
 import type { TaskLogChunk } from '../../schemas/tasks.js';
+import { isUtf8Continuation, utf8SafeLength } from '../../core/utf8-cut.js';
 import { openTaskFile } from './task-file.js';
-
-/** True for a UTF-8 continuation byte (10xxxxxx). */
-const isContinuation = (byte: number) => (byte & 0xc0) === 0x80;
-
-/** Length of the sequence a UTF-8 lead byte starts (1 for ASCII and stray bytes). */
-function sequenceLength(lead: number): number {
-  if (lead >= 0xf0 && lead <= 0xf7) return 4;
-  if (lead >= 0xe0) return 3;
-  if (lead >= 0xc0) return 2;
-  return 1;
-}
-
-/** Bytes at the end of `buf` that start a character the buffer does not finish. */
-function incompleteTail(buf: Buffer): number {
-  for (let back = 1; back <= Math.min(4, buf.length); back++) {
-    const byte = buf[buf.length - back]!;
-    if (isContinuation(byte)) continue;
-    const need = sequenceLength(byte);
-    return need > back ? back : 0;
-  }
-  return 0;
-}
 
 /**
  * Reads a window of a log by byte offsets without splitting a UTF-8 character: the start moves
@@ -45,10 +24,10 @@ export async function readLogWindow(file: string, offset: number, limit: number)
     const { bytesRead } = want > 0 ? await handle.read(buf, 0, want, start) : { bytesRead: 0 };
     let view = buf.subarray(0, bytesRead);
     let skip = 0;
-    while (skip < Math.min(3, view.length) && isContinuation(view[skip]!)) skip++;
+    while (skip < Math.min(3, view.length) && isUtf8Continuation(view[skip]!)) skip++;
     start += skip;
     view = view.subarray(skip, skip + limit);
-    view = view.subarray(0, view.length - incompleteTail(view));
+    view = view.subarray(0, utf8SafeLength(view));
     const next = start + view.length;
     return {
       content: view.toString('utf8'),

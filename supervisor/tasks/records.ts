@@ -3,7 +3,7 @@ import { readJsonObject } from '../json-file.js';
 import { join } from 'node:path';
 import { TaskMetadata, TaskStatus } from '../../schemas/tasks.js';
 import { check } from '../../schemas/validator.js';
-import { TASK_FILES } from '../../workers/task-runner/record-files.js';
+import { TASK_FILES } from '../../core/task-record/record-files.js';
 
 /**
  * Tolerant readers of task records (spec: TaskStatus). Invalid JSON, a record whose task_id or

@@ -10,7 +10,7 @@ export interface Capacity {
   readonly gpuVendor: 'nvidia' | 'amd';
 }
 
-/** What one admitted run holds until its worker is gone. */
+/** What one admitted run holds until its runner is gone. */
 export interface Lease {
   readonly cpus: number;
   /** GPU indices, ascending. */

@@ -1,8 +1,8 @@
 import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { TaskStatus } from '../../schemas/tasks.js';
-import { isTempFile, TASK_FILES, writeJsonAtomic } from '../../workers/task-runner/record-files.js';
-import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
+import { isTempFile, TASK_FILES, writeJsonAtomic } from '../../core/task-record/record-files.js';
+import { TASK_TYPE } from '../../core/task-record/id-rules.js';
 import { PermissionError } from '../../core/errors.js';
 import { parseTaskId } from './task-ids.js';
 

@@ -45,7 +45,7 @@ export class RunTable {
         this.#leases.delete(run);
         if (lease) {
           this.#pool.release(lease);
-          // A stopping service lets go of its workers, not of what they hold: a restart adopts both.
+          // A stopping service lets go of its runners, not of what they hold: a restart adopts both.
           if (holds(lease) && !this.#host.closing.aborted) this.#saveLeases();
         }
         this.#pump();
@@ -62,7 +62,7 @@ export class RunTable {
   }
 
   /**
-   * Owns a run found without this service: taking over its live worker (with what it held before
+   * Owns a run found without this service: taking over its live runner (with what it held before
    * a restart, `saved`), or settling it as lost.
    */
   take(spec: RunSpec, start: Exclude<RunStart, { kind: 'queue' }>, saved?: Lease): TaskRun {

@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { listProcesses, readProcess, type ProcessEntry } from '../../workers/process-tree.js';
-import { runIdOfCommandLine } from '../../workers/task-runner/runner-file.js';
+import { runIdOfCommandLine } from '../../runner/runner-file.js';
 
 /**
  * Task runner processes, recognised through /proc: a runner's command line names the runner file
  * and its run (`runner.cjs --run <run_id>`; a pooled runner writes it into its title when it takes
  * a run). A pid alone could have been reused by anything; a runner process naming the run is that
- * run's worker. This is how a restarted service finds the live workers of its predecessor, and how
+ * run's runner. This is how a restarted service finds the live runners of its predecessor, and how
  * the executor learns whether a spawner that died mid-request started a run after all, without
  * keeping files about either.
  */

@@ -1,15 +1,15 @@
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { TaskStatus } from '../../schemas/tasks.js';
-import { CANCELLED_EXIT_CODE, isTerminal, nowIso, TASK_FILES, writeJsonAtomic } from '../../workers/task-runner/record-files.js';
-import type { WorkerEnd } from './executor.js';
+import { CANCELLED_EXIT_CODE, isTerminal, nowIso, TASK_FILES, writeJsonAtomic } from '../../core/task-record/record-files.js';
+import type { RunnerEnd } from './executor.js';
 import { readStatus } from './records.js';
 
 /** How often a terminal record that could not be written (a full disk) is tried again. */
 export const RECORD_RETRY_MS = 2000;
 
-/** What the service records for a run whose worker is gone without a terminal status. */
-export function describeEnd(end: WorkerEnd | null, cancelled: boolean): Pick<TaskStatus, 'state' | 'exit_code' | 'error'> {
+/** What the service records for a run whose runner is gone without a terminal status. */
+export function describeEnd(end: RunnerEnd | null, cancelled: boolean): Pick<TaskStatus, 'state' | 'exit_code' | 'error'> {
   if (cancelled) return { state: 'cancelled', exit_code: CANCELLED_EXIT_CODE, error: 'CancelledError: the Task was cancelled' };
   if (end === null) return { state: 'failed', exit_code: 1, error: 'RuntimeError: worker lost: the service stopped before the Task started' };
   switch (end.kind) {
@@ -38,11 +38,11 @@ export interface RunFiles {
 }
 
 /**
- * The terminal status of a run whose worker is gone: the terminal status the worker wrote stands;
+ * The terminal status of a run whose runner is gone: the terminal status the runner wrote stands;
  * otherwise `fallback` (the last status the service knew) ends as `describeEnd` says. Null when
  * the directory now holds another run (replaced from outside): that record is not ours to touch.
  */
-export async function terminalStatusOf(run: RunFiles, fallback: TaskStatus | null, end: WorkerEnd | null, cancelled: boolean): Promise<{ status: TaskStatus; write: boolean } | null> {
+export async function terminalStatusOf(run: RunFiles, fallback: TaskStatus | null, end: RunnerEnd | null, cancelled: boolean): Promise<{ status: TaskStatus; write: boolean } | null> {
   const current = await readStatus(run.dir, run.id, run.type);
   if (current && current.run_id !== run.runId) return null;
   if (current && isTerminal(current.state)) return { status: current, write: false };

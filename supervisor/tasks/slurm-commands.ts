@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { ExecutorSection } from '../../schemas/config.js';
 import type { TaskResources } from '../../schemas/tasks.js';
-import type { WorkerEnd } from './executor.js';
+import type { RunnerEnd } from './executor.js';
 
 /**
  * The Slurm commands the executor uses, as plain functions: `sbatch`, `squeue`, `scancel`. No
@@ -85,7 +85,7 @@ export function parseSqueue(stdout: string): Map<string, JobState> {
 const LIVE_STATES = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESIZING', 'SIGNALING', 'STAGE_OUT', 'STOPPED', 'RESV_DEL_HOLD']);
 
 /** Whether a job has ended; its end as the service records it when the runner wrote no terminal status. */
-export function endOfJob(jobId: string, job: JobState | undefined, cancelledHere: boolean): WorkerEnd | null {
+export function endOfJob(jobId: string, job: JobState | undefined, cancelledHere: boolean): RunnerEnd | null {
   if (!job) return { kind: 'engine-ended', reason: `Slurm no longer knows job ${jobId}: it ended without a terminal status` };
   if (LIVE_STATES.has(job.state)) return null;
   if (job.state === 'COMPLETED') return { kind: 'exited', code: 0, signal: null };

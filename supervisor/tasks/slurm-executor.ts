@@ -4,10 +4,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../workers/within.js';
 import type { ExecutorSection } from '../../schemas/config.js';
 import { readJsonObject } from '../json-file.js';
-import { RUNNER } from '../../workers/task-runner/runner-file.js';
-import { RUN_FLAG } from '../../workers/task-runner/spawner-messages.js';
-import { writeJsonAtomic } from '../../workers/task-runner/record-files.js';
-import type { Executor, LeftRun, StartSpec, Worker, WorkerEnd } from './executor.js';
+import { RUNNER } from '../../runner/runner-file.js';
+import { RUN_FLAG } from '../../runner/spawner-messages.js';
+import { writeJsonAtomic } from '../../core/task-record/record-files.js';
+import type { Executor, LeftRun, StartSpec, Runner, RunnerEnd } from './executor.js';
 import { endOfJob, parseJobId, parseSqueue, sbatchArgs, slurm, SQUEUE_FORMAT, type JobState } from './slurm-commands.js';
 
 /** The file beside a run's record that names its Slurm job (TaskStatus keeps only the spec's fields). */
@@ -20,7 +20,7 @@ const STOP_WITHIN_MS = 120_000;
 interface Watched {
   readonly jobId: string;
   cancelled: boolean;
-  resolve(end: WorkerEnd): void;
+  resolve(end: RunnerEnd): void;
 }
 
 /** Single-quotes a value for /bin/sh. */
@@ -40,7 +40,7 @@ export class SlurmExecutor implements Executor {
   readonly #baseEnv: NodeJS.ProcessEnv;
   readonly #scratch: string;
   readonly #watched = new Map<string, Watched>();
-  readonly #byWorker = new WeakMap<Worker, Watched>();
+  readonly #byRunner = new WeakMap<Runner, Watched>();
   #polling = false;
   #closed = false;
   #warned = false;
@@ -52,7 +52,7 @@ export class SlurmExecutor implements Executor {
     this.#scratch = opts.scratch;
   }
 
-  async start(spec: StartSpec): Promise<Worker> {
+  async start(spec: StartSpec): Promise<Runner> {
     await mkdir(this.#scratch, { recursive: true, mode: 0o700 });
     const script = join(this.#scratch, `${spec.runId}.sh`);
     const envFile = join(this.#scratch, `${spec.runId}.env`);
@@ -72,28 +72,28 @@ export class SlurmExecutor implements Executor {
     }
   }
 
-  async adopt(runs: readonly LeftRun[]): Promise<Map<string, Worker>> {
-    const workers = new Map<string, Worker>();
+  async adopt(runs: readonly LeftRun[]): Promise<Map<string, Runner>> {
+    const adopted = new Map<string, Runner>();
     const jobs = new Map<string, string>();
     for (const run of runs) {
       const jobId = await readJobId(run);
       if (jobId) jobs.set(run.runId, jobId);
     }
-    if (jobs.size === 0) return workers;
+    if (jobs.size === 0) return adopted;
     const states = await this.#squeue();
     for (const [runId, jobId] of jobs) {
-      // Unknown to squeue (or squeue unreachable): no worker, the run is settled as lost.
-      if (states?.has(jobId)) workers.set(runId, this.#watch(jobId));
+      // Unknown to squeue (or squeue unreachable): no runner, the run is settled as lost.
+      if (states?.has(jobId)) adopted.set(runId, this.#watch(jobId));
     }
-    return workers;
+    return adopted;
   }
 
-  async stop(worker: Worker): Promise<void> {
-    const watched = this.#byWorker.get(worker);
+  async stop(runner: Runner): Promise<void> {
+    const watched = this.#byRunner.get(runner);
     if (!watched) return;
     watched.cancelled = true;
     await slurm('scancel', [watched.jobId], this.#baseEnv);
-    await within(worker.ended, STOP_WITHIN_MS);
+    await within(runner.ended, STOP_WITHIN_MS);
   }
 
   /** Stops watching: the jobs run on, their runs end here as "lost" (the service is stopping, so their records stay as they are). */
@@ -103,15 +103,15 @@ export class SlurmExecutor implements Executor {
     this.#watched.clear();
   }
 
-  #watch(jobId: string): Worker {
-    let resolve!: (end: WorkerEnd) => void;
-    const ended = new Promise<WorkerEnd>((r) => (resolve = r));
+  #watch(jobId: string): Runner {
+    let resolve!: (end: RunnerEnd) => void;
+    const ended = new Promise<RunnerEnd>((r) => (resolve = r));
     const watched: Watched = { jobId, cancelled: false, resolve };
     this.#watched.set(jobId, watched);
-    const worker: Worker = { pid: null, ended };
-    this.#byWorker.set(worker, watched);
+    const runner: Runner = { pid: null, ended };
+    this.#byRunner.set(runner, watched);
     void this.#poll();
-    return worker;
+    return runner;
   }
 
   /** One loop while any job is watched: a squeue per round, ended jobs resolved and dropped. */

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
 import { check, describeIssues } from '../../schemas/validator.js';
-import { isTerminal, nowIso, TASK_FILES } from '../../workers/task-runner/record-files.js';
+import { isTerminal, nowIso, TASK_FILES } from '../../core/task-record/record-files.js';
 import { BusinessError, FileExistsError } from '../../core/errors.js';
 import { createRunDir } from './run-dir.js';
-import { anonymousName, formatTaskId, TASK_NAME, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './task-ids.js';
+import { TASK_NAME } from '../../core/task-record/id-rules.js';
+import { anonymousName, formatTaskId, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './task-ids.js';
 import type { TaskRuntime } from './task-runtime.js';
 
 /**

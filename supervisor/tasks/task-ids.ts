@@ -1,10 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { REGISTRATION_NAME, TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
+import { REGISTRATION_NAME, TASK_NAME, TASK_TYPE } from '../../core/task-record/id-rules.js';
 import { ValueError } from '../../core/errors.js';
-
-/** Spec: task_name is 1-32 letters, digits or hyphens. */
-export const TASK_NAME = /^[A-Za-z0-9-]{1,32}$/;
 
 /** The three parts of a Task ID. */
 export interface TaskIdParts {

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { TaskResources, TaskStatus } from '../../schemas/tasks.js';
-import { TASK_FILES } from '../../workers/task-runner/record-files.js';
+import { TASK_FILES } from '../../core/task-record/record-files.js';
 import { LiveTask } from './live-task.js';
-import type { Executor, Worker, WorkerEnd } from './executor.js';
+import type { Executor, Runner, RunnerEnd } from './executor.js';
 import { identityVariables } from './task-environment.js';
 import { retryTerminalRecord, terminalStatusOf, writeTerminalRecord } from './settle-record.js';
 import type { TaskIndex } from './task-index.js';
@@ -26,18 +26,18 @@ export interface RunHost {
   readonly index: TaskIndex;
   readonly executor: Executor;
   readonly workspace: string;
-  /** Aborted when the service stops: workers live on, and their records are left as they are. */
+  /** Aborted when the service stops: runners live on, and their records are left as they are. */
   readonly closing: AbortSignal;
   /** The terminal state is published: the Task ID is free for delete and fixed-name submits. */
   released(run: TaskRun): void;
-  /** The worker of an admitted run is gone: its slot is free. */
+  /** The runner of an admitted run is gone: its slot is free. */
   slotFreed(run: TaskRun): void;
 }
 
 export type RunPhase = 'queued' | 'starting' | 'running' | 'ended';
 
-/** How a run begins: queued for a slot, taking over a live worker, or found without one. */
-export type RunStart = { kind: 'queue' } | { kind: 'adopt'; worker: Worker } | { kind: 'lost'; end: WorkerEnd | null };
+/** How a run begins: queued for a slot, taking over a live runner, or found without one. */
+export type RunStart = { kind: 'queue' } | { kind: 'adopt'; runner: Runner } | { kind: 'lost'; end: RunnerEnd | null };
 
 /**
  * The one owner of a run, in the spirit of execa: its whole lifecycle (admission, start, watch,
@@ -56,7 +56,7 @@ export class TaskRun {
   #leaseEnv: Record<string, string> = {};
   #timeLimit: NodeJS.Timeout | undefined;
   #timedOut = false;
-  #worker: Worker | undefined;
+  #runner: Runner | undefined;
   #live: LiveTask | undefined;
   #terminal: TaskStatus | null | undefined;
   #resolvePublished!: (status: TaskStatus | null) => void;
@@ -111,34 +111,34 @@ export class TaskRun {
   }
 
   async #own(start: RunStart, admitted: Promise<boolean>): Promise<void> {
-    let end: WorkerEnd | null = start.kind === 'lost' ? start.end : null;
+    let end: RunnerEnd | null = start.kind === 'lost' ? start.end : null;
     let counted = false;
     if (start.kind !== 'lost') {
       counted = await admitted;
-      const worker = start.kind === 'adopt' ? start.worker : counted ? await this.#start() : undefined;
-      if (worker && 'ended' in worker) {
-        this.#worker = worker;
+      const runner = start.kind === 'adopt' ? start.runner : counted ? await this.#start() : undefined;
+      if (runner && 'ended' in runner) {
+        this.#runner = runner;
         this.#phase = 'running';
         this.#live = new LiveTask(this.#host.index, this.spec, (status) => this.#publish(status));
         if (this.#cancelRequested) this.#stopWorker();
         this.#watchTimeLimit();
-        end = await worker.ended;
+        end = await runner.ended;
         clearTimeout(this.#timeLimit);
         await this.#stopping;
         if (this.#timedOut && !this.#cancelRequested) end = { kind: 'time-limit', seconds: this.spec.resources.time_limit_s! };
         await this.#live.refresh();
-      } else if (worker) end = worker;
+      } else if (runner) end = runner;
     }
     this.#phase = 'ended';
     this.#live?.close();
     if (counted) this.#host.slotFreed(this);
-    // The service is stopping: the worker lives on, and so must its record.
+    // The service is stopping: the runner lives on, and so must its record.
     if (this.#terminal !== undefined || (this.#host.closing.aborted && end?.kind === 'lost')) return;
     await this.#settle(end);
   }
 
-  /** Starts the worker; a failure to start is the run's end. */
-  async #start(): Promise<Worker | WorkerEnd> {
+  /** Starts the runner; a failure to start is the run's end. */
+  async #start(): Promise<Runner | RunnerEnd> {
     this.#phase = 'starting';
     const { spec } = this;
     try {
@@ -167,13 +167,13 @@ export class TaskRun {
   }
 
   #stopWorker(): void {
-    const worker = this.#worker;
-    if (!worker || this.#stopping) return;
-    this.#stopping = this.#host.executor.stop(worker).catch((err: unknown) => console.error(`taskyard: stopping the worker of ${this.id} failed`, err));
+    const runner = this.#runner;
+    if (!runner || this.#stopping) return;
+    this.#stopping = this.#host.executor.stop(runner).catch((err: unknown) => console.error(`taskyard: stopping the runner of ${this.id} failed`, err));
   }
 
-  /** The one place where the service records how a run ended, when its worker did not. */
-  async #settle(end: WorkerEnd | null): Promise<void> {
+  /** The one place where the service records how a run ended, when its runner did not. */
+  async #settle(end: RunnerEnd | null): Promise<void> {
     const { index } = this.#host;
     const files = { id: this.id, type: this.spec.parts.type, dir: this.spec.dir, runId: this.spec.runId };
     const known = index.get(this.id)?.status;

@@ -1,7 +1,7 @@
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isTerminal } from '../../workers/task-runner/record-files.js';
-import { deferExtraCaCerts } from '../../workers/task-runner/extra-ca-certs.js';
+import { isTerminal } from '../../core/task-record/record-files.js';
+import { deferExtraCaCerts } from '../../runner/extra-ca-certs.js';
 import type { Config } from '../config.js';
 import { STATE_DIR } from '../token-store.js';
 import { DefinitionCatalog } from './definitions.js';
@@ -24,7 +24,7 @@ const INDEX_FILE = 'task-index';
 
 /**
  * Everything the task Jobs share: the definition catalog, the in-memory index of records, and
- * the table of runs this service owns (each run with its executor worker and its file watch).
+ * the table of runs this service owns (each run with its executor runner and its file watch).
  * Other capabilities (the plugin installer, snapshots) reach it through `taskRuntimeOf(env)`.
  */
 export class TaskRuntime {
@@ -78,22 +78,22 @@ export class TaskRuntime {
   /**
    * Queued or running records this service does not own: those a previous service left at a
    * restart, and those another tool writes into the workspace later. Each is adopted (the engine
-   * finds its live worker: a runner process naming its run, a Slurm job named beside the record)
-   * or settled as lost, with the reason. Nothing stays `running` without a worker.
+   * finds its live runner: a process naming its run, a Slurm job named beside the record)
+   * or settled as lost, with the reason. Nothing stays `running` without a runner.
    */
   async takeOver(records: readonly TaskRecord[]): Promise<void> {
     const foreign = () => records.filter((r) => r.status && !isTerminal(r.status.state) && !this.runs.get(r.id));
     if (foreign().length === 0 || this.#closing.signal.aborted) return;
-    const workers = await this.#executor.adopt(foreign().map((r) => ({ runId: r.status!.run_id, dir: r.dir })));
-    const leases = workers.size > 0 ? await this.#leaseFile.read() : new Map<string, never>();
+    const adopted = await this.#executor.adopt(foreign().map((r) => ({ runId: r.status!.run_id, dir: r.dir })));
+    const leases = adopted.size > 0 ? await this.#leaseFile.read() : new Map<string, never>();
     const settling: Array<Promise<unknown>> = [];
     // Another event may have taken some of them over meanwhile: look again after the await.
     for (const record of foreign()) {
       const status = record.status!;
       if (this.index.get(record.id)?.status?.run_id !== status.run_id) continue;
       const spec = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id, registration: record.parts.registration, module: '', resources: {} };
-      const worker = workers.get(status.run_id);
-      if (worker) this.runs.take(spec, { kind: 'adopt', worker }, leases.get(status.run_id));
+      const runner = adopted.get(status.run_id);
+      if (runner) this.runs.take(spec, { kind: 'adopt', runner }, leases.get(status.run_id));
       else settling.push(this.runs.take(spec, { kind: 'lost', end: status.state === 'queued' ? null : { kind: 'lost', pid: status.pid } }).published);
     }
     // Settled before the service answers: nobody sees a lost run as running.
@@ -141,7 +141,7 @@ export class TaskRuntime {
     return deleted;
   }
 
-  /** Stops watching and writes the index file; workers keep running (a restarted service adopts them). */
+  /** Stops watching and writes the index file; runners keep running (a restarted service adopts them). */
   async close(): Promise<void> {
     this.#closing.abort();
     this.#executor.close();

@@ -1,7 +1,7 @@
 import { lstatSync, readdirSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { isTerminal } from '../../workers/task-runner/record-files.js';
-import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
+import { isTerminal } from '../../core/task-record/record-files.js';
+import { TASK_TYPE } from '../../core/task-record/id-rules.js';
 import { parseTaskId } from './task-ids.js';
 import type { TaskIndex, TaskRecord } from './task-index.js';
 

@@ -4,7 +4,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { readSseEvents } from '../../protocol/sse-reader.js';
-import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
+import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { closedPort, startPlainServer } from '../helpers/http-server.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 import { newProbeState, probeCapability, type ProbeState } from './probe-jobs.js';

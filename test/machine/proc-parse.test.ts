@@ -1,7 +1,6 @@
 import t from 'tap';
 import { parsePhysicalCores, parseProcStat, usageBetween } from '../../supervisor/machine/cpu-usage.js';
 import { parseMeminfo } from '../../supervisor/machine/memory-info.js';
-import { utf8SafeLength } from '../../workers/capped-output.js';
 import { parseStat } from '../../workers/process-tree.js';
 
 t.test('/proc/stat CPU times and usage', async (t) => {
@@ -31,11 +30,3 @@ t.test('/proc/<pid>/stat with a hostile command name', async (t) => {
   t.equal(parseStat('garbage'), undefined);
 });
 
-t.test('UTF-8 safe cut length', async (t) => {
-  const bytes = Buffer.from('aé😀');
-  t.equal(utf8SafeLength(bytes), 7);
-  t.equal(utf8SafeLength(bytes.subarray(0, 6)), 3, 'inside the emoji: back to its start');
-  t.equal(utf8SafeLength(bytes.subarray(0, 2)), 1, 'inside the é');
-  t.equal(utf8SafeLength(bytes.subarray(0, 3)), 3);
-  t.equal(utf8SafeLength(Buffer.alloc(0)), 0);
-});

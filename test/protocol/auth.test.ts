@@ -1,6 +1,6 @@
 // Runs on every HTTP front end.
 import t from 'tap';
-import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
+import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { startTestService, TEST_TOKEN } from '../helpers/service.js';
 import { testJobs } from '../helpers/test-jobs.js';
 

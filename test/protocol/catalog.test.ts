@@ -1,6 +1,6 @@
 // Runs on every HTTP front end.
 import t from 'tap';
-import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
+import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { startTestService } from '../helpers/service.js';
 import { testJobs } from '../helpers/test-jobs.js';
 import { connectMcp } from '../helpers/mcp-client.js';

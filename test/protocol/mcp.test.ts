@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
+import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { startTestService } from '../helpers/service.js';
 import { connectMcp } from '../helpers/mcp-client.js';
@@ -14,7 +14,7 @@ import { Type } from '@sinclair/typebox';
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineJob } from '../../core/job.js';
 import { ok } from '../../schemas/job-response.js';
-import type { CapabilityFactory } from '../../supervisor/capability.js';
+import type { CapabilityFactory } from '../../supervisor/capability-contract.js';
 import type { JobCatalog } from '../../schemas/job-response.js';
 
 const capabilities = [...DEFAULT_CAPABILITIES, testJobs];

@@ -1,7 +1,7 @@
 // Runs on every HTTP front end.
 import { request } from 'node:http';
 import t from 'tap';
-import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
+import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { startTestService, waitFor } from '../helpers/service.js';
 import { observed, testJobs } from '../helpers/test-jobs.js';
 

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { closeSync, lstatSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeJsonAtomicSync } from '../../workers/task-runner/record-files.js';
+import { writeJsonAtomicSync } from '../../core/task-record/record-files.js';
 import { exited, startServiceProcess } from '../helpers/service-process.js';
 import { waitFor } from '../helpers/service.js';
 import { killTaskProcesses, makeWorkspace, startTaskService, statusOf, submitOk, waitState, waitTask, writeFixturePlugin, type Handle, type Status } from './task-helpers.js';

@@ -1,6 +1,6 @@
 /**
  * NODE_EXTRA_CA_CERTS reaches Task code although the runner starts without it (it is loaded on
- * first use, see workers/task-runner/extra-ca-certs.ts): fetch, https and the Task's own node
+ * first use, see runner/extra-ca-certs.ts): fetch, https and the Task's own node
  * subprocesses all trust a CA given only through that variable, and a bad path is a warning.
  */
 import { readFileSync } from 'node:fs';

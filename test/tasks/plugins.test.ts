@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { defineTask, DefinitionError } from '../../workers/task-runner/task-sdk.js';
+import { defineTask, DefinitionError } from '../../runner/task-sdk.js';
 import { waitFor } from '../helpers/service.js';
 import { groupGone, isRunning, makeWorkspace, startTaskService, submitOk, waitState, waitTask, writeFixturePlugin } from './task-helpers.js';
 

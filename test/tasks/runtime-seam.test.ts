@@ -1,6 +1,6 @@
 import t from 'tap';
-import type { CapabilityFactory } from '../../supervisor/capability.js';
-import { taskRuntimeOf, tasksCapability } from '../../supervisor/tasks/capability.js';
+import type { CapabilityFactory } from '../../supervisor/capability-contract.js';
+import { taskRuntimeOf, tasksCapability } from '../../supervisor/tasks/tasks-capability.js';
 import type { TaskRuntime } from '../../supervisor/tasks/task-runtime.js';
 import { waitFor } from '../helpers/service.js';
 import { startTaskService, submitOk, waitTask, writeFixturePlugin } from './task-helpers.js';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
 import { ok } from '../../schemas/job-response.js';
-import { DEFAULT_CAPABILITIES } from '../../app/capabilities.js';
+import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { defineJob } from '../../core/job.js';
 import { startConsole, waitFor } from '../helpers/browser.js';
 

@@ -4,7 +4,6 @@ import { normalizeClientPath, UnsafePathError } from '../../supervisor/workspace
 import { stagedFilePath, uploadDirectory, uploadFileName } from '../../supervisor/workspace/staged-path.js';
 import { overlappingGroups } from '../../workers/preview/parquet.js';
 import { previewKindOf } from '../../workers/preview/preview-kind.js';
-import { utf8Boundary } from '../../workers/preview/text.js';
 
 /** The error `fn` throws, or undefined. */
 function caught(fn: () => unknown): unknown {
@@ -24,13 +23,6 @@ t.test('normalizeClientPath: lexical rules', async (t) => {
     const err = caught(() => normalizeClientPath(input!));
     t.ok(err instanceof UnsafePathError && err.reason === reason && err.type === 'PermissionError', `${JSON.stringify(input)} → ${reason}`);
   }
-});
-
-t.test('utf8Boundary never splits a sequence', async (t) => {
-  const bytes = Buffer.from('a€😀');
-  // a=1 byte, €=3 bytes (1..3), 😀=4 bytes (4..7)
-  t.same([1, 2, 3, 4, 5, 6, 7, 8].map((n) => utf8Boundary(bytes.subarray(0, n))), [1, 1, 1, 4, 4, 4, 4, 8]);
-  t.equal(utf8Boundary(new Uint8Array()), 0);
 });
 
 t.test('overlappingGroups picks the row groups of a window', async (t) => {

@@ -3,7 +3,8 @@ import { parse as parseYaml, type DocumentOptions, type ParseOptions, type Schem
 import { WORKSPACE_LIMITS, type StructuredPreview } from '../../schemas/workspace.js';
 import { depthExceeds } from '../../core/json-depth.js';
 import { readPrefix } from './open-file.js';
-import { readTextWindow, utf8Boundary } from './text.js';
+import { utf8SafeLength } from '../../core/utf8-cut.js';
+import { readTextWindow } from './text.js';
 
 /**
  * YAML loading without surprises: the plain core schema (no custom tags, nothing executed),
@@ -38,7 +39,7 @@ export async function previewStructured(kind: 'json' | 'yaml', handle: FileHandl
   const bytes = await readPrefix(handle, size);
   const textLimit = WORKSPACE_LIMITS.textBytes;
   const truncated = bytes.length > textLimit;
-  const content = new TextDecoder().decode(truncated ? bytes.subarray(0, utf8Boundary(bytes.subarray(0, textLimit))) : bytes);
+  const content = new TextDecoder().decode(truncated ? bytes.subarray(0, utf8SafeLength(bytes.subarray(0, textLimit))) : bytes);
   let data: unknown = null;
   let parse_error: string | null = null;
   try {

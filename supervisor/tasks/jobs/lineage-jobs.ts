@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
-import { TASK_FILES } from '../../../workers/task-runner/record-files.js';
+import { TASK_FILES } from '../../../core/task-record/record-files.js';
 import { KeyError } from '../../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { buildLineage } from '../graph.js';

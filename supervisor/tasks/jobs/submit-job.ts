@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
-import { nowIso } from '../../../workers/task-runner/record-files.js';
+import { nowIso } from '../../../core/task-record/record-files.js';
 import { defineJob } from '../../../core/job.js';
 import { submitTask } from '../submit.js';
 import type { TaskRuntime } from '../task-runtime.js';

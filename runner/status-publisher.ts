@@ -1,7 +1,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import type { TaskStatus, TaskStepStatus } from '../../schemas/tasks.js';
-import { nowIso, TASK_FILES, writeAllSync, writeJsonAtomicSync } from './record-files.js';
+import type { TaskStatus, TaskStepStatus } from '../schemas/tasks.js';
+import { nowIso, TASK_FILES, writeAllSync, writeJsonAtomicSync } from '../core/task-record/record-files.js';
 
 /** How often percentage changes alone are written (progress lines and status). */
 const PROGRESS_COALESCE_MS = 100;

@@ -82,7 +82,7 @@ export function writeJsonAtomicSync(file: string, value: unknown, opts: WriteOpt
 
 /**
  * The same atomic replace for the supervisor, without blocking its event loop. `durable: false`
- * skips the fsync for files that mean nothing after a machine crash (which kills every worker).
+ * skips the fsync for files that mean nothing after a machine crash (which kills every runner).
  * `FileHandle.writeFile` loops until every byte is written.
  */
 export async function writeJsonAtomic(file: string, value: unknown, opts: WriteOptions = {}): Promise<void> {

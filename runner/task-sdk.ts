@@ -1,11 +1,15 @@
 /**
  * The Task SDK (`taskyard/task`): `defineTask` and the context a Task receives. Plugins import it,
- * and the task runner loads it on every spawn, so it imports nothing at runtime.
+ * and the task runner loads it on every spawn, so at runtime it imports only two tiny modules that
+ * import nothing themselves.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { ArtifactRecord, TaskResources } from '../../schemas/tasks.js';
+import { isObject } from '../core/is-object.js';
+import { REGISTRATION_NAME, TASK_TYPE } from '../core/task-record/id-rules.js';
+import type { ArtifactRecord, TaskResources } from '../schemas/tasks.js';
 
 export type { ArtifactRecord, TaskResources };
+export { REGISTRATION_NAME, TASK_TYPE };
 /** A JSON Schema object (TypeBox schemas are JSON Schemas too). */
 export type JsonSchema = Record<string, unknown>;
 
@@ -88,10 +92,6 @@ export class TaskError extends Error {
   }
 }
 
-/** Registration names: no `#` (the Task ID separator) and nothing path-like. */
-export const REGISTRATION_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-/** Task types name a workspace directory: no dots first, no separators. */
-export const TASK_TYPE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const MIN_DESCRIPTION = 10;
 const RESERVED_INPUTS = ['task_name', 'source_tasks'];
 const RESERVED_OUTPUTS = ['artifacts'];
@@ -99,10 +99,6 @@ const RESERVED_OUTPUTS = ['artifacts'];
 /** Why a value is not a usable Task definition (the message names the Task and the reason). */
 export class DefinitionError extends Error {
   override name = 'DefinitionError';
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Drops TypeBox's symbol keys: what is left is the plain JSON Schema. */
@@ -124,7 +120,7 @@ const RESOURCE_LIMITS: Record<keyof TaskResources, [min: number, max: number]> =
   time_limit_s: [1, 2 ** 31],
 };
 
-/** The declared resources, checked by hand: this module imports nothing at runtime (see top). */
+/** The declared resources, checked by hand: the SDK does not load a validator (see top). */
 function checkResources(value: unknown, where: string): TaskResources {
   if (value === undefined) return {};
   if (!isObject(value)) throw new DefinitionError(`${where}: resources must be an object such as { cpus: 1, gpus: 0 }`);

@@ -1,4 +1,4 @@
-import type { Capability, CapabilityFactory, Environment } from '../capability.js';
+import type { Capability, CapabilityFactory, Environment } from '../capability-contract.js';
 import { controlJobs } from './jobs/control-jobs.js';
 import { definitionJobs } from './jobs/definition-jobs.js';
 import { followJobs } from './jobs/follow-jobs.js';

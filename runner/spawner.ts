@@ -17,7 +17,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openAppendFileSync, UnsafeFileError } from '../safe-file.js';
+import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
 import { RUNNER } from './runner-file.js';
 import { NO_RUN_YET, RUN_FLAG, type RunAssignment, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
 

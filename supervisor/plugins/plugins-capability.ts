@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
-import type { CapabilityFactory } from '../capability.js';
+import type { CapabilityFactory } from '../capability-contract.js';
 import { READ_ONLY, defineJob } from '../../core/job.js';
-import { taskRuntimeOf } from '../tasks/capability.js';
+import { taskRuntimeOf } from '../tasks/tasks-capability.js';
 import { PluginManager } from './plugin-manager.js';
 
 const InstallInput = Type.Object(

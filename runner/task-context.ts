@@ -1,10 +1,10 @@
 import { closeSync, createReadStream, fstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import type { ArtifactRecord } from '../../schemas/tasks.js';
-import { openRegularFileSync, UnsafeFileError } from '../safe-file.js';
+import type { ArtifactRecord } from '../schemas/tasks.js';
+import { openRegularFileSync, UnsafeFileError } from '../workers/safe-file.js';
 import type { StatusPublisher } from './status-publisher.js';
 import { TaskError, type TaskContext, type TaskLogger } from './task-sdk.js';
-import { nowIso, writeAllSync } from './record-files.js';
+import { nowIso, writeAllSync } from '../core/task-record/record-files.js';
 
 /** Who the run is and where its files are, as the runner learned it from its environment. */
 export interface ContextIdentity {

@@ -1,10 +1,7 @@
-import type { ArtifactRecord } from '../../schemas/tasks.js';
+import { isObject } from '../core/is-object.js';
+import type { ArtifactRecord } from '../schemas/tasks.js';
 import { resolveInsideTaskDir } from './task-context.js';
 import { TaskError, type JsonSchema } from './task-sdk.js';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /**
  * Structural check of a Task's output against its declared fields (extra fields forbidden,

@@ -7,13 +7,14 @@
  * one CommonJS file (`runner.cjs`, see bundle.mjs): loading this as several ES modules costs ~8 ms.
  */
 import { readFileSync } from 'node:fs';
-import { openAppendFileSync } from '../safe-file.js';
+import { openAppendFileSync } from '../workers/safe-file.js';
+import { describeError } from '../core/errors.js';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ArtifactRecord, TaskStatus } from '../../schemas/tasks.js';
+import type { ArtifactRecord, TaskStatus } from '../schemas/tasks.js';
 import { restoreExtraCaCerts } from './extra-ca-certs.js';
 import { buildOutput } from './output-check.js';
-import { TASK_FILES, writeJsonAtomicSync } from './record-files.js';
+import { TASK_FILES, writeJsonAtomicSync } from '../core/task-record/record-files.js';
 import { StatusPublisher } from './status-publisher.js';
 import { createTaskContext } from './task-context.js';
 import { takeRun } from './take-run.js';
@@ -36,11 +37,9 @@ async function loadDefinition(registration: string, moduleFile: string): Promise
   throw new TaskError('KeyError', `task ${registration} is no longer provided by ${moduleFile || 'the built-ins'}`);
 }
 
-/** `<Type>: <message>` and the exit code of a thrown value (1 unless the Task chose one). */
+/** `<Type>: <message>` (as a Job's failure reads) and the exit code: 1 unless the Task chose one. */
 function describeFailure(err: unknown): { error: string; exit_code: number } {
-  if (err instanceof TaskError) return { error: `${err.type}: ${err.message}`, exit_code: Math.min(255, Math.max(1, err.exitCode)) };
-  if (err instanceof Error) return { error: `${err.name && err.name !== 'Error' ? err.name : 'RuntimeError'}: ${err.message}`, exit_code: 1 };
-  return { error: `RuntimeError: ${String(err)}`, exit_code: 1 };
+  return { error: describeError(err), exit_code: err instanceof TaskError ? Math.min(255, Math.max(1, err.exitCode)) : 1 };
 }
 
 let publisher: StatusPublisher | undefined;

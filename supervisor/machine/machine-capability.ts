@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
 import { PACKAGE_VERSION } from '../../core/build-info.js';
-import type { CapabilityFactory } from '../capability.js';
+import type { CapabilityFactory } from '../capability-contract.js';
 import { READ_ONLY, defineJob } from '../../core/job.js';
 import { indexTargets } from '../../core/targets.js';
 import { checkTargets } from './list-machines.js';
 import { startMachineStatus } from './machine-status.js';
-import { findTaskRuntime } from '../tasks/capability.js';
+import { findTaskRuntime } from '../tasks/tasks-capability.js';
 import { shellJob } from './shell-job.js';
 
 const NoArguments = Type.Object({}, { additionalProperties: false });
