@@ -36,7 +36,7 @@ export function parseConfig(text: string, source: string): Config {
 
 export function validateConfig(raw: unknown, source: string): Config {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new ConfigError(`${source}: the configuration must be a mapping with sections service, targets, jobs, proxy, environment`);
+    throw new ConfigError(`${source}: the configuration must be a mapping with sections ${Object.keys(ConfigFile.properties).join(', ')}`);
   }
   const withService = { service: {}, ...(raw as Record<string, unknown>) };
   const result = check(ConfigFile, withService, { defaults: true });

@@ -1,98 +1,110 @@
 /**
- * Runs the whole tap suite on the first HTTP front end (uWS), then again on each further one
- * (node:http) only the files whose behaviour depends on the front end: those carrying the marker
- * line `FRONT_END_MARKER`. Task, CLI and console tests reach the same Jobs whatever the sockets
- * are, so running them twice doubled the suite's time and proved nothing more. Prints one closing
- * line `N passed, N failed` counting top-level tests of every file and run; exits nonzero on any
- * failure, including a test file that crashed before reporting.
+ * Runs the whole suite: every test file on the first HTTP front end (uWS), and the files whose
+ * behaviour depends on the front end (those carrying `FRONT_END_MARKER`, test/helpers/front-end.ts) on each
+ * further one (node:http) as well. Task, CLI and console tests reach the same Jobs whatever the
+ * sockets are, so running them twice would double the time and prove nothing more.
+ *
+ * All runs share one pool of `TASKYARD_TEST_JOBS` processes (default 2 per core), the longest files
+ * first, by the times the previous run measured (`.tap/suite-times.json`, else the checked-in
+ * `test/suite/times.json`): most files wait on processes, sockets and browsers rather than the CPU,
+ * and a long file started last would decide the wall time alone. Each file runs under the leak check
+ * (`test/helpers/leak-check.ts`).
+ *
+ * Prints a line per file, the output of each failure, where the time went, and last the line
+ * `N passed, N failed` counting top-level tests of every file and run; exits nonzero on any failure,
+ * including a file that crashed or leaked after its tests passed.
+ *
+ * `node dist/test/run-suite.js [file…]` runs only the named files (on every front end unless
+ * `TASKYARD_TEST_ADAPTERS` says otherwise).
  */
-import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { testsFrontEnd } from './helpers/front-end.js';
+import { runFile, saveTimes, type FileResult, type FileRun } from './suite/run-file.js';
 
 const adapters = (process.env['TASKYARD_TEST_ADAPTERS'] ?? 'uws,node').split(',').filter(Boolean);
-const extraArgs = process.argv.slice(2);
-const resultsDir = '.tap/test-results';
-/** Written by the leak check (test/helpers/leak-check.ts): one file per test process that leaked. */
-const leaksDir = '.tap/leaks';
-/** The line a test file carries when it must run on every front end (kept in the compiled JS). */
-const FRONT_END_MARKER = '// Runs on every HTTP front end.';
+const named = process.argv.slice(2).map((f) => relative('.', f));
+const jobs = Number(process.env['TASKYARD_TEST_JOBS']) || availableParallelism() * 2;
+const LEAK_CHECK = './dist/test/helpers/leak-check.js';
+/** Written by the leak check: one file per test process that leaked. */
+const LEAKS_DIR = '.tap/leaks';
+const LAST_TIMES = '.tap/suite-times.json';
+const KNOWN_TIMES = 'test/suite/times.json';
 
-function filesEndingWith(dir: string, suffix: string): string[] {
+function testFiles(dir: string): string[] {
   let out: string[] = [];
   for (const name of readdirSync(dir)) {
     const full = join(dir, name);
-    if (statSync(full).isDirectory()) out = out.concat(filesEndingWith(full, suffix));
-    else if (name.endsWith(suffix)) out.push(full);
+    if (statSync(full).isDirectory()) out = out.concat(testFiles(full));
+    else if (name.endsWith('.test.js')) out.push(full);
   }
   return out;
 }
 
-const tapFiles = (dir: string) => filesEndingWith(dir, '.tap');
-
-/** Test files for a later front end: the marked ones, unless files were named on the command line. */
-function frontEndFiles(): string[] {
-  if (extraArgs.some((a) => !a.startsWith('-'))) return [];
-  return filesEndingWith(join('dist', 'test'), '.test.js')
-    .filter((f) => readFileSync(f, 'utf8').includes(FRONT_END_MARKER))
-    .sort();
+function plannedRuns(): FileRun[] {
+  const files = named.length > 0 ? named : testFiles(join('dist', 'test'));
+  return adapters.flatMap((adapter, i) =>
+    files.filter((file) => i === 0 || named.length > 0 || testsFrontEnd(file)).map((file) => ({ file, adapter })),
+  );
 }
 
-/** Counts the top-level `ok` / `not ok` lines of each file's TAP (its tests, not assertions). */
-function count(): { passed: number; failed: number; failures: string[] } {
-  let passed = 0;
-  let failed = 0;
-  const failures: string[] = [];
-  let files: string[] = [];
-  try {
-    files = tapFiles(resultsDir);
-  } catch {
-    return { passed, failed: 1, failures: ['no test results were written'] };
-  }
-  for (const file of files) {
-    for (const line of readFileSync(file, 'utf8').split('\n')) {
-      if (/^ok \d+/.test(line)) passed++;
-      else if (/^not ok \d+/.test(line)) {
-        failed++;
-        failures.push(`${file}: ${line}`);
-      }
+function readTimes(): Record<string, number> {
+  for (const path of [LAST_TIMES, KNOWN_TIMES]) {
+    try {
+      return JSON.parse(readFileSync(path, 'utf8')) as Record<string, number>;
+    } catch {
+      // not there yet, or damaged: try the next, else no order beyond the name
     }
   }
-  // A leak fails its file after its tests passed: one failure per leaking file, named.
-  let leaks: string[] = [];
-  try {
-    leaks = readdirSync(leaksDir).map((f) => readFileSync(join(leaksDir, f), 'utf8').trim());
-  } catch {
-    // no leak reports
-  }
-  failed += leaks.length;
-  failures.push(...leaks.map((l) => `leak: ${l}`));
-  return { passed, failed, failures };
+  return {};
 }
 
-let passed = 0;
-let failed = 0;
-let status = 0;
-for (const [i, adapter] of adapters.entries()) {
-  const files = i === 0 ? [] : frontEndFiles();
-  if (i > 0 && files.length === 0 && !extraArgs.some((a) => !a.startsWith('-'))) continue;
-  console.log(`\n=== ${i === 0 ? 'test suite' : `the ${files.length} front-end tests`} on the ${adapter} front end ===`);
-  rmSync(resultsDir, { recursive: true, force: true });
-  rmSync(leaksDir, { recursive: true, force: true });
-  const started = performance.now();
-  const run = spawnSync('npx', ['tap', ...extraArgs, ...files], { stdio: 'inherit', env: { ...process.env, TASKYARD_HTTP_ADAPTER: adapter } });
-  console.log(`(${adapter}: ${((performance.now() - started) / 1000).toFixed(0)} s)`);
-  const c = count();
-  passed += c.passed;
-  failed += c.failed;
-  for (const f of c.failures) console.log(`FAILED [${adapter}] ${f}`);
-  if (run.status !== 0) {
-    status = 1;
-    if (c.failed === 0) {
-      failed++;
-      console.log(`FAILED [${adapter}] tap exited with ${run.status ?? run.signal}`);
+/** Runs the files, at most `jobs` at once, taking them in the given order. */
+async function runAll(runs: FileRun[], onDone: (r: FileResult) => void): Promise<FileResult[]> {
+  const queue = [...runs];
+  const results: FileResult[] = [];
+  const lane = async () => {
+    for (let run = queue.shift(); run; run = queue.shift()) {
+      const result = await runFile(run, LEAK_CHECK);
+      results.push(result);
+      onDone(result);
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(jobs, runs.length) }, lane));
+  return results;
 }
+
+const label = (r: FileRun) => `${r.file.replace(/^dist\/test\//, '')} [${r.adapter}]`;
+const failedRun = (r: FileResult) => r.failed > 0 || r.exit !== 0;
+
+const times = readTimes();
+const runs = plannedRuns().sort((a, b) => (times[`${b.adapter} ${b.file}`] ?? 0) - (times[`${a.adapter} ${a.file}`] ?? 0));
+rmSync('.tap/test-results', { recursive: true, force: true });
+rmSync(LEAKS_DIR, { recursive: true, force: true });
+console.log(`${runs.length} test files (${adapters.join(', ')}), ${jobs} at a time`);
+const started = performance.now();
+const results = await runAll(runs, (r) => {
+  const mark = failedRun(r) ? 'FAIL' : 'ok  ';
+  console.log(`${mark} ${r.seconds.toFixed(1).padStart(6)} s  ${label(r)}  (${r.passed} passed${r.failed ? `, ${r.failed} failed` : ''})`);
+  if (failedRun(r)) console.log(r.output.replace(/^/gm, '    | '));
+});
+const wall = (performance.now() - started) / 1000;
+if (named.length === 0) saveTimes(LAST_TIMES, results);
+
+let leaks: string[] = [];
+try {
+  leaks = readdirSync(LEAKS_DIR).map((f) => readFileSync(join(LEAKS_DIR, f), 'utf8').trim());
+} catch {
+  // no leak reports
+}
+const passed = results.reduce((n, r) => n + r.passed, 0);
+// A file that exited nonzero without a failing test (a crash, a timeout, a leak) counts once.
+const failed = results.reduce((n, r) => n + (r.failed > 0 ? r.failed : r.exit !== 0 ? 1 : 0), 0);
+
+console.log(`\nslowest files (wall ${wall.toFixed(0)} s, ${jobs} at a time):`);
+for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 12)) console.log(`  ${r.seconds.toFixed(1).padStart(6)} s  ${label(r)}`);
+for (const r of results.filter(failedRun)) console.log(`FAILED ${label(r)}: ${r.failed} failed, exit ${r.exit}`);
+for (const l of leaks) console.log(`FAILED leak: ${l}`);
 console.log(`${passed} passed, ${failed} failed`);
-process.exit(status || (failed ? 1 : 0));
+process.exit(failed > 0 ? 1 : 0);

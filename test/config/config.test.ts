@@ -52,7 +52,7 @@ t.test('bad configurations name the field', async (t) => {
     ['proxy: {tb: {}}', /proxy\.tb\.url/],
     ['environment: {A: 1}', /environment\.A: must be string/],
     ['service: {upload_limit_bytes: 0}', /service\.upload_limit_bytes/],
-    ['- just\n- a list', /must be a mapping/],
+    ['- just\n- a list', /must be a mapping with sections service, targets, jobs, proxy, environment, agent, executor, tasks/],
     ['service: [unclosed', /not valid YAML/],
   ];
   for (const [text, pattern] of cases) {

@@ -5,6 +5,7 @@ import type { Test } from 'tap';
 import { validateConfig } from '../../supervisor/config.js';
 import { startService, type RunningService, type ServiceOptions } from '../../app/service.js';
 import type { JobResponse } from '../../schemas/job-response.js';
+import { testsFrontEnd } from './front-end.js';
 import { reportLeak } from './leak-check.js';
 import { killTaskProcesses, liveTaskProcesses } from './task-processes.js';
 
@@ -17,7 +18,10 @@ export interface TestService extends RunningService {
   readonly token: string | null;
   /** `fetch` against the service with the bearer token (unless headers override it). */
   fetch(path: string, init?: RequestInit): Promise<Response>;
-  /** `POST /jobs/{name}` with `{arguments}`; returns the status and parsed body. */
+  /**
+   * `POST /jobs/{name}` with `{arguments}`; returns the status and parsed body. Over a socket in a
+   * file that tests the front end, through the routes in process otherwise (`callsOverSockets`).
+   */
   call(name: string, args?: Record<string, unknown>, extra?: Record<string, unknown>): Promise<{ status: number; body: JobResponse }>;
   /** `POST /jobs/{name}/events`; returns every parsed event in order. */
   events(name: string, args?: Record<string, unknown>): Promise<{ status: number; events: Array<Record<string, unknown>>; raw: string }>;
@@ -32,6 +36,13 @@ export interface TestServiceOptions {
   /** Use this workspace instead of a fresh temporary one (kept after the test). */
   workspace?: string;
 }
+
+/**
+ * `call` and `events` go over a real socket only in a test file that tests the HTTP front end
+ * (test/helpers/front-end.ts); elsewhere they run the same front door and routes in process, where
+ * a socket adds nothing but time. `fetch` is always a real HTTP request.
+ */
+export const callsOverSockets = testsFrontEnd(process.argv[1] ?? '');
 
 /** Parses an SSE body into its data objects, checking the `event:` line equals `data.kind`. */
 export function parseSse(raw: string): Array<Record<string, unknown>> {
@@ -73,19 +84,29 @@ export async function startTestService(t: Test, opts: TestServiceOptions = {}): 
     headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(init.headers as Record<string, string> | undefined) },
   });
   const fetchPath = (path: string, init?: RequestInit) => fetch(`${running.url}${path}`, authed(init));
+  /** POSTs a JSON body to a Job route; answers its status and body text. */
+  const post = async (path: string, body: unknown): Promise<{ status: number; text: string }> => {
+    const json = JSON.stringify(body);
+    if (callsOverSockets) {
+      const res = await fetchPath(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: json });
+      return { status: res.status, text: await res.text() };
+    }
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) };
+    const res = await running.request({ method: 'POST', path, headers, body: json });
+    return { status: res.status, text: res.text() };
+  };
   return {
     ...running,
     close: running.close,
     token,
     fetch: fetchPath,
     async call(name, args = {}, extra = {}) {
-      const res = await fetchPath(`/jobs/${name}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args, ...extra }) });
-      return { status: res.status, body: (await res.json()) as JobResponse };
+      const res = await post(`/jobs/${name}`, { arguments: args, ...extra });
+      return { status: res.status, body: JSON.parse(res.text) as JobResponse };
     },
     async events(name, args = {}) {
-      const res = await fetchPath(`/jobs/${name}/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
-      const raw = await res.text();
-      return { status: res.status, raw, events: res.status === 200 ? parseSse(raw) : [] };
+      const res = await post(`/jobs/${name}/events`, { arguments: args });
+      return { status: res.status, raw: res.text, events: res.status === 200 ? parseSse(res.text) : [] };
     },
   };
 }

@@ -16,8 +16,11 @@ const MiB = 1024 * 1024;
 const svc = await startTestService(t);
 
 /** Reads a pid (and optional extra fields) a command wrote into the workspace. */
+/** The numbers a command wrote to a file; rejects until they are whole (the shell creates it empty first). */
 async function readPidFile(workspace: string, name: string): Promise<number[]> {
-  return (await readFile(join(workspace, name), 'utf8')).trim().split(/\s+/).map(Number);
+  const text = (await readFile(join(workspace, name), 'utf8')).trim();
+  if (!/^\d+(\s+\d+)*$/.test(text)) throw new Error(`${name} is not written yet`);
+  return text.split(/\s+/).map(Number);
 }
 
 t.test('shell over HTTP JSON, SSE and MCP', async (t) => {

@@ -1,0 +1,93 @@
+/**
+ * Runs one compiled test file as its own Node process, the way tap's runner would, and settles with
+ * its TAP output, exit and duration. The suite runner (`test/run-suite.ts`) calls this instead of
+ * `tap`, so that it chooses the order of the files (longest first) and runs both front ends in one
+ * pool; tap's runner sorts files by name and its process-info hook is loaded into every process a
+ * test starts, which the suite does not use.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/** One file on one front end. */
+export interface FileRun {
+  file: string;
+  adapter: string;
+}
+
+export interface FileResult extends FileRun {
+  /** Top-level tests that passed and failed, from the file's own TAP. */
+  passed: number;
+  failed: number;
+  /** Exit code, or the signal that ended it. */
+  exit: number | string;
+  seconds: number;
+  /** stdout (TAP) then stderr, for the report of a failure. */
+  output: string;
+}
+
+/** tap's own per-file limit, in seconds (the root test times out and reports what was running). */
+const TAP_TIMEOUT_S = 300;
+/** After tap's limit, how long the process gets to report before it is killed with its group. */
+const KILL_AFTER_MS = (TAP_TIMEOUT_S + 30) * 1000;
+
+/** Where the TAP of each run is kept (the layout tap's runner uses, per front end). */
+export const resultPath = (run: FileRun) => join('.tap', 'test-results', run.adapter, `${run.file}.tap`);
+
+/** Process groups of the files running now, ended all at once if the suite itself is stopped. */
+const running = new Set<number>();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    for (const pid of running) killGroup(pid);
+    process.exit(130);
+  });
+}
+
+export function runFile(run: FileRun, leakCheck: string): Promise<FileResult> {
+  const started = performance.now();
+  // Its own process group, so a hung file is ended with everything it started.
+  const child = spawn(process.execPath, ['--enable-source-maps', `--import=${leakCheck}`, run.file], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, TASKYARD_HTTP_ADAPTER: run.adapter, TAP_TIMEOUT: String(TAP_TIMEOUT_S) },
+  });
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  child.stdout.on('data', (d: Buffer) => stdout.push(d));
+  child.stderr.on('data', (d: Buffer) => stderr.push(d));
+  if (child.pid !== undefined) running.add(child.pid);
+  const killer = setTimeout(() => killGroup(child.pid), KILL_AFTER_MS);
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      clearTimeout(killer);
+      // Whatever the file left in its group (the leak check has named it) must not disturb the rest.
+      killGroup(child.pid);
+      if (child.pid !== undefined) running.delete(child.pid);
+      const tap = Buffer.concat(stdout).toString();
+      const path = resultPath(run);
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(path, tap);
+      const passed = (tap.match(/^ok \d+/gm) ?? []).length;
+      const failed = (tap.match(/^not ok \d+/gm) ?? []).length;
+      resolve({ ...run, passed, failed, exit: code ?? signal ?? '?', seconds: (performance.now() - started) / 1000, output: `${tap}${Buffer.concat(stderr).toString()}` });
+    });
+  });
+}
+
+/** Ends a test process and whatever it left in its group (the group is gone if it cleaned up). */
+export function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+/** Writes the measured times, read back by the next run to start the longest files first. */
+export function saveTimes(path: string, results: FileResult[]): void {
+  const times: Record<string, number> = {};
+  for (const r of results) times[`${r.adapter} ${r.file}`] = Math.round(r.seconds * 10) / 10;
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(times, Object.keys(times).sort(), 1)}\n`);
+}
