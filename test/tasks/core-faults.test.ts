@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { closeSync, lstatSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -124,7 +124,8 @@ t.test('a Task that swaps its events.jsonl for a directory, also across a restar
   const workspace = await makeWorkspace(t);
   await writeFixturePlugin(workspace);
   const first = await startTaskService(t, { workspace });
-  const handle = await submitOk(t, first, { task: 'hostile-files', seconds: 4 });
+  // It runs until told to finish, so a slow restart cannot outlast it.
+  const handle = await submitOk(t, first, { task: 'hostile-files', seconds: 120, until_file: 'finish' });
   const running = await waitState(first, handle.task_id, 'running');
   const eventsPath = join(workspace, 'fixture', handle.task_id, 'events.jsonl');
   await waitFor(() => lstatSync(eventsPath, { throwIfNoEntry: false })?.isDirectory(), 5000, 'the Task to swap events.jsonl for a directory');
@@ -132,6 +133,7 @@ t.test('a Task that swaps its events.jsonl for a directory, also across a restar
   await first.close();
   const second = await startTaskService(t, { workspace });
   t.same([(await statusOf(second, handle.task_id)).state, (await statusOf(second, handle.task_id)).pid], ['running', running.pid], 'adopted after the restart');
+  await writeFile(join(workspace, 'fixture', handle.task_id, 'finish'), '');
   const done = await waitTask(second, handle);
   t.equal(done.status.state, 'succeeded', 'the Task ends as it should');
   t.ok((done.status['steps'] as unknown[]).length > 0, 'its steps are in the status');

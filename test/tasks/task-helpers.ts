@@ -57,7 +57,7 @@ export async function waitState(svc: TestService, taskId: string, state: string,
 
 const PLUGIN_TASKS = `
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineTask, TaskError } from 'taskyard/task';
 
@@ -123,14 +123,14 @@ export default [
   defineTask({
     name: 'hostile-files',
     taskType: 'fixture',
-    description: 'Replaces its events.jsonl with a directory, then keeps reporting steps for a while.',
-    input: { type: 'object', properties: { seconds: { type: 'number', default: 1 } } },
+    description: 'Replaces its events.jsonl with a directory, then keeps reporting steps for a while, or until a file appears in its directory.',
+    input: { type: 'object', properties: { seconds: { type: 'number', default: 1 }, until_file: { type: 'string' } } },
     output: { type: 'object', properties: {} },
     async run(input, ctx) {
       rmSync('events.jsonl', { force: true });
       mkdirSync('events.jsonl');
       const until = Date.now() + input.seconds * 1000;
-      for (let i = 0; Date.now() < until; i++) {
+      for (let i = 0; Date.now() < until && !(input.until_file && existsSync(input.until_file)); i++) {
         await ctx.step('tick-' + i, () => delay(50));
         ctx.logger.info('tick ' + i);
       }
