@@ -3,7 +3,6 @@ import { mkdir, mkdtemp, open, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { TaskStatus } from '../schemas/tasks.js';
 import { check, describeIssues } from '../schemas/validator.js';
@@ -118,7 +117,7 @@ export function taskRunCommand(argv: string[]): Promise<number> {
     try {
       const args = parseFields(rest, schema, parseJsonArguments(options.json));
       checkRequired(args, schema);
-      const parsed = check(schema as unknown as TSchema, args, { defaults: true });
+      const parsed = check(schema, args, { defaults: true });
       if (!parsed.ok) throw new UsageError(`invalid input for task ${def.name}: ${describeIssues(parsed.issues)}`);
       config = parsed.value as Record<string, unknown>;
       config['source_tasks'] = normalizeSourceTasks(String(config['source_tasks'] ?? '')).join(',');

@@ -74,7 +74,7 @@ function toMcpTask(status: RunStatus): Task {
 
 /** The MCP form of a JobResponse (text block, structured content, isError). */
 export function toolResult(response: JobResponse): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(response) }], structuredContent: response as unknown as Record<string, unknown>, isError: !response.success };
+  return { content: [{ type: 'text', text: JSON.stringify(response) }], structuredContent: response, isError: !response.success };
 }
 
 /**

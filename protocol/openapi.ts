@@ -34,10 +34,11 @@ function envelope(input: TSchema): Doc {
 
 function jobPaths(registry: JobRegistry): Doc {
   const paths: Doc = {};
-  for (const { job, flags } of registry.list()) {
+  for (const { job, flags, response } of registry.list()) {
     const body = { required: true, content: { 'application/json': { schema: envelope(job.input) } } };
+    const answered = json(plain(response), 'The JobResponse, its answer typed for this Job (a business failure has success=false and error text)');
     paths[`/jobs/${job.name}`] = {
-      post: { operationId: job.name, summary: job.name, description: job.description, tags: ['jobs'], requestBody: body, responses: { '200': json(ref('JobResponse'), 'The JobResponse (a business failure has success=false)'), ...JOB_ERRORS } },
+      post: { operationId: job.name, summary: job.name, description: job.description, tags: ['jobs'], requestBody: body, responses: { '200': answered, ...JOB_ERRORS } },
     };
     if (!flags.enable_stream) continue;
     paths[`/jobs/${job.name}/events`] = {

@@ -42,6 +42,7 @@ export const AgentBlockPatch = Type.Object({
   delta: Type.String({ default: '' }),
   payload: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
 });
+export type AgentBlockPatch = Static<typeof AgentBlockPatch>;
 
 export const AgentMessageEvent = Type.Object({
   kind: Type.Literal('agent_message'),

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { LogEvent } from './events.js';
 
 /**
  * Wire shapes of the Task resources (spec: "Task identity" to "Task context"). The task runner
@@ -101,69 +102,81 @@ export const TaskResources = Type.Object(
 );
 export type TaskResources = Static<typeof TaskResources>;
 
-export interface TaskHandle {
-  task_id: string;
-  run_id: string;
-  task: string;
-}
+/** Answer of `submit`: `task` is the registration name (there is no `task_name` field). */
+export const TaskHandle = Type.Object({
+  task_id: Type.String(),
+  run_id: Type.String({ minLength: 1 }),
+  task: Type.String({ description: 'Registration name' }),
+});
+export type TaskHandle = Static<typeof TaskHandle>;
 
 /** A definition as the catalog shows it (spec: TaskDefinition). */
-export interface TaskDefinition {
-  name: string;
-  source: 'native' | 'plugin';
-  plugin: string | null;
-  task_type: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-  output_schema: Record<string, unknown>;
+export const TaskDefinition = Type.Object({
+  name: Type.String({ description: 'Registration name' }),
+  source: Type.Union([Type.Literal('native'), Type.Literal('plugin')]),
+  plugin: Type.Union([Type.String(), Type.Null()]),
+  task_type: Type.String(),
+  description: Type.String(),
+  input_schema: Type.Record(Type.String(), Type.Unknown()),
+  output_schema: Type.Record(Type.String(), Type.Unknown()),
   /** What a run of it asks for (definition, then config); `{}` asks for nothing in particular. */
-  resources: TaskResources;
-}
+  resources: TaskResources,
+});
+export type TaskDefinition = Static<typeof TaskDefinition>;
 
-export interface TaskLogChunk {
-  content: string;
-  start_offset: number;
-  next_offset: number;
-  file_size: number;
-  has_more_before: boolean;
-  has_more_after: boolean;
-  reset: boolean;
-}
+/** Answer of `read_task_log`: the `log` event's window fields, without `kind` and `channel`. */
+export const TaskLogChunk = Type.Omit(LogEvent, ['kind', 'channel']);
+export type TaskLogChunk = Static<typeof TaskLogChunk>;
 
 /** A node of the lineage graph (spec: Task graph). */
-export interface GraphNode {
-  task_id: string;
+export const GraphNode = Type.Object({
+  task_id: Type.String(),
   /** The task type (directory type), known even for a missing node from its ID. */
-  kind: string;
+  kind: Type.String({ description: 'Task type' }),
   /** Registration name, as TaskStatus.task_name holds it. */
-  task_name: string;
-  created_at: string | null;
-  parent_ids: string[];
-  state: string | null;
-  missing: boolean;
+  task_name: Type.String(),
+  created_at: Type.Union([Type.String(), Type.Null()]),
+  parent_ids: Type.Array(Type.String()),
+  state: Type.Union([TaskStateName, Type.Null()]),
+  missing: Type.Boolean(),
   /** Queued or running: its outputs do not exist yet. */
-  provisional: boolean;
-}
+  provisional: Type.Boolean({ description: 'Queued or running: its outputs do not exist yet' }),
+});
+export type GraphNode = Static<typeof GraphNode>;
 
 /** A parent → child edge (source = the upstream Task). */
-export interface GraphEdge {
-  source: string;
-  target: string;
-}
+export const GraphEdge = Type.Object({ source: Type.String(), target: Type.String() });
+export type GraphEdge = Static<typeof GraphEdge>;
 
 /** Answer of get_task_graph. */
-export interface TaskGraph {
-  root_id: string;
-  selected_id: string;
-  nodes: GraphNode[];
-  edges: GraphEdge[];
-}
+export const TaskGraph = Type.Object({
+  root_id: Type.String(),
+  selected_id: Type.String(),
+  nodes: Type.Array(GraphNode),
+  edges: Type.Array(GraphEdge),
+});
+export type TaskGraph = Static<typeof TaskGraph>;
+
+const TaskIds = Type.Array(Type.String());
 
 /** Relations of get_task_context, each an array of Task IDs. */
-export interface Relations {
-  direct_upstream: string[];
-  ancestors: string[];
-  direct_downstream: string[];
-  missing: string[];
-  provisional: string[];
-}
+export const Relations = Type.Object({
+  direct_upstream: TaskIds,
+  ancestors: TaskIds,
+  direct_downstream: TaskIds,
+  missing: TaskIds,
+  provisional: TaskIds,
+});
+export type Relations = Static<typeof Relations>;
+
+/** Answer of get_task_context (spec: Task context; not the runtime's TaskContext of a run). */
+export const TaskContextAnswer = Type.Object({
+  task_id: Type.String(),
+  status: TaskStatus,
+  metadata_exists: Type.Boolean(),
+  metadata_path: Type.String({ description: 'Workspace-relative: <type>/<task_id>/metadata.json' }),
+  log_path: Type.Union([Type.String(), Type.Null()]),
+  graph: TaskGraph,
+  relations: Relations,
+});
+export type TaskContextAnswer = Static<typeof TaskContextAnswer>;

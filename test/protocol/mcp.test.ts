@@ -24,6 +24,7 @@ const conformanceJobs: CapabilityFactory = () => ({
   jobs: [
     defineJob({
       name: 'test_tool_with_progress',
+      output: Type.String(),
       description: 'Reports progress 0, 50 and 100 about 50 ms apart.',
       input: Type.Object({}),
       flags: { requires_auth: false },

@@ -4,6 +4,7 @@
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ArtifactRecord, TaskResources } from '../../schemas/tasks.js';
+import type { FromJsonSchema } from '../../schemas/json-schema.js';
 
 export type { ArtifactRecord, TaskResources };
 /** A JSON Schema object (TypeBox schemas are JSON Schemas too). */
@@ -39,7 +40,8 @@ export interface TaskContext {
   artifact(name: string, relativePath: string): Promise<ArtifactRecord>;
 }
 
-type Infer<S, Fallback> = S extends TSchema ? Static<S> : Fallback;
+/** The value a schema describes: TypeBox's Static, or that of a literal plain JSON Schema, else `Fallback`. */
+type Infer<S, Fallback> = S extends TSchema ? Static<S> : FromJsonSchema<S> extends infer T ? (unknown extends T ? Fallback : T) : Fallback;
 
 /** What a Task author writes. Schemas are JSON Schemas (TypeBox ones included). */
 export interface TaskSpec<I extends JsonSchema | TSchema = JsonSchema, O extends JsonSchema | TSchema = JsonSchema> {
@@ -173,8 +175,10 @@ export function normalizeTask(value: unknown): TaskDefinitionEntry {
   });
 }
 
-/** Declares a Task. Throws a DefinitionError with a clear reason when the definition is unusable. */
-export function defineTask<I extends JsonSchema | TSchema, O extends JsonSchema | TSchema>(spec: TaskSpec<I, O>): TaskDefinitionEntry {
+/**
+ * Declares a Task; `run`'s input and answer are typed from the schemas (a plain JSON Schema written
+ * inline is read as a literal). Throws a DefinitionError with a clear reason when the definition is unusable. */
+export function defineTask<const I extends JsonSchema | TSchema, const O extends JsonSchema | TSchema>(spec: TaskSpec<I, O>): TaskDefinitionEntry {
   return normalizeTask(spec);
 }
 
