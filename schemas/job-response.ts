@@ -11,6 +11,10 @@ export const JobResponse = Type.Object(
 );
 export type JobResponse = Static<typeof JobResponse>;
 
+/** Answer of `GET /health`. */
+export const Health = Type.Object({ running: Type.Boolean() });
+export type Health = Static<typeof Health>;
+
 /** Request envelope of `POST /jobs/{name}` and `/events`. */
 export const RequestEnvelope = Type.Object(
   {

@@ -73,7 +73,7 @@ export type TaskStatusPage = Static<typeof TaskStatusPage>;
 export const TaskMetadata = Type.Object({
   task_id: Type.String(),
   reg_name: Type.String(),
-  created_at: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
   task_type: Type.String(),
   input_params: Type.Record(Type.String(), Type.Unknown()),
   output_params: Type.Record(Type.String(), Type.Unknown()),
