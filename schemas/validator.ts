@@ -2,8 +2,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Static, TSchema } from '@sinclair/typebox';
 
-// ajv-formats ships CommonJS with a default export; under NodeNext it arrives wrapped.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+// ajv-formats ships CommonJS: under NodeNext the import is its module object, whose `default` is the plugin.
+const addFormats = addFormatsModule.default;
 
 /** One validation problem, in the shape FastAPI-style clients expect from a 422. */
 export interface ValidationIssue {
