@@ -87,6 +87,22 @@ export const ArtifactRecord = Type.Object({
 });
 export type ArtifactRecord = Static<typeof ArtifactRecord>;
 
+/** The fields the runtime adds to every Task's input (spec: "Base input parameters of every Task"). */
+export const BaseTaskInput = Type.Object({
+  task_name: Type.Union([Type.String({ pattern: '^([A-Za-z0-9-]{1,32})?$' }), Type.Null()], {
+    default: null,
+    description: 'Instance name: 1-32 letters, digits or hyphens; empty or omitted generates a unique name',
+  }),
+  source_tasks: Type.String({ default: '', description: 'Task IDs this Task derives from, separated by ASCII commas' }),
+});
+export type BaseTaskInput = Static<typeof BaseTaskInput>;
+
+/** The field the runtime adds to every Task's output: its artifacts by logical name. */
+export const BaseTaskOutput = Type.Object({
+  artifacts: Type.Object({}, { additionalProperties: ArtifactRecord, default: {}, description: 'Artifacts by logical name' }),
+});
+export type BaseTaskOutput = Static<typeof BaseTaskOutput>;
+
 /**
  * What a run needs (a definition's `resources`, overridden by config `tasks.<registration>.resources`).
  * Locally a run starts only when its CPUs and GPUs are free; on Slurm these become sbatch options.

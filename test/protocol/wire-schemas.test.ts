@@ -16,6 +16,8 @@ import {
   TaskMetadata,
   TaskStatus,
   TaskStepStatus,
+  BaseTaskInput,
+  BaseTaskOutput,
 } from '../../schemas/tasks.js';
 
 /** A field as a SPEC.md table gives it: its type, and its default or "Required: no" when named. */
@@ -72,6 +74,8 @@ const SPEC: Record<string, Table> = {
   'Preview unsupported': { schema: UnsupportedPreview, fields: { kind: req('"unsupported"'), size: req('integer') } },
   DeletedEntry: { schema: DeletedEntry, fields: { deleted: req('string'), kind: req('"file"|"directory"') } },
   FileCopy: { schema: FileCopy, fields: { path: req('string'), sha256: req('string'), size: req('integer') } },
+  'Base input parameters': { schema: BaseTaskInput, fields: { task_name: def('string|null', null), source_tasks: def('string', '') } },
+  'Base output parameters': { schema: BaseTaskOutput, fields: { artifacts: def('object', {}) } },
   TaskDefinition: {
     schema: TaskDefinition,
     fields: {

@@ -3,18 +3,12 @@
  * and the task runner loads it on every spawn, so it imports nothing at runtime.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { ArtifactRecord, TaskResources } from '../../schemas/tasks.js';
+import type { ArtifactRecord, BaseTaskInput, TaskResources } from '../../schemas/tasks.js';
 import type { FromJsonSchema } from '../../schemas/json-schema.js';
 
-export type { ArtifactRecord, TaskResources };
+export type { ArtifactRecord, BaseTaskInput, TaskResources };
 /** A JSON Schema object (TypeBox schemas are JSON Schemas too). */
 export type JsonSchema = Record<string, unknown>;
-
-/** Base input fields the runtime adds to every Task (spec: "Base input parameters"). */
-export interface BaseTaskInput {
-  task_name: string | null;
-  source_tasks: string;
-}
 
 /** Writes timestamped lines to the Task log (`task.log`). */
 export interface TaskLogger {
