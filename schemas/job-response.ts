@@ -1,9 +1,11 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 
+const ANSWER = 'Business answer, or error text on failure';
+
 /** The one response type shared by HTTP JSON, SSE `result` events and MCP tools. */
 export const JobResponse = Type.Object(
   {
-    answer: Type.Unknown({ description: 'Business answer, or error text on failure', default: '' }),
+    answer: Type.Unknown({ description: ANSWER, default: '' }),
     success: Type.Boolean({ description: 'Final business outcome', default: true }),
     metadata: Type.Record(Type.String(), Type.Unknown(), { description: 'Extra information', default: {} }),
   },
@@ -51,7 +53,7 @@ const ErrorText = Type.String({ description: 'On failure: "<ExceptionType>: <mes
  */
 export function responseSchemaOf(name: string, answer: TSchema): TObject {
   return Type.Object(
-    { ...JobResponse.properties, answer: Type.Union([answer, ErrorText], { description: 'Business answer, or error text on failure' }) },
+    { ...JobResponse.properties, answer: Type.Union([answer, ErrorText], { description: ANSWER }) },
     { title: `JobResponse of ${name}` },
   );
 }
