@@ -99,7 +99,8 @@ export type BaseTaskInput = Static<typeof BaseTaskInput>;
 
 /** The field the runtime adds to every Task's output: its artifacts by logical name. */
 export const BaseTaskOutput = Type.Object({
-  artifacts: Type.Object({}, { additionalProperties: ArtifactRecord, default: {}, description: 'Artifacts by logical name' }),
+  // Unsafe only to give the static type: the schema stays `additionalProperties`, as published before.
+  artifacts: Type.Unsafe<Record<string, ArtifactRecord>>(Type.Object({}, { additionalProperties: ArtifactRecord, default: {}, description: 'Artifacts by logical name' })),
 });
 export type BaseTaskOutput = Static<typeof BaseTaskOutput>;
 
