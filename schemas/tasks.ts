@@ -36,7 +36,7 @@ export const TaskStatus = Type.Object({
   exit_code: Type.Integer({ minimum: 0, maximum: 255, default: 0 }),
   log_path: Type.String({ default: '' }),
 });
-export type TaskStatus = Omit<Static<typeof TaskStatus>, 'state'> & { state: TaskState };
+export type TaskStatus = Static<typeof TaskStatus>;
 
 const TaskStateName = Type.Union(Object.values(TaskState).map((s) => Type.Literal(s)));
 

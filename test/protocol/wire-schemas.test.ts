@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
 import { Health, JobCatalog, JobDescriptor, JobResponse, RequestEnvelope } from '../../schemas/job-response.js';
 import { AgentBlockPatch, AgentMessageEvent, ArtifactEvent, LogEvent, ProgressEvent, ResultEvent } from '../../schemas/events.js';
 import { MachineHealth, MachineInfo, ShellOutput } from '../../schemas/machine.js';
@@ -227,3 +227,8 @@ t.test('the comparison notices a disagreement (so the test above can fail)', asy
   t.not(typeOf(TaskHandle.properties.task_id as Node), sorted('integer'), 'a string field is not read as an integer');
   t.not(typeOf(ShellOutput.properties.exit_code as Node), 'integer', 'a nullable field is not read as non-null');
 });
+
+// Compile-time: a status's state is the TaskState union, not any string (`npm run build` fails otherwise).
+// @ts-expect-error "done" is not a TaskState
+const notAState: Static<typeof TaskStatus>['state'] = 'done';
+void notAState;
