@@ -1,22 +1,12 @@
 import { CallError } from './cli-errors.js';
 import type { Connection } from './connection.js';
-import type { SchemaNode } from './schema-node.js';
+import type { JobDescriptor, JobResponse } from '../schemas/job-response.js';
+import type { WithJsonSchemas } from '../schemas/json-schema.js';
 import type { StreamEvent } from '../schemas/events.js';
 import { readSseEvents } from '../protocol/sse-reader.js';
 
-/** A Job as `GET /jobs` describes it. */
-export interface JobInfo {
-  name: string;
-  description: string;
-  input_schema: SchemaNode;
-}
-
-/** The JobResponse fields the CLI decides on. */
-export interface JobAnswer {
-  answer: unknown;
-  success: boolean;
-  metadata: Record<string, unknown>;
-}
+/** The descriptor fields (`GET /jobs`) the CLI reads; it also describes a Task's inputs with them. */
+export type JobInfo = Pick<WithJsonSchemas<JobDescriptor>, 'name' | 'description' | 'input_schema'>;
 
 /** Request headers with the connection's bearer token (when it has one). */
 export function headers(conn: Connection, extra: Record<string, string> = {}): Record<string, string> {
@@ -65,9 +55,9 @@ async function expectOk(response: Response): Promise<void> {
 }
 
 /** The JobResponse of a 200 answer; a CallError with the status and detail otherwise. */
-export async function readAnswer(response: Response): Promise<JobAnswer> {
+export async function readAnswer(response: Response): Promise<JobResponse> {
   await expectOk(response);
-  const body = (await response.json().catch(() => undefined)) as JobAnswer | undefined;
+  const body = (await response.json().catch(() => undefined)) as JobResponse | undefined;
   if (typeof body?.success !== 'boolean') throw new CallError('the service answered without a JobResponse');
   return body;
 }
@@ -79,7 +69,7 @@ export async function fetchCatalog(conn: Connection): Promise<JobInfo[]> {
 }
 
 /** `POST /jobs/{name}`: the JobResponse. */
-export async function callJob(conn: Connection, job: string, args: Record<string, unknown>): Promise<JobAnswer> {
+export async function callJob(conn: Connection, job: string, args: Record<string, unknown>): Promise<JobResponse> {
   const init = { method: 'POST', headers: headers(conn, { 'content-type': 'application/json', accept: 'application/json' }), body: JSON.stringify({ arguments: args }) };
   return readAnswer(await request(conn, `/jobs/${encodeURIComponent(job)}`, init));
 }

@@ -5,6 +5,8 @@ import { checkRequired, parseFields, parseJsonArguments } from './field-values.j
 import { callJob, fetchCatalog, streamJob, type JobInfo } from './job-client.js';
 import { generalHelp, jobHelp, OPTIONS, parameterLines } from './job-help.js';
 import type { SchemaNode } from './schema-node.js';
+import type { TaskDefinition, TaskHandle } from '../schemas/tasks.js';
+import type { WithJsonSchemas } from '../schemas/json-schema.js';
 import { followTask } from './task-follow.js';
 import { printResponse } from './text-output.js';
 
@@ -43,7 +45,7 @@ async function submitJobFor(conn: Connection, submit: JobInfo, task: string, job
   if (!jobs.some((j) => j.name === 'get_task_definition')) return submit;
   const response = await callJob(conn, 'get_task_definition', { task });
   if (!response.success) throw new UsageError(String(response.answer));
-  const definition = response.answer as { description: string; input_schema: SchemaNode };
+  const definition = response.answer as WithJsonSchemas<TaskDefinition>;
   const inputs = definition.input_schema;
   const input_schema: SchemaNode = {
     ...submit.input_schema,
@@ -88,7 +90,7 @@ async function runJob(name: string, options: GlobalOptions, fields: string[]): P
   if (options.stream) return runStreamed(conn, name, args);
   const response = await callJob(conn, name, args);
   if (options.follow && response.success) {
-    const handle = response.answer as { task_id: string; run_id: string };
+    const handle = response.answer as TaskHandle;
     console.error(`submitted ${handle.task_id}  (run ${handle.run_id})`);
     return followTask(conn, handle.task_id, { progress: true });
   }

@@ -5,7 +5,8 @@ import { BusinessError } from '../core/errors.js';
 import type { GlobalOptions } from './cli-args.js';
 import { EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection } from './connection.js';
-import { callJob, type JobAnswer } from './job-client.js';
+import { callJob } from './job-client.js';
+import type { JobResponse } from '../schemas/job-response.js';
 import { isDirectory, packDirectory } from './pack-directory.js';
 import { initPlugin } from './plugin-init.js';
 import { subCommand } from './sub-command.js';
@@ -27,7 +28,7 @@ init       writes a TypeScript plugin with one example Task and a test into ./NA
 JobResponse (--output text: a summary); exit code 0 when it succeeded.`;
 
 /** Uploads a tarball (packing a directory first) and installs it. */
-async function install(path: string, options: GlobalOptions): Promise<JobAnswer> {
+async function install(path: string, options: GlobalOptions): Promise<JobResponse> {
   const conn = await resolveConnection(options);
   const scratch = (await isDirectory(path)) ? await mkdtemp(join(tmpdir(), 'taskyard-pack-')) : undefined;
   try {
@@ -50,7 +51,7 @@ export function pluginCommand(argv: string[]): Promise<number> {
         if (fields.length !== 1 || fields[0]!.startsWith('-')) throw new UsageError(`give exactly one ${what}`);
         return fields[0]!;
       };
-      let response: JobAnswer;
+      let response: JobResponse;
       if (action === 'install') response = await install(one('package tarball or directory'), options);
       else if (action === 'uninstall') response = await callJob(await resolveConnection(options), 'uninstall_plugin', { name: one('plugin name') });
       else if (action === 'list') {

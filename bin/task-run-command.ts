@@ -3,9 +3,8 @@ import { mkdir, mkdtemp, open, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { TSchema } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { TaskStatus } from '../schemas/tasks.js';
+import { TaskStatus, type BaseTaskOutput } from '../schemas/tasks.js';
 import { check, describeIssues } from '../schemas/validator.js';
 import { PACKAGE_ROOT } from '../core/build-info.js';
 import { fullInputSchema } from '../supervisor/tasks/base-fields.js';
@@ -80,7 +79,7 @@ async function report(workspace: string, dir: string, exitCode: number | null): 
   const logText = await readFile(join(dir, TASK_FILES.log), 'utf8').catch(() => '');
   console.log(`── log (${join(dir, TASK_FILES.log)})`);
   process.stdout.write(logText.endsWith('\n') || logText === '' ? logText : `${logText}\n`);
-  const { artifacts, ...result } = status.result as { artifacts?: Record<string, { path: string; size: number; sha256: string }> };
+  const { artifacts, ...result } = status.result as Partial<BaseTaskOutput>;
   if (Object.keys(result).length) console.log(`── result\n${JSON.stringify(result, null, 2)}`);
   const entries = Object.entries(artifacts ?? {});
   if (entries.length) console.log(`── artifacts\n${entries.map(([name, a]) => `${name}: ${join(dir, a.path)} (${a.size} bytes, sha256 ${a.sha256})`).join('\n')}`);
@@ -118,7 +117,7 @@ export function taskRunCommand(argv: string[]): Promise<number> {
     try {
       const args = parseFields(rest, schema, parseJsonArguments(options.json));
       checkRequired(args, schema);
-      const parsed = check(schema as unknown as TSchema, args, { defaults: true });
+      const parsed = check(schema, args, { defaults: true });
       if (!parsed.ok) throw new UsageError(`invalid input for task ${def.name}: ${describeIssues(parsed.issues)}`);
       config = parsed.value as Record<string, unknown>;
       config['source_tasks'] = normalizeSourceTasks(String(config['source_tasks'] ?? '')).join(',');

@@ -1,7 +1,7 @@
 import { stringify } from 'yaml';
 import { isObject } from '../core/is-object.js';
 import type { TaskStatus } from '../schemas/tasks.js';
-import type { JobAnswer } from './job-client.js';
+import type { JobResponse } from '../schemas/job-response.js';
 
 type Row = Record<string, unknown>;
 
@@ -52,12 +52,12 @@ function answerText(answer: unknown): string {
 }
 
 /** `--output text`: the answer for people; a failure is said as such. */
-export function responseText(response: JobAnswer): string {
+export function responseText(response: JobResponse): string {
   const text = answerText(response.answer);
   return response.success ? text : `failed: ${text}`;
 }
 
 /** Prints a JobResponse: pretty JSON by default (for scripts), the text summary with `--output text`. */
-export function printResponse(response: JobAnswer, output: string | undefined): void {
+export function printResponse(response: JobResponse, output: string | undefined): void {
   console.log(output === 'text' ? responseText(response) : JSON.stringify(response, null, 2));
 }

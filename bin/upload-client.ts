@@ -5,13 +5,8 @@ import { Readable } from 'node:stream';
 import { CallError, UsageError } from './cli-errors.js';
 import type { Connection } from './connection.js';
 import { headers, readAnswer, request } from './job-client.js';
+import type { FileCopy } from '../schemas/workspace.js';
 
-/** What `POST /files` answers: the staged path and the checksum the service computed. */
-export interface FileCopy {
-  path: string;
-  sha256: string;
-  size: number;
-}
 
 /** Streams a local file to `POST /files` (raw body, name in `x-file-name`); answers the FileCopy. */
 export async function uploadFile(conn: Connection, file: string, name = basename(file)): Promise<FileCopy> {

@@ -1,13 +1,10 @@
-import type { Static, TSchema } from '@sinclair/typebox';
-import type { JobResponse } from '../schemas/job-response.js';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { JobResult } from '../schemas/job-response.js';
 import type { JobEvent } from '../schemas/events.js';
+import type { JobOverride } from '../schemas/config.js';
 
-/** Exposure flags of a Job; config `jobs.<name>` may override each one. */
-export interface JobFlags {
-  enable_serve: boolean;
-  requires_auth: boolean;
-  enable_stream: boolean;
-}
+/** Exposure flags of a Job; config `jobs.<name>` (its JobOverride) may override each one. */
+export type JobFlags = Required<JobOverride>;
 
 export const DEFAULT_JOB_FLAGS: Readonly<JobFlags> = Object.freeze({
   enable_serve: true,
@@ -45,21 +42,23 @@ export interface JobContext {
 
 /**
  * A Job declared once: the registry derives the catalog entry, the JSON and SSE routes, the MCP
- * tool and the CLI command from it.
+ * tool (its outputSchema from `output`) and the CLI command from it.
  */
-export interface Job<S extends TSchema = TSchema> {
+export interface Job<S extends TObject = TObject, O extends TSchema = TSchema> {
   readonly name: string;
   readonly description: string;
   readonly input: S;
+  /** Schema of the JobResponse's `answer` (a business failure may answer error text instead). */
+  readonly output: O;
   readonly flags?: Partial<JobFlags>;
   /** Effects a client may rely on (published as MCP tool annotations). */
   readonly annotations?: Readonly<JobAnnotations>;
   /** Returns the JobResponse; throwing a BusinessError (or any Error) becomes `success: false`. */
-  run(args: Static<S>, ctx: JobContext): Promise<JobResponse>;
+  run(args: Static<S>, ctx: JobContext): Promise<JobResult<Static<O>>>;
 }
 
-/** Identity helper that lets TypeScript infer `args` from the input schema. */
-export function defineJob<S extends TSchema>(job: Job<S>): Job<S> {
+/** Identity helper that lets TypeScript infer `args` from the input schema and the answer from the output schema. */
+export function defineJob<S extends TObject, O extends TSchema>(job: Job<S, O>): Job<S, O> {
   return job;
 }
 

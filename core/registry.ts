@@ -1,5 +1,5 @@
-import type { TSchema } from '@sinclair/typebox';
-import { JobResponse, type JobCatalog, type JobDescriptor } from '../schemas/job-response.js';
+import type { Static, TObject } from '@sinclair/typebox';
+import { JobResponse, responseSchemaOf, type JobCatalog, type JobDescriptor } from '../schemas/job-response.js';
 import { check } from '../schemas/validator.js';
 import { DEFAULT_JOB_FLAGS, type Job, type JobContext, type JobFlags } from './job.js';
 import { ConfigError, describeError, HttpError } from './errors.js';
@@ -11,11 +11,17 @@ export type CallOutcome = 'success' | 'failure' | 'no_result';
 /** Told when a Job starts running; the function it returns is told how the call ended. */
 export type JobCallObserver = (job: string, transport: Transport) => (outcome: CallOutcome) => void;
 
+/** Arguments of a Job, checked against its input schema by `prepare`. */
+export type JobArgs = Static<TObject>;
+
 /** A Job together with its effective flags after config overrides. */
 export interface RegisteredJob {
-  readonly job: Job<TSchema>;
+  readonly job: Job;
   readonly flags: Readonly<JobFlags>;
+  /** The catalog entry: its output_schema is the spec's shared JobResponse. */
   readonly descriptor: JobDescriptor;
+  /** The JobResponse with this Job's typed answer (MCP outputSchema, OpenAPI). */
+  readonly response: TObject;
 }
 
 /**
@@ -29,7 +35,7 @@ export class JobRegistry {
 
   readonly #observe: JobCallObserver | undefined;
 
-  constructor(jobs: readonly Job<TSchema>[], overrides: Record<string, Partial<JobFlags>>, tokenConfigured: boolean, observe?: JobCallObserver) {
+  constructor(jobs: readonly Job[], overrides: Record<string, Partial<JobFlags>>, tokenConfigured: boolean, observe?: JobCallObserver) {
     this.#observe = observe;
     const byName = new Map(jobs.map((j) => [j.name, j]));
     if (byName.size !== jobs.length) throw new Error('two Jobs share a name');
@@ -44,10 +50,10 @@ export class JobRegistry {
       const descriptor: JobDescriptor = {
         name: job.name,
         description: job.description,
-        input_schema: job.input as unknown as Record<string, unknown>,
-        output_schema: JobResponse as unknown as Record<string, unknown>,
+        input_schema: job.input,
+        output_schema: JobResponse,
       };
-      this.#public.set(job.name, Object.freeze({ job, flags, descriptor }));
+      this.#public.set(job.name, Object.freeze({ job, flags, descriptor, response: responseSchemaOf(job.name, job.output) }));
     }
     const items = [...this.#public.values()].map((r) => r.descriptor);
     this.catalog = Object.freeze({ items, total: items.length });
@@ -66,7 +72,7 @@ export class JobRegistry {
    * Validates and fills defaults into `args` (which the caller owns: a freshly parsed body); a
    * violation is a 422 raised before anything runs.
    */
-  prepare(entry: RegisteredJob, args: unknown): unknown {
+  prepare(entry: RegisteredJob, args: unknown): JobArgs {
     const parsed = check(entry.job.input, args ?? {}, { defaults: true, inPlace: true });
     if (!parsed.ok) throw new HttpError(422, parsed.issues.map((i) => ({ ...i, loc: ['body', 'arguments', ...i.loc] })));
     return parsed.value;
@@ -76,14 +82,14 @@ export class JobRegistry {
    * Runs prepared arguments; anything thrown becomes a business failure. Never throws. Answers
    * null when the Job produced no JobResponse, so each transport can say so in its own words.
    */
-  async execute(entry: RegisteredJob, args: unknown, ctx: JobContext, transport: Transport = 'http'): Promise<JobResponse | null> {
+  async execute(entry: RegisteredJob, args: JobArgs, ctx: JobContext, transport: Transport = 'http'): Promise<JobResponse | null> {
     const ended = this.#observe?.(entry.job.name, transport);
     const response = await this.#run(entry, args, ctx);
     ended?.(response === null ? 'no_result' : response.success ? 'success' : 'failure');
     return response;
   }
 
-  async #run(entry: RegisteredJob, args: unknown, ctx: JobContext): Promise<JobResponse | null> {
+  async #run(entry: RegisteredJob, args: JobArgs, ctx: JobContext): Promise<JobResponse | null> {
     let result: unknown;
     try {
       result = await entry.job.run(args, ctx);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
 import { createJobContext } from '../core/job.js';
-import type { JobRegistry } from '../core/registry.js';
+import type { JobArgs, JobRegistry } from '../core/registry.js';
 
 const ID_PREFIX = 'taskyard-shell:';
 /** How long a finished command's result is kept when the client asked for no ttl (ms). */
@@ -34,7 +34,7 @@ export class ShellTasks {
   }
 
   /** Starts the command (arguments already validated) and answers its MCP task. */
-  start(args: unknown, ttl: number | undefined): Task {
+  start(args: JobArgs, ttl: number | undefined): Task {
     const entry = this.registry.get('shell');
     if (!entry) throw new McpError(ErrorCode.MethodNotFound, 'shell is not available on this service');
     const now = new Date().toISOString();

@@ -11,6 +11,7 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
+import type { TaskHandle, TaskStatus } from '../schemas/tasks.js';
 import { createJobContext } from '../core/job.js';
 import type { JobRegistry } from '../core/registry.js';
 import { ShellTasks } from './mcp-shell-tasks.js';
@@ -24,21 +25,10 @@ const POLL_MS = 1000;
 const PAGE = 100;
 const ID_PREFIX = 'taskyard-run:';
 
-/** The fields of a TaskStatus an MCP task is made of. */
-interface RunStatus {
-  task_id: string;
-  run_id: string;
-  state: string;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  error: string;
-}
+/** The fields of a TaskStatus an MCP task is made of (a submitted Task always has its creation time). */
+type RunStatus = Pick<TaskStatus, 'task_id' | 'run_id' | 'state' | 'started_at' | 'finished_at' | 'error'> & { created_at: string };
 
-interface RunRef {
-  task_id: string;
-  run_id: string;
-}
+type RunRef = Pick<TaskHandle, 'task_id' | 'run_id'>;
 
 /** The MCP task ID of a run: opaque, and decodable after a restart (nothing is kept in memory). */
 export function mcpTaskId(ref: RunRef): string {
@@ -74,7 +64,7 @@ function toMcpTask(status: RunStatus): Task {
 
 /** The MCP form of a JobResponse (text block, structured content, isError). */
 export function toolResult(response: JobResponse): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(response) }], structuredContent: response as unknown as Record<string, unknown>, isError: !response.success };
+  return { content: [{ type: 'text', text: JSON.stringify(response) }], structuredContent: response, isError: !response.success };
 }
 
 /**

@@ -1,13 +1,13 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { JobResponse, plainAnswer } from '../schemas/job-response.js';
+import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
 import { TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
 import { describeIssues, type ValidationIssue } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
 import { HttpError } from '../core/errors.js';
 import { createJobContext, type JobContext } from '../core/job.js';
-import type { JobRegistry, RegisteredJob } from '../core/registry.js';
+import type { JobArgs, JobRegistry, RegisteredJob } from '../core/registry.js';
 import { NO_RESULT } from './job-routes.js';
 import { ProgressReporter } from './mcp-progress.js';
 
@@ -45,8 +45,8 @@ function toolOf(entry: RegisteredJob, withTasks: boolean): Tool {
       ...(withTasks && TASK_TOOLS.has(job.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
       name: job.name,
       description: job.description,
-      inputSchema: job.input as unknown as Tool['inputSchema'],
-      outputSchema: JobResponse as unknown as Tool['outputSchema'],
+      inputSchema: job.input,
+      outputSchema: entry.response,
       ...(job.annotations ? { annotations: { ...job.annotations } } : {}),
     };
     tools.set(entry, tool);
@@ -64,7 +64,7 @@ function invalidArguments(entry: RegisteredJob, issues: ValidationIssue[]): McpE
 }
 
 /** The Job behind a `tools/call` and its checked arguments, or MCP's own error for either. */
-export function resolveCall(registry: JobRegistry, name: string, raw: Record<string, unknown> | undefined): { entry: RegisteredJob; args: unknown } {
+export function resolveCall(registry: JobRegistry, name: string, raw: Record<string, unknown> | undefined): { entry: RegisteredJob; args: JobArgs } {
   const entry = registry.get(name);
   if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   try {
@@ -76,7 +76,7 @@ export function resolveCall(registry: JobRegistry, name: string, raw: Record<str
 }
 
 /** Runs a resolved call: its JobResponse, whole (the tool result carries it twice, see toolResult). */
-export async function runTool(registry: JobRegistry, entry: RegisteredJob, args: unknown, ctx: JobContext): Promise<JobResponse> {
+export async function runTool(registry: JobRegistry, entry: RegisteredJob, args: JobArgs, ctx: JobContext): Promise<JobResponse> {
   return plainAnswer((await registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
 }
 
@@ -98,7 +98,7 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
     const { entry, args } = resolveCall(opts.registry, request.params.name, request.params.arguments);
     if (request.params.task) {
       if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
-      return { task: await tasks.create(entry.job.name, args as Record<string, unknown>, callerGone, request.params.task.ttl) };
+      return { task: await tasks.create(entry.job.name, args, callerGone, request.params.task.ttl) };
     }
     const token = extra._meta?.progressToken;
     // With a progress token the Job runs as for an event stream, and its events become progress

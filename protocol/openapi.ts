@@ -1,5 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
-import { JobCatalog, JobResponse } from '../schemas/job-response.js';
+import { Health, JobCatalog, JobResponse, responseSchemaOf } from '../schemas/job-response.js';
 import { FileCopy } from '../schemas/workspace.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
 import { HttpError } from '../core/errors.js';
@@ -15,6 +15,8 @@ const plain = (schema: TSchema | Doc): Doc => JSON.parse(JSON.stringify(schema))
 const ref = (name: string): Doc => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: Doc, description: string): Doc => ({ description, content: { 'application/json': { schema } } });
 const detail = (description: string): Doc => json(ref('Detail'), description);
+/** A 200 JobResponse whose answer has this schema (or a business failure's error text). */
+const answered = (name: string, answer: TSchema, description: string): Doc => json(plain(responseSchemaOf(name, answer)), description);
 
 const COMMON_ERRORS: Doc = { '401': detail('Missing or mismatched bearer token (`Invalid bearer token`)') };
 const JOB_ERRORS: Doc = {
@@ -34,10 +36,11 @@ function envelope(input: TSchema): Doc {
 
 function jobPaths(registry: JobRegistry): Doc {
   const paths: Doc = {};
-  for (const { job, flags } of registry.list()) {
+  for (const { job, flags, response } of registry.list()) {
     const body = { required: true, content: { 'application/json': { schema: envelope(job.input) } } };
+    const typed = json(plain(response), 'The JobResponse, its answer typed for this Job (a business failure has success=false and error text)');
     paths[`/jobs/${job.name}`] = {
-      post: { operationId: job.name, summary: job.name, description: job.description, tags: ['jobs'], requestBody: body, responses: { '200': json(ref('JobResponse'), 'The JobResponse (a business failure has success=false)'), ...JOB_ERRORS } },
+      post: { operationId: job.name, summary: job.name, description: job.description, tags: ['jobs'], requestBody: body, responses: { '200': typed, ...JOB_ERRORS } },
     };
     if (!flags.enable_stream) continue;
     paths[`/jobs/${job.name}/events`] = {
@@ -59,13 +62,13 @@ const header = (name: string, description: string, required = false): Doc => ({ 
 const bytes: Doc = { type: 'string', contentMediaType: 'application/octet-stream' };
 
 const FIXED_PATHS: Doc = {
-  '/health': { get: { operationId: 'health', tags: ['service'], responses: { '200': json(ref('JobResponse'), 'answer is {running: true}'), ...COMMON_ERRORS } } },
+  '/health': { get: { operationId: 'health', tags: ['service'], responses: { '200': answered('health', Health, 'answer is {running: true}'), ...COMMON_ERRORS } } },
   '/jobs': {
     get: {
       operationId: 'list_jobs',
       tags: ['service'],
       parameters: [{ name: 'target', in: 'query', required: false, schema: { type: 'string' }, description: 'A configured target whose catalog to list' }],
-      responses: { '200': json(ref('JobResponse'), `answer is a JobCatalog: ${JSON.stringify(plain(JobCatalog))}`), '422': detail('Not a configured target'), ...COMMON_ERRORS },
+      responses: { '200': answered('list_jobs', JobCatalog, 'answer is the JobCatalog'), '422': detail('Not a configured target'), ...COMMON_ERRORS },
     },
   },
   '/files': {
@@ -90,7 +93,7 @@ const FIXED_PATHS: Doc = {
       tags: ['files'],
       parameters: [header('x-file-name', 'File name (percent-encoded)', true), header('x-file-directory', 'Staging subdirectory beginning with tmp')],
       requestBody: { required: true, content: { 'application/octet-stream': { schema: bytes } } },
-      responses: { '200': json(ref('JobResponse'), `answer is a FileCopy: ${JSON.stringify(plain(FileCopy))}`), '400': detail('Invalid Content-Length'), '409': detail('Staging conflict'), '413': detail('Over the upload limit'), '422': detail('Bad file name or directory'), ...COMMON_ERRORS },
+      responses: { '200': answered('upload_file', FileCopy, 'answer is the FileCopy of the staged file'), '400': detail('Invalid Content-Length'), '409': detail('Staging conflict'), '413': detail('Over the upload limit'), '422': detail('Bad file name or directory'), ...COMMON_ERRORS },
     },
     delete: {
       operationId: 'delete_staged_file',

@@ -6,18 +6,13 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { isObject } from '../core/is-object.js';
 import { REGISTRATION_NAME, TASK_TYPE } from '../core/task-record/id-rules.js';
-import type { ArtifactRecord, TaskResources } from '../schemas/tasks.js';
+import type { ArtifactRecord, BaseTaskInput, TaskResources } from '../schemas/tasks.js';
+import type { FromJsonSchema } from '../schemas/json-schema.js';
 
-export type { ArtifactRecord, TaskResources };
+export type { ArtifactRecord, BaseTaskInput, TaskResources };
 export { REGISTRATION_NAME, TASK_TYPE };
 /** A JSON Schema object (TypeBox schemas are JSON Schemas too). */
 export type JsonSchema = Record<string, unknown>;
-
-/** Base input fields the runtime adds to every Task (spec: "Base input parameters"). */
-export interface BaseTaskInput {
-  task_name: string | null;
-  source_tasks: string;
-}
 
 /** Writes timestamped lines to the Task log (`task.log`). */
 export interface TaskLogger {
@@ -43,7 +38,8 @@ export interface TaskContext {
   artifact(name: string, relativePath: string): Promise<ArtifactRecord>;
 }
 
-type Infer<S, Fallback> = S extends TSchema ? Static<S> : Fallback;
+/** The value a schema describes: TypeBox's Static, or that of a literal plain JSON Schema, else `Fallback`. */
+type Infer<S, Fallback> = S extends TSchema ? Static<S> : FromJsonSchema<S> extends infer T ? (unknown extends T ? Fallback : T) : Fallback;
 
 /** What a Task author writes. Schemas are JSON Schemas (TypeBox ones included). */
 export interface TaskSpec<I extends JsonSchema | TSchema = JsonSchema, O extends JsonSchema | TSchema = JsonSchema> {
@@ -169,8 +165,10 @@ export function normalizeTask(value: unknown): TaskDefinitionEntry {
   });
 }
 
-/** Declares a Task. Throws a DefinitionError with a clear reason when the definition is unusable. */
-export function defineTask<I extends JsonSchema | TSchema, O extends JsonSchema | TSchema>(spec: TaskSpec<I, O>): TaskDefinitionEntry {
+/**
+ * Declares a Task; `run`'s input and answer are typed from the schemas (a plain JSON Schema written
+ * inline is read as a literal). Throws a DefinitionError with a clear reason when the definition is unusable. */
+export function defineTask<const I extends JsonSchema | TSchema, const O extends JsonSchema | TSchema>(spec: TaskSpec<I, O>): TaskDefinitionEntry {
   return normalizeTask(spec);
 }
 

@@ -17,6 +17,10 @@ export const AgentSessionInfo = Type.Object({
 });
 export type AgentSessionInfo = Static<typeof AgentSessionInfo>;
 
+/** A session as the session Jobs answer it: its info, and whether a turn is running now. */
+export const AgentSessionView = Type.Object({ ...AgentSessionInfo.properties, running: Type.Boolean() });
+export type AgentSessionView = Static<typeof AgentSessionView>;
+
 /** How a turn ended, as recorded at its end. */
 export const TurnStatus = Type.Union([Type.Literal('completed'), Type.Literal('cancelled'), Type.Literal('failed')]);
 export type TurnStatus = Static<typeof TurnStatus>;
@@ -48,6 +52,22 @@ export const AgentBlock = Type.Object({
   payload: Type.Record(Type.String(), Type.Unknown()),
 });
 export type AgentBlock = Static<typeof AgentBlock>;
+
+/** Answer of get_agent_session: the session, a page of its messages and the blocks that redraw it. */
+export const AgentSessionPage = Type.Object({
+  ...AgentSessionView.properties,
+  messages: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      turn_id: Type.String(),
+      created_at: Type.String(),
+      role: SessionRecord.properties.message.properties.role,
+      content: Type.Unknown(),
+    }),
+  ),
+  blocks: Type.Array(AgentBlock),
+});
+export type AgentSessionPage = Static<typeof AgentSessionPage>;
 
 const Paging = (limit: number, max: number) => ({
   limit: Type.Integer({ minimum: 1, maximum: max, default: limit }),

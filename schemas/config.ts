@@ -4,7 +4,8 @@ import { DEFAULT_WORKSPACE } from './workspace-path.js';
 
 const MiB = 1024 * 1024;
 
-const JobOverride = Type.Object(
+/** Config `jobs.<name>`: overrides of a Job's exposure flags. */
+export const JobOverride = Type.Object(
   {
     enable_serve: Type.Optional(Type.Boolean()),
     requires_auth: Type.Optional(Type.Boolean()),
@@ -12,6 +13,7 @@ const JobOverride = Type.Object(
   },
   { additionalProperties: false },
 );
+export type JobOverride = Static<typeof JobOverride>;
 
 export const ServiceSection = Type.Object(
   {

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { JobResponse } from './job-response.js';
 
 const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { default: null });
 const Percentage = Type.Union([Type.Number({ minimum: 0, maximum: 100 }), Type.Null()], { default: null });
@@ -42,6 +43,7 @@ export const AgentBlockPatch = Type.Object({
   delta: Type.String({ default: '' }),
   payload: Type.Record(Type.String(), Type.Unknown(), { default: {} }),
 });
+export type AgentBlockPatch = Static<typeof AgentBlockPatch>;
 
 export const AgentMessageEvent = Type.Object({
   kind: Type.Literal('agent_message'),
@@ -56,11 +58,8 @@ export type AgentMessageEvent = Static<typeof AgentMessageEvent>;
 /** Events a Job may emit while it runs; `result` is added by the transport, never by the Job. */
 export type JobEvent = ProgressEvent | LogEvent | ArtifactEvent | AgentMessageEvent;
 
-export interface ResultEvent {
-  kind: 'result';
-  answer: unknown;
-  success: boolean;
-  metadata: Record<string, unknown>;
-}
+/** The last event of every stream: the JobResponse fields plus `kind`. */
+export const ResultEvent = Type.Object({ kind: Type.Literal('result'), ...JobResponse.properties });
+export type ResultEvent = Static<typeof ResultEvent>;
 
 export type StreamEvent = JobEvent | ResultEvent;

@@ -1,15 +1,21 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+
+const ANSWER = 'Business answer, or error text on failure';
 
 /** The one response type shared by HTTP JSON, SSE `result` events and MCP tools. */
 export const JobResponse = Type.Object(
   {
-    answer: Type.Unknown({ description: 'Business answer, or error text on failure', default: '' }),
+    answer: Type.Unknown({ description: ANSWER, default: '' }),
     success: Type.Boolean({ description: 'Final business outcome', default: true }),
     metadata: Type.Record(Type.String(), Type.Unknown(), { description: 'Extra information', default: {} }),
   },
   { title: 'JobResponse' },
 );
 export type JobResponse = Static<typeof JobResponse>;
+
+/** Answer of `GET /health`. */
+export const Health = Type.Object({ running: Type.Boolean() });
+export type Health = Static<typeof Health>;
 
 /** Request envelope of `POST /jobs/{name}` and `/events`. */
 export const RequestEnvelope = Type.Object(
@@ -32,11 +38,31 @@ export type JobDescriptor = Static<typeof JobDescriptor>;
 export const JobCatalog = Type.Object({ items: Type.Array(JobDescriptor), total: Type.Integer() });
 export type JobCatalog = Static<typeof JobCatalog>;
 
-export function ok(answer: unknown, metadata: Record<string, unknown> = {}): JobResponse {
+/** A JobResponse whose answer is known to be an `A`. */
+export type JobResponseOf<A> = Omit<JobResponse, 'answer'> & { answer: A };
+
+/** What a Job's `run` answers: a JobResponse whose answer is `A`, whole or already serialized. */
+export type JobResult<A> = JobResponseOf<A | SerializedAnswer<A> | StreamedAnswer<A>>;
+
+/** Text of a business failure's answer: `<ExceptionType>: <message>`. */
+const ErrorText = Type.String({ description: 'On failure: "<ExceptionType>: <message>"' });
+
+/**
+ * The JobResponse of one Job, its `answer` narrowed to the Job's answer schema (or the error text
+ * of a business failure): the MCP tool's outputSchema and the Job's OpenAPI response.
+ */
+export function responseSchemaOf(name: string, answer: TSchema): TObject {
+  return Type.Object(
+    { ...JobResponse.properties, answer: Type.Union([answer, ErrorText], { description: ANSWER }) },
+    { title: `JobResponse of ${name}` },
+  );
+}
+
+export function ok<A>(answer: A, metadata: Record<string, unknown> = {}): JobResponseOf<A> {
   return { answer, success: true, metadata };
 }
 
-export function failed(answer: unknown, metadata: Record<string, unknown> = {}): JobResponse {
+export function failed<A>(answer: A, metadata: Record<string, unknown> = {}): JobResponseOf<A> {
   return { answer, success: false, metadata };
 }
 
@@ -45,13 +71,13 @@ export function failed(answer: unknown, metadata: Record<string, unknown> = {}):
  * serialising `value` again; anything else that serialises it (MCP, forwarding) gets `value`
  * through `toJSON`. Large answers served from memory (10,000 Task statuses) use it.
  */
-export class SerializedAnswer {
+export class SerializedAnswer<T = unknown> {
   constructor(
-    readonly value: unknown,
+    readonly value: T,
     readonly json: string,
   ) {}
 
-  toJSON(): unknown {
+  toJSON(): T {
     return this.value;
   }
 }
@@ -62,14 +88,14 @@ export class SerializedAnswer {
  * to exist at once. Each call of `chunks()` starts a fresh pass. Transports that need the value
  * itself (MCP) build it with `materialize()`.
  */
-export class StreamedAnswer {
+export class StreamedAnswer<T = unknown> {
   constructor(readonly chunks: () => AsyncIterable<string>) {}
 
   /** The whole value, parsed from the chunks (for transports that cannot stream). */
-  async materialize(): Promise<unknown> {
+  async materialize(): Promise<T> {
     const parts: string[] = [];
     for await (const chunk of this.chunks()) parts.push(chunk);
-    return JSON.parse(parts.join('')) as unknown;
+    return JSON.parse(parts.join('')) as T;
   }
 
   toJSON(): never {

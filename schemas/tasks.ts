@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { LogEvent } from './events.js';
 
 /**
  * Wire shapes of the Task resources (spec: "Task identity" to "Task context"). The task runner
@@ -35,7 +36,7 @@ export const TaskStatus = Type.Object({
   exit_code: Type.Integer({ minimum: 0, maximum: 255, default: 0 }),
   log_path: Type.String({ default: '' }),
 });
-export type TaskStatus = Omit<Static<typeof TaskStatus>, 'state'> & { state: TaskState };
+export type TaskStatus = Static<typeof TaskStatus>;
 
 const TaskStateName = Type.Union(Object.values(TaskState).map((s) => Type.Literal(s)));
 
@@ -72,7 +73,7 @@ export type TaskStatusPage = Static<typeof TaskStatusPage>;
 export const TaskMetadata = Type.Object({
   task_id: Type.String(),
   reg_name: Type.String(),
-  created_at: Type.String(),
+  created_at: Type.String({ format: 'date-time' }),
   task_type: Type.String(),
   input_params: Type.Record(Type.String(), Type.Unknown()),
   output_params: Type.Record(Type.String(), Type.Unknown()),
@@ -85,6 +86,23 @@ export const ArtifactRecord = Type.Object({
   sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
 });
 export type ArtifactRecord = Static<typeof ArtifactRecord>;
+
+/** The fields the runtime adds to every Task's input (spec: "Base input parameters of every Task"). */
+export const BaseTaskInput = Type.Object({
+  task_name: Type.Union([Type.String({ pattern: '^([A-Za-z0-9-]{1,32})?$' }), Type.Null()], {
+    default: null,
+    description: 'Instance name: 1-32 letters, digits or hyphens; empty or omitted generates a unique name',
+  }),
+  source_tasks: Type.String({ default: '', description: 'Task IDs this Task derives from, separated by ASCII commas' }),
+});
+export type BaseTaskInput = Static<typeof BaseTaskInput>;
+
+/** The field the runtime adds to every Task's output: its artifacts by logical name. */
+export const BaseTaskOutput = Type.Object({
+  // Unsafe only to give the static type: the schema stays `additionalProperties`, as published before.
+  artifacts: Type.Unsafe<Record<string, ArtifactRecord>>(Type.Object({}, { additionalProperties: ArtifactRecord, default: {}, description: 'Artifacts by logical name' })),
+});
+export type BaseTaskOutput = Static<typeof BaseTaskOutput>;
 
 /**
  * What a run needs (a definition's `resources`, overridden by config `tasks.<registration>.resources`).
@@ -101,69 +119,81 @@ export const TaskResources = Type.Object(
 );
 export type TaskResources = Static<typeof TaskResources>;
 
-export interface TaskHandle {
-  task_id: string;
-  run_id: string;
-  task: string;
-}
+/** Answer of `submit`: `task` is the registration name (there is no `task_name` field). */
+export const TaskHandle = Type.Object({
+  task_id: Type.String(),
+  run_id: Type.String({ minLength: 1 }),
+  task: Type.String({ description: 'Registration name' }),
+});
+export type TaskHandle = Static<typeof TaskHandle>;
 
 /** A definition as the catalog shows it (spec: TaskDefinition). */
-export interface TaskDefinition {
-  name: string;
-  source: 'native' | 'plugin';
-  plugin: string | null;
-  task_type: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-  output_schema: Record<string, unknown>;
+export const TaskDefinition = Type.Object({
+  name: Type.String({ description: 'Registration name' }),
+  source: Type.Union([Type.Literal('native'), Type.Literal('plugin')]),
+  plugin: Type.Union([Type.String(), Type.Null()]),
+  task_type: Type.String(),
+  description: Type.String(),
+  input_schema: Type.Record(Type.String(), Type.Unknown()),
+  output_schema: Type.Record(Type.String(), Type.Unknown()),
   /** What a run of it asks for (definition, then config); `{}` asks for nothing in particular. */
-  resources: TaskResources;
-}
+  resources: TaskResources,
+});
+export type TaskDefinition = Static<typeof TaskDefinition>;
 
-export interface TaskLogChunk {
-  content: string;
-  start_offset: number;
-  next_offset: number;
-  file_size: number;
-  has_more_before: boolean;
-  has_more_after: boolean;
-  reset: boolean;
-}
+/** Answer of `read_task_log`: the `log` event's window fields, without `kind` and `channel`. */
+export const TaskLogChunk = Type.Omit(LogEvent, ['kind', 'channel']);
+export type TaskLogChunk = Static<typeof TaskLogChunk>;
 
 /** A node of the lineage graph (spec: Task graph). */
-export interface GraphNode {
-  task_id: string;
+export const GraphNode = Type.Object({
+  task_id: Type.String(),
   /** The task type (directory type), known even for a missing node from its ID. */
-  kind: string;
+  kind: Type.String({ description: 'Task type' }),
   /** Registration name, as TaskStatus.task_name holds it. */
-  task_name: string;
-  created_at: string | null;
-  parent_ids: string[];
-  state: string | null;
-  missing: boolean;
+  task_name: Type.String(),
+  created_at: Type.Union([Type.String(), Type.Null()]),
+  parent_ids: Type.Array(Type.String()),
+  state: Type.Union([TaskStateName, Type.Null()]),
+  missing: Type.Boolean(),
   /** Queued or running: its outputs do not exist yet. */
-  provisional: boolean;
-}
+  provisional: Type.Boolean({ description: 'Queued or running: its outputs do not exist yet' }),
+});
+export type GraphNode = Static<typeof GraphNode>;
 
 /** A parent → child edge (source = the upstream Task). */
-export interface GraphEdge {
-  source: string;
-  target: string;
-}
+export const GraphEdge = Type.Object({ source: Type.String(), target: Type.String() });
+export type GraphEdge = Static<typeof GraphEdge>;
 
 /** Answer of get_task_graph. */
-export interface TaskGraph {
-  root_id: string;
-  selected_id: string;
-  nodes: GraphNode[];
-  edges: GraphEdge[];
-}
+export const TaskGraph = Type.Object({
+  root_id: Type.String(),
+  selected_id: Type.String(),
+  nodes: Type.Array(GraphNode),
+  edges: Type.Array(GraphEdge),
+});
+export type TaskGraph = Static<typeof TaskGraph>;
+
+const TaskIds = Type.Array(Type.String());
 
 /** Relations of get_task_context, each an array of Task IDs. */
-export interface Relations {
-  direct_upstream: string[];
-  ancestors: string[];
-  direct_downstream: string[];
-  missing: string[];
-  provisional: string[];
-}
+export const Relations = Type.Object({
+  direct_upstream: TaskIds,
+  ancestors: TaskIds,
+  direct_downstream: TaskIds,
+  missing: TaskIds,
+  provisional: TaskIds,
+});
+export type Relations = Static<typeof Relations>;
+
+/** Answer of get_task_context (spec: Task context; not the runtime's TaskContext of a run). */
+export const TaskContextAnswer = Type.Object({
+  task_id: Type.String(),
+  status: TaskStatus,
+  metadata_exists: Type.Boolean(),
+  metadata_path: Type.String({ description: 'Workspace-relative: <type>/<task_id>/metadata.json' }),
+  log_path: Type.Union([Type.String(), Type.Null()]),
+  graph: TaskGraph,
+  relations: Relations,
+});
+export type TaskContextAnswer = Static<typeof TaskContextAnswer>;

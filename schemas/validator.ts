@@ -2,8 +2,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { Static, TSchema } from '@sinclair/typebox';
 
-// ajv-formats ships CommonJS with a default export; under NodeNext it arrives wrapped.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+// ajv-formats ships CommonJS: under NodeNext the import is its module object, whose `default` is the plugin.
+const addFormats = addFormatsModule.default;
 
 /** One validation problem, in the shape FastAPI-style clients expect from a 422. */
 export interface ValidationIssue {
@@ -23,7 +23,15 @@ const checker = makeAjv(false);
 const filler = makeAjv(true);
 const compiled = new WeakMap<object, { check: ValidateFunction; fill: ValidateFunction }>();
 
-function compile(schema: TSchema): { check: ValidateFunction; fill: ValidateFunction } {
+/**
+ * What `check` takes: a TypeBox schema, whose static type the checked value gets, or plain JSON
+ * Schema (Task definitions, plugins, schemas read from the wire), whose value stays `unknown`.
+ */
+export type AnySchema = TSchema | Readonly<Record<string, unknown>>;
+/** The static type a schema gives a checked value. */
+export type StaticOf<S> = S extends TSchema ? Static<S> : unknown;
+
+function compile(schema: AnySchema): { check: ValidateFunction; fill: ValidateFunction } {
   let entry = compiled.get(schema);
   if (!entry) {
     entry = { check: checker.compile(schema), fill: filler.compile(schema) };
@@ -52,13 +60,13 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; issues: Validatio
  * in a deep copy, so callers' objects are never mutated; `inPlace` skips the copy for values the
  * caller owns outright (a body it just parsed), which is the hot path of every request.
  */
-export function check<S extends TSchema>(schema: S, value: unknown, opts: { defaults?: boolean; inPlace?: boolean } = {}): Checked<Static<S>> {
+export function check<S extends AnySchema>(schema: S, value: unknown, opts: { defaults?: boolean; inPlace?: boolean } = {}): Checked<StaticOf<S>> {
   const { check: plain, fill } = compile(schema);
   if (opts.defaults) {
     const copy = value === undefined || opts.inPlace ? value : structuredClone(value);
-    return fill(copy) ? { ok: true, value: copy as Static<S> } : { ok: false, issues: toIssues(fill.errors) };
+    return fill(copy) ? { ok: true, value: copy as StaticOf<S> } : { ok: false, issues: toIssues(fill.errors) };
   }
-  return plain(value) ? { ok: true, value: value as Static<S> } : { ok: false, issues: toIssues(plain.errors) };
+  return plain(value) ? { ok: true, value: value as StaticOf<S> } : { ok: false, issues: toIssues(plain.errors) };
 }
 
 /** Renders issues as one readable line, e.g. for business failures and CLI messages. */

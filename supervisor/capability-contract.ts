@@ -1,4 +1,3 @@
-import type { TSchema } from '@sinclair/typebox';
 import type { Config } from './config.js';
 import type { Job } from '../core/job.js';
 import type { WorkerPool } from '../workers/pool.js';
@@ -25,7 +24,7 @@ export interface Environment {
  * `app/`, so the actors never depend on the HTTP layer).
  */
 export interface Capability {
-  readonly jobs: readonly Job<TSchema>[];
+  readonly jobs: readonly Job[];
   close?(): Promise<void>;
 }
 

@@ -1,6 +1,6 @@
-import type { TSchema } from '@sinclair/typebox';
 import { defineJob, type Job } from '../../core/job.js';
-import { AgentChatArgs, ForkSessionArgs, GetSessionArgs, ListSessionsArgs, RenameSessionArgs, SessionArgs, TagSessionArgs } from '../../schemas/agent.js';
+import { Type } from '@sinclair/typebox';
+import { AgentChatArgs, AgentSessionPage, AgentSessionView, ForkSessionArgs, GetSessionArgs, ListSessionsArgs, RenameSessionArgs, SessionArgs, TagSessionArgs } from '../../schemas/agent.js';
 import { ok } from '../../schemas/job-response.js';
 import type { AgentService } from './agent-service.js';
 import { blocksOf, pageOf } from './session-blocks.js';
@@ -10,17 +10,19 @@ import { blocksOf, pageOf } from './session-blocks.js';
  * answers each with the keys to set. Over `/events`, `agent_chat` streams `agent_message` events;
  * over JSON and MCP it answers the final text alone.
  */
-export function agentJobs(agent: AgentService): Job<TSchema>[] {
+export function agentJobs(agent: AgentService): Job[] {
   const { store } = agent;
   return [
     defineJob({
       name: 'agent_chat',
+      output: Type.String({ description: 'The final text of the turn' }),
       description: 'Sends a message to the research assistant and answers its final text (metadata: session_id, model, usage, turn_id). Omit session_id to start a new session. Streamed, the turn sends agent_message events as it goes: thinking, text, and each Job the assistant calls.',
       input: AgentChatArgs,
       run: (args, ctx) => agent.chat(args.message, args.session_id, ctx),
     }),
     defineJob({
       name: 'list_agent_sessions',
+      output: Type.Array(AgentSessionView),
       description: 'Lists agent sessions, newest activity first: session_id, title, tag, created_at, updated_at, message_count, running (metadata.total counts them all).',
       input: ListSessionsArgs,
       run: async (args) => {
@@ -31,6 +33,7 @@ export function agentJobs(agent: AgentService): Job<TSchema>[] {
     }),
     defineJob({
       name: 'get_agent_session',
+      output: AgentSessionPage,
       description: 'Answers a session\'s info, a page of its messages (limit/offset count messages) and the presentation blocks that redraw that page.',
       input: GetSessionArgs,
       run: async (args) => {
@@ -43,6 +46,7 @@ export function agentJobs(agent: AgentService): Job<TSchema>[] {
     }),
     defineJob({
       name: 'rename_agent_session',
+      output: AgentSessionView,
       description: 'Sets a session\'s title; answers the session info.',
       input: RenameSessionArgs,
       run: async (args) => {
@@ -52,6 +56,7 @@ export function agentJobs(agent: AgentService): Job<TSchema>[] {
     }),
     defineJob({
       name: 'tag_agent_session',
+      output: AgentSessionView,
       description: 'Sets a session\'s tag (null removes it); answers the session info.',
       input: TagSessionArgs,
       run: async (args) => {
@@ -61,6 +66,7 @@ export function agentJobs(agent: AgentService): Job<TSchema>[] {
     }),
     defineJob({
       name: 'fork_agent_session',
+      output: AgentSessionView,
       description: 'Copies a session (up to and including up_to_message_id when given) into a new one; answers the new session\'s info.',
       input: ForkSessionArgs,
       run: async (args) => {
@@ -71,6 +77,7 @@ export function agentJobs(agent: AgentService): Job<TSchema>[] {
     }),
     defineJob({
       name: 'delete_agent_session',
+      output: Type.Boolean(),
       description: 'Deletes a session and its messages; answers true. A session with a running turn is refused (cancel_agent_turn first).',
       input: SessionArgs,
       run: async (args) => {
@@ -81,6 +88,7 @@ export function agentJobs(agent: AgentService): Job<TSchema>[] {
     }),
     defineJob({
       name: 'cancel_agent_turn',
+      output: Type.Boolean(),
       description: 'Stops the running turn of a session: true when this call cancelled it (what was said is kept), false when the session is idle; KeyError for an unknown session.',
       input: SessionArgs,
       run: async (args) => {

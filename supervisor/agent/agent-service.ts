@@ -2,9 +2,9 @@ import type { ModelMessage } from 'ai';
 import { RuntimeError } from '../../core/errors.js';
 import type { JobContext } from '../../core/job.js';
 import type { JobRegistry } from '../../core/registry.js';
-import type { AgentSessionInfo, SessionRecord } from '../../schemas/agent.js';
+import type { AgentSessionInfo, AgentSessionView, SessionRecord } from '../../schemas/agent.js';
 import type { AgentSection } from '../../schemas/config.js';
-import { failed, ok, type JobResponse } from '../../schemas/job-response.js';
+import { failed, ok, type JobResult } from '../../schemas/job-response.js';
 import { newId, SessionStore } from './session-store.js';
 
 /** The message of an unconfigured agent: the config keys a person has to set. */
@@ -68,12 +68,12 @@ export class AgentService {
     return this.#running.has(sessionId);
   }
 
-  withRunning(info: AgentSessionInfo): AgentSessionInfo & { running: boolean } {
+  withRunning(info: AgentSessionInfo): AgentSessionView {
     return { ...info, running: this.isRunning(info.session_id) };
   }
 
   /** One turn of a session (a new one without `sessionId`); the answer is the final assistant text. */
-  async chat(message: string, sessionId: string | undefined, ctx: JobContext): Promise<JobResponse> {
+  async chat(message: string, sessionId: string | undefined, ctx: JobContext): Promise<JobResult<string>> {
     const agent = this.configured();
     const engine = await loadEngine();
     const model = engine.createModel(agent);
@@ -100,7 +100,7 @@ export class AgentService {
     }
   }
 
-  async #turn(id: string, turn: RunningTurn, setup: { agent: AgentSection; engine: Engine; model: ReturnType<Engine['createModel']> }, message: string, ctx: JobContext): Promise<JobResponse> {
+  async #turn(id: string, turn: RunningTurn, setup: { agent: AgentSection; engine: Engine; model: ReturnType<Engine['createModel']> }, message: string, ctx: JobContext): Promise<JobResult<string>> {
     const { agent, engine, model } = setup;
     const history = (await this.store.records(id)).flatMap((r) => (r.message ? [r.message as ModelMessage] : []));
     const user = record(turn.turnId, { message: { role: 'user', content: message } });

@@ -1,7 +1,7 @@
-import { jsonSchema, tool, type JSONSchema7, type ToolSet } from 'ai';
+import { jsonSchema, tool, type ToolSet } from 'ai';
 import { createJobContext } from '../../core/job.js';
 import { HttpError } from '../../core/errors.js';
-import type { JobRegistry } from '../../core/registry.js';
+import type { JobArgs, JobRegistry } from '../../core/registry.js';
 import { failed, plainAnswer, type JobResponse } from '../../schemas/job-response.js';
 import { describeIssues } from '../../schemas/validator.js';
 
@@ -13,7 +13,7 @@ import { describeIssues } from '../../schemas/validator.js';
 export async function callJob(registry: JobRegistry, name: string, input: unknown, signal: AbortSignal): Promise<JobResponse> {
   const entry = registry.get(name);
   if (!entry) return failed(`PermissionError: ${name} is not a public Job of this service`);
-  let args: unknown;
+  let args: JobArgs;
   try {
     args = registry.prepare(entry, structuredClone(input ?? {}));
   } catch (err) {
@@ -38,7 +38,7 @@ export function buildTools(registry: JobRegistry, names: readonly string[]): Too
     if (!entry) continue;
     tools[name] = tool({
       description: entry.job.description,
-      inputSchema: jsonSchema<unknown>(entry.job.input as unknown as JSONSchema7),
+      inputSchema: jsonSchema<unknown>(entry.job.input),
       execute: (input: unknown, { abortSignal }) => callJob(registry, name, input, abortSignal ?? new AbortController().signal),
     });
   }

@@ -8,6 +8,7 @@ import { checkTargets } from './list-machines.js';
 import { startMachineStatus } from './machine-status.js';
 import { findTaskRuntime } from '../tasks/tasks-capability.js';
 import { shellJob } from './shell-job.js';
+import { MachineHealth, MachineInfo } from '../../schemas/machine.js';
 
 const NoArguments = Type.Object({}, { additionalProperties: false });
 
@@ -21,6 +22,7 @@ export const machineCapability: CapabilityFactory = async (env) => {
     jobs: [
       defineJob({
         name: 'version',
+        output: Type.String(),
         description: 'Returns the installed taskyard version (also in metadata.version).',
         input: NoArguments,
         annotations: READ_ONLY,
@@ -28,6 +30,7 @@ export const machineCapability: CapabilityFactory = async (env) => {
       }),
       defineJob({
         name: 'list_machines',
+        output: Type.Array(MachineHealth),
         description: 'Checks every configured target (GET /health with its stored token) and answers [{address, healthy}]; [] without targets.',
         input: NoArguments,
         annotations: { ...READ_ONLY, openWorldHint: true },
@@ -35,6 +38,7 @@ export const machineCapability: CapabilityFactory = async (env) => {
       }),
       defineJob({
         name: 'machine_status',
+        output: MachineInfo,
         description: 'Answers MachineInfo of this machine: build info (key axonx), CPU, memory, NVIDIA/AMD GPUs and gpu_leases (which Task holds which GPU index).',
         input: NoArguments,
         annotations: READ_ONLY,

@@ -1,4 +1,4 @@
-import { DEFAULT_SHELL_TIMEOUT, ShellArguments, type ShellOutput } from '../../schemas/machine.js';
+import { DEFAULT_SHELL_TIMEOUT, ShellArguments, ShellOutput } from '../../schemas/machine.js';
 import { failed, ok } from '../../schemas/job-response.js';
 import type { WorkerPool } from '../../workers/pool.js';
 import type { OutputChunk } from '../../workers/output-stream.js';
@@ -36,6 +36,7 @@ export function shellJob(pool: WorkerPool, workspace: string) {
   const running = new Set<Promise<ShellOutput>>();
   const job = defineJob({
     name: 'shell',
+    output: ShellOutput,
     description:
       'Runs a command with /bin/sh -c in the workspace, in its own process group. Keeps at most 1 MiB of stdout and of stderr; ' +
       'on timeout the whole process tree is killed and exit_code is null. Succeeds only when the exit code is 0. ' +

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { access, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { TSchema } from '@sinclair/typebox';
 import { check } from '../../schemas/validator.js';
 import { KeyError, RuntimeError, ValueError } from '../../core/errors.js';
 import { removeStagedFile, takeStagedFile } from '../staged-input.js';
@@ -11,14 +10,8 @@ import { STATE_DIR } from '../token-store.js';
 import { copyPrefix, pruneTarballs, readDependencies, readManifest, swapPrefix, TARBALLS } from './plugin-prefix.js';
 import { runNpm } from './run-npm.js';
 import { SerialQueue } from '../../core/serial-queue.js';
+import type { PluginInfo } from '../../schemas/plugins.js';
 
-/** What install, uninstall and list answer about one plugin. */
-export interface PluginInfo {
-  name: string;
-  version: string;
-  /** Registration names of its Tasks, sorted. */
-  tasks: string[];
-}
 
 /** Work areas live here, next to the live prefix, so the final swap is a rename on one file system. */
 const WORK_DIR = 'plugin-work';
@@ -99,7 +92,7 @@ export class PluginManager {
       const { input_schema, output_schema } = staged.get(task)!.definition;
       for (const [label, schema] of [['input', input_schema], ['output', output_schema]] as const) {
         try {
-          check(schema as unknown as TSchema, {});
+          check(schema, {});
         } catch (err) {
           throw new ValueError(`plugin ${name}: Task ${task} has an invalid ${label} schema: ${(err as Error).message}`);
         }

@@ -4,6 +4,7 @@ import type { CapabilityFactory } from '../capability-contract.js';
 import { READ_ONLY, defineJob } from '../../core/job.js';
 import { taskRuntimeOf } from '../tasks/tasks-capability.js';
 import { PluginManager } from './plugin-manager.js';
+import { PluginChange, PluginInfo } from '../../schemas/plugins.js';
 
 const InstallInput = Type.Object(
   {
@@ -25,6 +26,7 @@ export const pluginsCapability: CapabilityFactory = async (env) => {
     jobs: [
       defineJob({
         name: 'install_plugin',
+        output: PluginChange,
         description:
           'Installs a plugin: an npm package tarball (npm pack) staged with POST /files whose package.json names its task module ' +
           '("taskyard": {"tasks": "./tasks.js"}). Verifies sha256, installs with npm (lifecycle scripts are not run; on an offline machine ' +
@@ -35,6 +37,7 @@ export const pluginsCapability: CapabilityFactory = async (env) => {
       }),
       defineJob({
         name: 'list_plugins',
+        output: Type.Array(PluginInfo),
         description: 'Lists installed plugins: [{name, version, tasks}] sorted by name.',
         input: Type.Object({}, { additionalProperties: false }),
         annotations: READ_ONLY,
@@ -42,6 +45,7 @@ export const pluginsCapability: CapabilityFactory = async (env) => {
       }),
       defineJob({
         name: 'uninstall_plugin',
+        output: PluginChange,
         description: 'Removes an installed plugin and its Tasks without a restart; refused while one of its Tasks is queued or running. Answers {name, version, tasks, restart_required}.',
         input: UninstallInput,
         annotations: { readOnlyHint: false, destructiveHint: true },

@@ -2,6 +2,7 @@ import { lstat, mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FileExistsError, PermissionError, ValueError } from '../../core/errors.js';
 import type { UnpackedSnapshot } from './unpack-snapshot.js';
+import type { SyncResult } from '../../schemas/plugins.js';
 
 /** What applying a snapshot needs to know about live Tasks, answered by the task system. */
 export interface TaskGuard {
@@ -28,10 +29,6 @@ export interface ApplyRequest {
   guard: TaskGuard;
 }
 
-export interface ApplyResult {
-  applied: string[];
-  deleted: string[];
-}
 
 /** One completed step, undone in reverse order when a later one fails. */
 type Step = { kind: 'moved-aside'; original: string; backup: string } | { kind: 'placed'; path: string };
@@ -63,14 +60,14 @@ async function undo(steps: Step[]): Promise<void> {
  * `scratch` and the new ones renamed in. Any failure moves everything back, so the workspace is
  * either fully updated or as it was.
  */
-export async function applySnapshot(req: ApplyRequest): Promise<ApplyResult> {
+export async function applySnapshot(req: ApplyRequest): Promise<SyncResult> {
   const incoming = [...(req.snapshot?.tasks ?? new Map<string, { taskType: string; dir: string }>())];
   for (const [taskId, { taskType, dir }] of incoming) {
     const problem = await req.guard.problemOf(dir, taskId, taskType);
     if (problem) throw new ValueError(`archive Task ${taskId}: ${problem}`);
   }
   const release = req.guard.hold([...incoming.map(([id]) => id), ...req.deletions.map((d) => d.taskId)]);
-  let result: ApplyResult;
+  let result: SyncResult;
   try {
     const plan: PlanItem[] = [];
     for (const [taskId, { taskType, dir }] of incoming) plan.push({ taskId, taskType, staged: dir, ...(await taskDir(req.workspace, taskType, taskId)) });

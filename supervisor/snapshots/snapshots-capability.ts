@@ -15,6 +15,7 @@ import { applySnapshot, type TaskGuard } from './apply-snapshot.js';
 import { MAX_DELETIONS } from './snapshot-rules.js';
 import { taskGuardOf } from './task-guard.js';
 import { unpackSnapshot } from './unpack-snapshot.js';
+import { SyncResult } from '../../schemas/plugins.js';
 
 const SyncInput = Type.Object(
   {
@@ -85,6 +86,7 @@ export const snapshotsCapability: CapabilityFactory = async (env) => {
     jobs: [
       defineJob({
         name: 'sync_tasks',
+        output: SyncResult,
         description:
           'Applies a task snapshot and/or deletes Task directories. path: a staged .tar.gz (POST /files) of <task_type>/<task_id>/... ' +
           'directories, each with a terminal status.json; the whole archive is validated (regular files only, no absolute or escaping ' +

@@ -45,13 +45,13 @@ function decodeCursor(cursor: string): OrderKey {
 }
 
 /** The answer as JSON text built from each record's cached status text (the items are never re-serialised). */
-function pageAnswer(index: TaskIndex, items: readonly TaskRecord[], rest: Omit<TaskStatusPage, 'items'>): SerializedAnswer {
+function pageAnswer(index: TaskIndex, items: readonly TaskRecord[], rest: Omit<TaskStatusPage, 'items'>): SerializedAnswer<TaskStatusPage> {
   const json = `{"items":[${items.map((r) => index.jsonOf(r)).join(',')}],${JSON.stringify(rest).slice(1)}`;
   return new SerializedAnswer(JSON.parse(json) as TaskStatusPage, json);
 }
 
 /** The records changed since a version, split into those to show and the IDs to drop. */
-function changedPage(index: TaskIndex, ids: readonly string[], matches: Filter, version: string): SerializedAnswer {
+function changedPage(index: TaskIndex, ids: readonly string[], matches: Filter, version: string): SerializedAnswer<TaskStatusPage> {
   const items: TaskRecord[] = [];
   const deleted: string[] = [];
   for (const id of ids) {
@@ -67,7 +67,7 @@ function changedPage(index: TaskIndex, ids: readonly string[], matches: Filter, 
  * what changed since an earlier answer. Answered from the index alone: a page costs its own size
  * plus one pass of the filter over the history for `total`.
  */
-export function queryStatuses(index: TaskIndex, q: QueryTaskStatusesInput): SerializedAnswer {
+export function queryStatuses(index: TaskIndex, q: QueryTaskStatusesInput): SerializedAnswer<TaskStatusPage> {
   const matches = filterOf(q);
   const version = index.changes.cursor();
   const changed = q.changed_since === undefined ? undefined : index.changes.since(q.changed_since);

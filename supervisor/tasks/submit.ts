@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { TSchema } from '@sinclair/typebox';
 import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
 import { check, describeIssues } from '../../schemas/validator.js';
 import { isTerminal, nowIso, TASK_FILES } from '../../core/task-record/record-files.js';
@@ -29,7 +28,7 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
   checkTaskName(inputs['task_name']);
   rt.checkResources(definition.name, definition.resources);
   // Catalog schemas are plain JSON Schema; ajv needs nothing TypeBox-specific.
-  const parsed = check(definition.input_schema as unknown as TSchema, inputs, { defaults: true });
+  const parsed = check(definition.input_schema, inputs, { defaults: true });
   if (!parsed.ok) throw new BusinessError('ValidationError', `invalid input for task ${task}: ${describeIssues(parsed.issues)}`);
   const config = parsed.value as Record<string, unknown> & { task_name: string | null; source_tasks: string };
   config.source_tasks = normalizeSourceTasks(config.source_tasks).join(',');

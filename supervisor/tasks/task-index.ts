@@ -301,7 +301,7 @@ export class TaskIndex {
    * each record's text: the order as of the call, never one string, and the event loop is free
    * between chunks (other requests wait ~1 ms, not the whole listing).
    */
-  listing(): StreamedAnswer {
+  listing(): StreamedAnswer<TaskStatus[]> {
     return new StreamedAnswer(() => this.#chunks(this.#order.snapshot()));
   }
 
@@ -322,7 +322,7 @@ export class TaskIndex {
   }
 
   /** One status with its cached JSON text. */
-  statusJson(status: TaskStatus): SerializedAnswer {
+  statusJson(status: TaskStatus): SerializedAnswer<TaskStatus> {
     let json = this.#json.get(status);
     if (json === undefined) this.#json.set(status, (json = JSON.stringify(status)));
     return new SerializedAnswer(status, json);

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
-import { WORKSPACE_LIMITS } from '../../schemas/workspace.js';
+import { DeletedEntry, PreviewAnswer, WORKSPACE_LIMITS, WorkspaceListing } from '../../schemas/workspace.js';
 import type { WorkerPool } from '../../workers/pool.js';
 import { BusinessError, FileNotFoundError } from '../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../core/job.js';
@@ -16,6 +16,7 @@ export function workspaceJobs(root: string, pool: WorkerPool) {
   return [
     defineJob({
       name: 'list_entries',
+      output: WorkspaceListing,
       description:
         'Lists one level of a workspace directory: directories first, then files by name, at most 5000 entries (`truncated` tells). ' +
         'Each entry has name, path, kind (file, directory, symlink, other), preview_kind, supported, size (bytes, null for non-files) and modified_at.',
@@ -25,6 +26,7 @@ export function workspaceJobs(root: string, pool: WorkerPool) {
     }),
     defineJob({
       name: 'list_task_runs',
+      output: WorkspaceListing,
       description: 'Lists the finished runs of a task type: task directories under `<task_type>/` that hold a metadata.json.',
       input: Type.Object(
         { task_type: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9][A-Za-z0-9_-]*$', description: 'Task type (a directory name, not a registration name)' }) },
@@ -35,6 +37,7 @@ export function workspaceJobs(root: string, pool: WorkerPool) {
     }),
     defineJob({
       name: 'preview_file',
+      output: PreviewAnswer,
       description:
         'Previews a workspace file by extension: text, markdown (with YAML frontmatter), json, yaml, csv, parquet or unsupported. ' +
         'Text reads at most 512 KiB; JSON/YAML over 32 MiB or malformed give a non-null parse_error with success true; offset/limit page CSV and Parquet rows.',
@@ -60,6 +63,7 @@ export function workspaceJobs(root: string, pool: WorkerPool) {
     }),
     defineJob({
       name: 'delete_entries',
+      output: Type.Array(DeletedEntry),
       description: 'Deletes workspace files and directories (1-200 paths) and answers what was deleted. The root and paths outside the workspace are refused; missing paths are skipped.',
       input: Type.Object({ paths: Type.Array(Type.String(), { minItems: 1, maxItems: WORKSPACE_LIMITS.deleteBatch }) }, closed),
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },

@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import t from 'tap';
 import { closedPort } from '../helpers/http-server.js';
 import { drawBlocks, patchOrderProblems, startAgentService } from './agent-helpers.js';
+import type { AgentSessionPage } from '../../schemas/agent.js';
 
 const KEY = 'sk-secret-key-never-shown-0123';
 process.env['TASKYARD_TEST_MODEL_KEY'] = KEY;
 
-type Info = { message_count: number; messages: Array<{ role: string; content: unknown }> };
+type Info = AgentSessionPage;
 
 async function sessionFiles(workspace: string, sessionId: string): Promise<string> {
   const dir = join(workspace, '.taskyard', 'agent', sessionId);

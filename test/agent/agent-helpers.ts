@@ -1,9 +1,10 @@
 import type { Test } from 'tap';
 import { startModelServer, type ModelServer } from '../helpers/model-server.js';
 import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service.js';
+import type { AgentBlockPatch } from '../../schemas/events.js';
 
 export type AgentEvent = Record<string, unknown> & { kind: string };
-type Patch = { operation: string; block_id: string; block_type: string; delta: string; payload: Record<string, unknown> };
+type Patch = AgentBlockPatch;
 
 /** A service whose `agent` section points at a fresh model server fixture. */
 export async function startAgentService(

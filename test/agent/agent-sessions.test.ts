@@ -5,13 +5,14 @@ import t from 'tap';
 import { startModelServer } from '../helpers/model-server.js';
 import { startTestService, TEST_TOKEN, waitFor } from '../helpers/service.js';
 import { drawBlocks, patchOrderProblems, startAgentService } from './agent-helpers.js';
+import type { AgentSessionPage } from '../../schemas/agent.js';
 
 /** The text of a stored message's content (a string, or text parts). */
 function textOf(content: unknown): string {
   return typeof content === 'string' ? content : (content as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
 }
 
-type Info = { session_id: string; title: string; tag: string | null; message_count: number; running: boolean; messages: Array<{ id: string; role: string; content: unknown }>; blocks: Array<{ block_type: string; text: string }> };
+type Info = AgentSessionPage;
 
 t.test('cancel mid-stream keeps what was said; a busy session refuses a second turn and a delete', async (t) => {
   const { service, model } = await startAgentService(t);

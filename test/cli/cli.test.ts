@@ -15,6 +15,7 @@ import { startTestService } from '../helpers/service.js';
 /** A Job that answers its arguments, to see what the CLI made of each flag. */
 const echoArgs = defineJob({
   name: 'echo_args',
+  output: Type.Unknown(),
   description: 'Answers its arguments.',
   input: Type.Object(
     {

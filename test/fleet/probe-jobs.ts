@@ -22,12 +22,14 @@ export function probeCapability(state: ProbeState): CapabilityFactory {
     jobs: [
       defineJob({
         name: 'whoami',
+        output: Type.String(),
         description: 'Answers the workspace of the service that ran the call.',
         input: Type.Object({}, { additionalProperties: false }),
         run: async () => ok(env.workspace, { ran_on: env.workspace }),
       }),
       defineJob({
         name: 'boom',
+        output: Type.Null(),
         description: 'Always fails with a ValueError.',
         input: Type.Object({}, { additionalProperties: false }),
         run: async () => {
@@ -36,12 +38,14 @@ export function probeCapability(state: ProbeState): CapabilityFactory {
       }),
       defineJob({
         name: 'strict',
+        output: Type.Integer(),
         description: 'Accepts exactly one integer n.',
         input: Type.Object({ n: Type.Integer({ minimum: 1 }) }, { additionalProperties: false }),
         run: async (args) => ok(args.n * 2),
       }),
       defineJob({
         name: 'ticker',
+        output: Type.String(),
         description: 'Emits one progress event, waits for the test, emits another.',
         input: Type.Object({}, { additionalProperties: false }),
         run: async (_args, ctx) => {
@@ -54,6 +58,7 @@ export function probeCapability(state: ProbeState): CapabilityFactory {
       }),
       defineJob({
         name: 'hold',
+        output: Type.String(),
         description: 'Emits one event, then runs until its caller disconnects.',
         input: Type.Object({}, { additionalProperties: false }),
         run: async (_args, ctx) => {

@@ -12,12 +12,14 @@ export const testJobs: CapabilityFactory = () => ({
   jobs: [
     defineJob({
       name: 'echo',
+      output: Type.Unknown(),
       description: 'Answers its arguments.',
       input: Type.Object({ text: Type.String({ minLength: 1 }), times: Type.Integer({ minimum: 1, default: 1 }) }, { additionalProperties: false }),
       run: async (args) => ok(args),
     }),
     defineJob({
       name: 'explode',
+      output: Type.Null(),
       description: 'Emits one progress event, then throws a KeyError.',
       input: Type.Object({}),
       run: async (_args, ctx) => {
@@ -27,6 +29,7 @@ export const testJobs: CapabilityFactory = () => ({
     }),
     defineJob({
       name: 'chatty',
+      output: Type.Integer(),
       description: 'Emits `count` progress events of `pad` extra bytes each.',
       input: Type.Object({ count: Type.Integer({ minimum: 0 }), pad: Type.Integer({ minimum: 0, default: 0 }) }),
       run: async (args, ctx) => {
@@ -39,6 +42,7 @@ export const testJobs: CapabilityFactory = () => ({
     }),
     defineJob({
       name: 'hang',
+      output: Type.String(),
       description: 'Waits until its invocation is aborted.',
       input: Type.Object({}),
       run: async (_args, ctx) => {
@@ -50,12 +54,14 @@ export const testJobs: CapabilityFactory = () => ({
     }),
     defineJob({
       name: 'malformed',
+      output: Type.Unknown(),
       description: 'Returns something that is not a JobResponse.',
       input: Type.Object({}),
       run: async () => undefined as never,
     }),
     defineJob({
       name: 'quiet',
+      output: Type.String(),
       description: 'A Job whose event route is disabled.',
       input: Type.Object({}),
       flags: { enable_stream: false },
@@ -63,6 +69,7 @@ export const testJobs: CapabilityFactory = () => ({
     }),
     defineJob({
       name: 'open',
+      output: Type.String(),
       description: 'A Job that needs no auth.',
       input: Type.Object({}),
       flags: { requires_auth: false },

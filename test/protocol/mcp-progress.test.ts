@@ -6,15 +6,13 @@ import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { isAlive } from '../../workers/process-tree.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 import { connectMcp } from '../helpers/mcp-client.js';
+import type { TaskHandle } from '../../schemas/tasks.js';
 
 /** Progress at least this often: far below the client timeouts used here. */
 const config = { service: { mcp_progress_interval_ms: 300 } };
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
-interface Handle {
-  task_id: string;
-  run_id: string;
-}
+type Handle = Pick<TaskHandle, 'task_id' | 'run_id'>;
 
 async function submit(svc: TestService, args: Record<string, unknown>): Promise<Handle> {
   const res = await svc.call('submit', args);

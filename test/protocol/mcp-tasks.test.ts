@@ -10,16 +10,10 @@ import { startTestService, waitFor, type TestService } from '../helpers/service.
 import { connectMcp } from '../helpers/mcp-client.js';
 import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess } from '../helpers/service-process.js';
 import { makeWorkspace, killTaskProcesses } from '../tasks/task-helpers.js';
-
-interface Status {
-  state: string;
-  task_id: string;
-  run_id: string;
-  exit_code: number;
-}
+import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
 
 async function submit(svc: TestService, args: Record<string, unknown>): Promise<{ task_id: string; run_id: string }> {
-  const { task_id, run_id } = (await svc.call('submit', args)).body.answer as { task_id: string; run_id: string };
+  const { task_id, run_id } = (await svc.call('submit', args)).body.answer as TaskHandle;
   return { task_id, run_id };
 }
 
@@ -55,7 +49,7 @@ t.test('a task-augmented submit is an MCP task backed by the Task run, through t
   const messages = await rest;
   const result = messages.at(-1) as { type: string; result: CallToolResult };
   t.equal(result.type, 'result', JSON.stringify(messages));
-  const status = (result.result.structuredContent as { answer: Status }).answer;
+  const status = (result.result.structuredContent as { answer: TaskStatus }).answer;
   t.equal(status.state, 'succeeded', 'the result is the terminal TaskStatus');
   t.same((await svc.call('status', { task_id: status.task_id })).body.answer, status, 'the same record the service keeps');
   t.equal((await mcp.experimental.tasks.getTask(task.taskId)).status, 'completed');
@@ -68,10 +62,10 @@ t.test('tasks/cancel really cancels the Task', async (t) => {
   const mcp = await connectMcp(t, svc.url, svc.token);
   const handle = await submit(svc, { task: 'sleep', seconds: 60 });
   const { task, rest } = await startTask(mcp, 'wait_task', { ...handle });
-  await waitFor(async () => ((await svc.call('status', { task_id: handle.task_id })).body.answer as Status).state === 'running', 15_000, 'the Task to run');
+  await waitFor(async () => ((await svc.call('status', { task_id: handle.task_id })).body.answer as TaskStatus).state === 'running', 15_000, 'the Task to run');
   const cancelled = await mcp.experimental.tasks.cancelTask(task.taskId);
   t.equal(cancelled.status, 'cancelled');
-  t.equal(((await svc.call('status', { task_id: handle.task_id })).body.answer as Status).state, 'cancelled', 'the service record says cancelled');
+  t.equal(((await svc.call('status', { task_id: handle.task_id })).body.answer as TaskStatus).state, 'cancelled', 'the service record says cancelled');
   const messages = await rest;
   t.match(messages.at(-1), { type: 'error' }, 'the stream ends: the task was cancelled');
   await t.rejects(mcp.experimental.tasks.cancelTask(task.taskId), /terminal status: cancelled/);
@@ -115,7 +109,7 @@ t.test('an MCP task handle survives a restart of the service', async (t) => {
   t.equal(created.task.status, 'working');
   // A run is adopted once its worker runs it (a queued one dies with the service that queued it).
   await waitFor(async () => {
-    const listed = (await first.call('list_task_statuses')).answer as Status[];
+    const listed = (await first.call('list_task_statuses')).answer as TaskStatus[];
     return listed[0]?.state === 'running';
   }, 15_000, 'the Task to run');
   first.child.kill('SIGKILL');

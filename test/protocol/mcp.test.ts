@@ -24,6 +24,7 @@ const conformanceJobs: CapabilityFactory = () => ({
   jobs: [
     defineJob({
       name: 'test_tool_with_progress',
+      output: Type.String(),
       description: 'Reports progress 0, 50 and 100 about 50 ms apart.',
       input: Type.Object({}),
       flags: { requires_auth: false },
@@ -46,9 +47,19 @@ t.test('tools/list mirrors the catalog', async (t) => {
   const mcp = await connectMcp(t, svc.url, svc.token);
   const { tools } = await mcp.listTools();
   t.same(
-    tools.map((x) => ({ name: x.name, description: x.description, input: x.inputSchema, output: x.outputSchema })),
-    catalog.items.map((i) => ({ name: i.name, description: i.description, input: i.input_schema, output: i.output_schema })),
+    tools.map((x) => ({ name: x.name, description: x.description, input: x.inputSchema })),
+    catalog.items.map((i) => ({ name: i.name, description: i.description, input: i.input_schema })),
   );
+  // The catalog's output_schema is the shared JobResponse; a tool's outputSchema is that same
+  // JobResponse with `answer` narrowed to the Job's answer schema or a failure's error text.
+  type Shape = { properties: Record<string, unknown>; required: string[] };
+  for (const tool of tools) {
+    const shared = catalog.items.find((i) => i.name === tool.name)!.output_schema as Shape;
+    const output = tool.outputSchema as Shape;
+    t.same({ ...output.properties, answer: null }, { ...shared.properties, answer: null }, `${tool.name}: success and metadata as in the JobResponse`);
+    t.same(output.required, shared.required, `${tool.name}: the JobResponse's required fields`);
+    t.match(output.properties['answer'], { anyOf: [{}, { type: 'string' }] }, `${tool.name}: answer is its answer schema or error text`);
+  }
 });
 
 t.test('tools/call answers the JobResponse as structured content and text', async (t) => {

@@ -45,13 +45,14 @@ export default [defineTask({
 })];
 `;
 
-interface Probe {
+/** The probe Task's output (a type alias, so a status's `result` object converts to it). */
+type Probe = {
   fetched: string;
   got: string;
   again: string;
   child: string;
   env: { extra: string | null; handover: string | null };
-}
+};
 
 async function httpsServer(t: Test): Promise<string> {
   const server = createServer({ key: readFileSync(join(TLS, 'server-key.pem')), cert: readFileSync(join(TLS, 'server.pem')) }, (req, res) => res.end(`hello over tls ${req.url}`));

@@ -4,6 +4,7 @@ import t from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { makeWorkspace, runToEnd, type Status } from './task-helpers.js';
+import type { TaskStatusPage } from '../../schemas/tasks.js';
 
 /** Finished demo records written straight to disk, some sharing a created_at (the ID breaks the tie). */
 async function writeRecords(workspace: string, count: number, state = 'succeeded'): Promise<string[]> {
@@ -43,19 +44,10 @@ async function list(svc: TestService): Promise<Status[]> {
   return body.answer as Status[];
 }
 
-interface Page {
-  items: Status[];
-  total: number | null;
-  next_cursor: string | null;
-  version: string;
-  deleted: string[];
-  reset: boolean;
-}
-
-async function query(svc: TestService, args: Record<string, unknown>): Promise<Page> {
+async function query(svc: TestService, args: Record<string, unknown>): Promise<TaskStatusPage> {
   const { body } = await svc.call('query_task_statuses', args);
   if (!body.success) throw new Error(`query_task_statuses failed: ${String(body.answer)}`);
-  return body.answer as Page;
+  return body.answer as TaskStatusPage;
 }
 
 t.test('list_task_statuses streams every status in order, the same over HTTP JSON, SSE and MCP', async (t) => {
@@ -131,7 +123,7 @@ t.test('query_task_statuses: filters, pages and changes since a version', async 
 
   const pages: Status[] = [];
   let cursor: string | undefined;
-  let first: Page | undefined;
+  let first: TaskStatusPage | undefined;
   do {
     const page = await query(svc, { limit: 25, ...(cursor ? { cursor } : {}) });
     first ??= page;

@@ -4,22 +4,8 @@ import t from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/service.js';
 import { makeWorkspace, startTaskService, submitOk, waitState, waitTask } from './task-helpers.js';
+import type { GraphNode, TaskGraph } from '../../schemas/tasks.js';
 
-interface Node {
-  task_id: string;
-  kind: string;
-  task_name: string;
-  parent_ids: string[];
-  state: string | null;
-  missing: boolean;
-  provisional: boolean;
-}
-interface Graph {
-  root_id: string;
-  selected_id: string;
-  nodes: Node[];
-  edges: Array<{ source: string; target: string }>;
-}
 
 const GHOST = 'base#demo#ghost';
 
@@ -40,7 +26,7 @@ t.test('graph and context of a three-level lineage with a missing parent', async
   const d = await submitOk(t, svc, { task: 'sleep', seconds: 60, task_name: 'lin-d', source_tasks: c.task_id });
   await waitState(svc, d.task_id, 'running');
 
-  const graph = (await svc.call('get_task_graph', { task_id: c.task_id })).body.answer as Graph;
+  const graph = (await svc.call('get_task_graph', { task_id: c.task_id })).body.answer as TaskGraph;
   t.equal(graph.selected_id, c.task_id);
   t.equal(graph.root_id, a.task_id);
   t.same(new Set(graph.nodes.map((n) => n.task_id)), new Set([a.task_id, b.task_id, c.task_id, GHOST, d.task_id]));
@@ -70,7 +56,7 @@ t.test('graph and context of a three-level lineage with a missing parent', async
     provisional: [d.task_id],
   });
   const sse = await svc.events('get_task_graph', { task_id: a.task_id });
-  const fromRoot = sse.events.at(-1)!['answer'] as Graph;
+  const fromRoot = sse.events.at(-1)!['answer'] as TaskGraph;
   t.same(fromRoot.nodes.map((n) => n.task_id), [a.task_id, b.task_id, c.task_id, d.task_id], 'descendants of the root');
   t.match((await svc.call('get_task_graph', { task_id: GHOST })).body.answer, /^KeyError: /);
   t.equal((await svc.call('cancel', { task_id: d.task_id })).body.answer, true);

@@ -3,13 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
+import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
 export { groupGone, isRunning, killTaskProcesses } from '../helpers/task-processes.js';
 
-export interface Handle {
-  task_id: string;
-  run_id: string;
-  task: string;
-}
+/** What submit answers. */
+export type Handle = TaskHandle;
 
 /** The real service; its teardown already kills any Task process a test left running. */
 export const startTaskService = startTestService;
@@ -28,7 +26,7 @@ export async function submitOk(t: Test, svc: TestService, args: Record<string, u
   return res.body.answer as Handle;
 }
 
-export type Status = Record<string, unknown> & { state: string; exit_code: number; error: string; pid: number | null; run_id: string; task_id: string };
+export type Status = TaskStatus;
 
 export async function waitTask(svc: TestService, handle: Handle): Promise<{ success: boolean; status: Status }> {
   const res = await svc.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id });

@@ -104,6 +104,7 @@ t.test('metadata is not clipped', async (t) => {
 /** A Job with a Markdown description and a required field, to see both in the console's form. */
 const markdownJob = defineJob({
   name: 'md_form',
+  output: Type.Unknown(),
   description: 'Takes a **name**.\n\n- first point\n- second point',
   input: Type.Object({ name: Type.String({ minLength: 1 }), note: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: false }),
   run: async (args) => ok(args),

@@ -4,21 +4,8 @@ import t from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { startTestService } from '../helpers/service.js';
 import { put } from './fixtures.js';
+import type { WorkspaceEntry, WorkspaceListing } from '../../schemas/workspace.js';
 
-interface Entry {
-  name: string;
-  path: string;
-  kind: string;
-  preview_kind: string | null;
-  supported: boolean;
-  size: number | null;
-  modified_at: string;
-}
-interface Listing {
-  path: string;
-  entries: Entry[];
-  truncated: boolean;
-}
 
 t.test('list_entries: directories first, then by name; entry fields; private dir hidden', async (t) => {
   const svc = await startTestService(t);
@@ -36,7 +23,7 @@ t.test('list_entries: directories first, then by name; entry fields; private dir
 
   const res = await svc.call('list_entries', {});
   t.equal(res.status, 200);
-  const listing = res.body.answer as Listing;
+  const listing = res.body.answer as WorkspaceListing;
   t.equal(listing.path, '');
   t.equal(listing.truncated, false);
   t.same(listing.entries.map((e) => e.name), ['alpha', 'link-dir', 'zeta', 'A.md', 'b.csv', 'etc-link', 'image.png', 'link-file.csv', 'private-link']);
@@ -49,7 +36,7 @@ t.test('list_entries: directories first, then by name; entry fields; private dir
   t.match(byName.get('private-link'), { kind: 'symlink', supported: false });
   for (const e of listing.entries) t.ok(!Number.isNaN(Date.parse(e.modified_at)), `${e.name} modified_at is a date`);
 
-  const sub = (await svc.call('list_entries', { path: 'link-dir/' })).body.answer as Listing;
+  const sub = (await svc.call('list_entries', { path: 'link-dir/' })).body.answer as WorkspaceListing;
   t.same(sub, { path: 'link-dir', truncated: false, entries: [{ ...sub.entries[0], name: 'x.txt', path: 'link-dir/x.txt' }] });
   t.same((await svc.call('list_entries', { path: 'nope' })).body.answer, 'FileNotFoundError: no such directory: nope');
   t.same((await svc.call('list_entries', { path: 'b.csv' })).body.answer, 'NotADirectoryError: not a directory: b.csv');
@@ -61,7 +48,7 @@ t.test('list_entries: at most 5000 entries, truncated, directories kept first', 
   const dir = join(svc.workspace, 'many');
   await mkdir(join(dir, 'zz-dir'), { recursive: true });
   await Promise.all(Array.from({ length: 5005 }, (_, i) => writeFile(join(dir, `f${String(i).padStart(5, '0')}.txt`), '')));
-  const listing = (await svc.call('list_entries', { path: 'many' })).body.answer as Listing;
+  const listing = (await svc.call('list_entries', { path: 'many' })).body.answer as WorkspaceListing;
   t.equal(listing.entries.length, 5000);
   t.equal(listing.truncated, true);
   t.equal(listing.entries[0]?.name, 'zz-dir');
@@ -81,7 +68,7 @@ t.test('list_task_runs: task directories with metadata.json only', async (t) => 
   await put(ws, 'base/base#demo#file', 'not a dir');
 
   const res = await svc.call('list_task_runs', { task_type: 'base' });
-  const listing = res.body.answer as Listing;
+  const listing = res.body.answer as WorkspaceListing;
   t.equal(listing.path, 'base');
   t.same(listing.entries.map((e) => [e.name, e.path, e.kind]), [
     ['base#demo#run-a', 'base/base#demo#run-a', 'directory'],

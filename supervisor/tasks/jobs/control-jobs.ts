@@ -11,6 +11,7 @@ export function controlJobs(rt: TaskRuntime) {
   return [
     defineJob({
       name: 'cancel',
+      output: Type.Boolean(),
       description:
         'Cancels a queued or running Task managed by this service: SIGTERM to its process group, SIGKILL after a grace period, ' +
         'recorded as cancelled with exit code 130. Answers true only when this call cancelled it, false for a finished Task; ' +
@@ -25,6 +26,7 @@ export function controlJobs(rt: TaskRuntime) {
     }),
     defineJob({
       name: 'delete_tasks',
+      output: Type.Array(Type.String()),
       description: 'Deletes terminal or metadata-only Tasks and answers the IDs actually deleted; active, unknown or invalid IDs are skipped.',
       input: Type.Object({ task_ids: Type.Array(Type.String(), { minItems: 1, uniqueItems: true }) }),
       annotations: { ...DESTRUCTIVE, idempotentHint: true },

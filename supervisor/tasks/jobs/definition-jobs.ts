@@ -2,12 +2,14 @@ import { Type } from '@sinclair/typebox';
 import { ok } from '../../../schemas/job-response.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
 import type { TaskRuntime } from '../task-runtime.js';
+import { TaskDefinition } from '../../../schemas/tasks.js';
 
 /** list_installed_task_definitions, get_task_definition. */
 export function definitionJobs(rt: TaskRuntime) {
   return [
     defineJob({
       name: 'list_installed_task_definitions',
+      output: Type.Array(TaskDefinition),
       description: 'Lists every installed Task definition (built-in and from plugins), sorted by registration name, with input and output schemas.',
       input: Type.Object({}, { additionalProperties: false }),
       annotations: READ_ONLY,
@@ -15,6 +17,7 @@ export function definitionJobs(rt: TaskRuntime) {
     }),
     defineJob({
       name: 'get_task_definition',
+      output: TaskDefinition,
       description: 'Returns one Task definition by registration name (not a Task ID): source, plugin, task type, description and schemas.',
       input: Type.Object({ task: Type.String({ minLength: 1, description: 'Registration name, e.g. demo' }) }, { additionalProperties: false }),
       annotations: READ_ONLY,

@@ -4,6 +4,7 @@ import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { ValueError } from '../../../core/errors.js';
 import { streamTask, waitForTerminal } from '../follow.js';
 import type { TaskRuntime } from '../task-runtime.js';
+import { TaskStatus } from '../../../schemas/tasks.js';
 
 const WAIT_POLL_S = 1;
 const STREAM_POLL_S = 0.5;
@@ -17,6 +18,7 @@ export function followJobs(rt: TaskRuntime) {
   return [
     defineJob({
       name: 'wait_task',
+      output: TaskStatus,
       description:
         'Waits until the Task reaches a terminal state and answers its TaskStatus; success is true only for succeeded. ' +
         'task_id and run_id come from the answer of submit; a run_id that is not the current execution fails. ' +
@@ -49,6 +51,7 @@ export function followJobs(rt: TaskRuntime) {
     }),
     defineJob({
       name: 'stream_task',
+      output: TaskStatus,
       description:
         'Follows a Task until it stops and answers the terminal TaskStatus; success follows exit_code == 0. ' +
         'With a progress token, its steps and log lines arrive as progress notifications while it runs ' +

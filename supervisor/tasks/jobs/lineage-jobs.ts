@@ -6,12 +6,14 @@ import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { buildLineage } from '../graph.js';
 import { relativeTaskPath } from '../task-ids.js';
 import type { TaskRuntime } from '../task-runtime.js';
+import { TaskContextAnswer, TaskGraph } from '../../../schemas/tasks.js';
 
 /** get_task_graph and get_task_context: lineage from recorded source_tasks. */
 export function lineageJobs(rt: TaskRuntime) {
   return [
     defineJob({
       name: 'get_task_graph',
+      output: TaskGraph,
       description: 'Returns the lineage graph of a Task (ancestors and descendants from recorded source_tasks), with missing and provisional nodes. Nothing is executed.',
       input: Type.Object({ task_id: Type.String() }, { additionalProperties: false }),
       annotations: READ_ONLY,
@@ -23,6 +25,7 @@ export function lineageJobs(rt: TaskRuntime) {
     }),
     defineJob({
       name: 'get_task_context',
+      output: TaskContextAnswer,
       description: 'Returns a Task with its status, metadata and log locations, lineage graph and relations (direct upstream, ancestors, direct downstream, missing, provisional).',
       input: Type.Object({ task_id: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
       annotations: READ_ONLY,

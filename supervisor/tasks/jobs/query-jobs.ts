@@ -4,7 +4,7 @@ import { TASK_FILES } from '../../../core/task-record/record-files.js';
 import { KeyError } from '../../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { readLogWindow } from '../log-reader.js';
-import { QueryTaskStatusesInput } from '../../../schemas/tasks.js';
+import { QueryTaskStatusesInput, TaskLogChunk, TaskStatus, TaskStatusPage } from '../../../schemas/tasks.js';
 import { queryStatuses } from '../status-query.js';
 import type { TaskRuntime } from '../task-runtime.js';
 
@@ -18,6 +18,7 @@ export function queryJobs(rt: TaskRuntime) {
   return [
     defineJob({
       name: 'list_task_ids',
+      output: Type.Array(Type.String()),
       description: 'Lists the IDs of Tasks that have a status record (metadata-only directories are not listed), sorted.',
       input: NoArguments,
       annotations: READ_ONLY,
@@ -25,6 +26,7 @@ export function queryJobs(rt: TaskRuntime) {
     }),
     defineJob({
       name: 'list_task_statuses',
+      output: Type.Array(TaskStatus),
       description: 'Lists every TaskStatus, newest first (created_at, then task_id, descending). No filtering or pagination.',
       input: NoArguments,
       annotations: READ_ONLY,
@@ -32,6 +34,7 @@ export function queryJobs(rt: TaskRuntime) {
     }),
     defineJob({
       name: 'query_task_statuses',
+      output: TaskStatusPage,
       description:
         'Lists TaskStatus pages for dashboards (beyond the spec): filters by state, task_type, registration, created_after/before ' +
         'and text in the ID; newest first as list_task_statuses; continue with cursor = next_cursor. Every answer carries a version: ' +
@@ -42,6 +45,7 @@ export function queryJobs(rt: TaskRuntime) {
     }),
     defineJob({
       name: 'status',
+      output: TaskStatus,
       description: 'Returns the TaskStatus of one Task. An unknown Task, or one with metadata but no status, is a KeyError.',
       input: Type.Object({ task_id: Type.String() }),
       annotations: READ_ONLY,
@@ -53,6 +57,7 @@ export function queryJobs(rt: TaskRuntime) {
     }),
     defineJob({
       name: 'read_task_log',
+      output: TaskLogChunk,
       description:
         'Reads a window of a Task log by byte offsets (offset -1 = tail, 0 = start; continue with next_offset). ' +
         'Never splits a UTF-8 character; reset is true when the offset lies past the end of the log.',

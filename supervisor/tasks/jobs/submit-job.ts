@@ -4,11 +4,13 @@ import { nowIso } from '../../../core/task-record/record-files.js';
 import { defineJob } from '../../../core/job.js';
 import { submitTask } from '../submit.js';
 import type { TaskRuntime } from '../task-runtime.js';
+import { TaskHandle } from '../../../schemas/tasks.js';
 
 /** submit: starts a Task in its own process and answers its TaskHandle. */
 export function submitJob(rt: TaskRuntime) {
   return defineJob({
     name: 'submit',
+    output: TaskHandle,
     description:
       'Starts a Task in a separate process. `task` is the registration name (list_installed_task_definitions); every other ' +
       "argument is one of that Task's inputs, as get_task_definition describes them (validated by the Task: unknown fields fail), " +
