@@ -109,9 +109,14 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   if (!entry || !entry.flags.enable_stream) throw unknownJob();
   const args = opts.registry.prepare(entry, envelope.arguments);
   const sse = new SseWriter(res);
-  const ctx = createJobContext(() => [req.signal, opts.stopping, opts.shutdown], true, async (event: JobEvent) => {
-    await sse.send(event);
-  });
+  const ctx = createJobContext(
+    () => [req.signal, opts.stopping, opts.shutdown],
+    true,
+    async (event: JobEvent) => {
+      await sse.send(event);
+    },
+    (events) => sse.sendShared(events),
+  );
   const response = await unlessStopping(opts.registry.execute(entry, args, ctx, 'sse'), opts.stopping);
   if (response === STOPPED) return sse.finish(STOPPING);
   if (response?.answer instanceof StreamedAnswer) return sse.finishStreamed(responseChunks(response, '{"kind":"result",'));

@@ -45,6 +45,24 @@ function startsWith(chunk: string | Uint8Array, lead: string): boolean {
   return true;
 }
 
+/** Wire forms of shared chunks by chunk (see wireForm). */
+const wireForms = new WeakMap<Uint8Array, { lead: string; wire: Buffer }>();
+
+/**
+ * A shared chunk as a stream with `lead` writes it: without its lead, followed by the lead, in one
+ * buffer made once per chunk, so ten thousand streams writing it allocate nothing.
+ */
+function wireForm(chunk: Uint8Array, lead: string): Buffer {
+  const known = wireForms.get(chunk);
+  if (known?.lead === lead) return known.wire;
+  if (!startsWith(chunk, lead)) throw new Error(`a streamed chunk does not start with its lead ${JSON.stringify(lead)}`);
+  const wire = Buffer.allocUnsafe(chunk.byteLength);
+  wire.set(chunk.subarray(lead.length));
+  wire.write(lead, chunk.byteLength - lead.length, 'latin1');
+  wireForms.set(chunk, { lead, wire });
+  return wire;
+}
+
 const NUDGE_MIN_MS = 50;
 const NUDGE_MAX_MS = 2000;
 /** How long an answer given before its request body ended waits for the rest of the body. */
@@ -184,18 +202,36 @@ class UwsResponse implements ResponseSink {
         if (lead !== undefined) this.res.write(lead);
       });
     }
+    const write = async (chunk: string | Uint8Array, continues = false): Promise<boolean> => {
+      if (this.aborted) return false;
+      const data = rest(chunk);
+      leadSent = lead !== undefined && !continues;
+      let ok = true;
+      this.res.cork(() => {
+        ok = this.res.write(data);
+        if (leadSent) ok = this.res.write(lead!) && ok;
+      });
+      if (!ok && !this.aborted) await this.#writable();
+      return !this.aborted;
+    };
+    // A broadcast writes one chunk to thousands of streams: like a bare uWS server, one cork and
+    // one write each, through a callback made once per stream, not once per write.
+    let shared: Uint8Array = EMPTY_CHUNK;
+    let sharedTaken = true;
+    const writeCorked = () => {
+      sharedTaken = this.res.write(shared);
+    };
     return {
-      write: async (chunk, continues = false) => {
+      write,
+      writeShared: (chunk) => {
         if (this.aborted) return false;
-        const data = rest(chunk);
-        leadSent = lead !== undefined && !continues;
-        let ok = true;
-        this.res.cork(() => {
-          ok = this.res.write(data);
-          if (leadSent) ok = this.res.write(lead!) && ok;
-        });
-        if (!ok && !this.aborted) await this.#writable();
-        return !this.aborted;
+        // After a chunk that continues, the next one is written as it is: the ordinary way.
+        if (lead !== undefined && !leadSent) return write(chunk);
+        shared = lead === undefined ? chunk : wireForm(chunk, lead);
+        this.res.cork(writeCorked);
+        shared = EMPTY_CHUNK;
+        if (sharedTaken) return true;
+        return this.aborted ? false : this.#writable().then(() => !this.aborted);
       },
       end: (last) => {
         if (this.aborted) return;
