@@ -45,22 +45,20 @@ function startsWith(chunk: string | Uint8Array, lead: string): boolean {
   return true;
 }
 
-/** Wire forms of shared chunks by chunk (see wireForm). */
-const wireForms = new WeakMap<Uint8Array, { lead: string; wire: Buffer }>();
+/** Shared chunks without their lead, by chunk (see withoutLead). */
+const leadless = new WeakMap<Uint8Array, { lead: string; rest: Uint8Array }>();
 
 /**
- * A shared chunk as a stream with `lead` writes it: without its lead, followed by the lead, in one
- * buffer made once per chunk, so ten thousand streams writing it allocate nothing.
+ * A shared chunk without its `lead`, made once per chunk (and lead), so ten thousand streams
+ * writing it allocate nothing.
  */
-function wireForm(chunk: Uint8Array, lead: string): Buffer {
-  const known = wireForms.get(chunk);
-  if (known?.lead === lead) return known.wire;
+function withoutLead(chunk: Uint8Array, lead: string): Uint8Array {
+  const known = leadless.get(chunk);
+  if (known?.lead === lead) return known.rest;
   if (!startsWith(chunk, lead)) throw new Error(`a streamed chunk does not start with its lead ${JSON.stringify(lead)}`);
-  const wire = Buffer.allocUnsafe(chunk.byteLength);
-  wire.set(chunk.subarray(lead.length));
-  wire.write(lead, chunk.byteLength - lead.length, 'latin1');
-  wireForms.set(chunk, { lead, wire });
-  return wire;
+  const rest = chunk.subarray(lead.length);
+  leadless.set(chunk, { lead, rest });
+  return rest;
 }
 
 const NUDGE_MIN_MS = 50;
@@ -214,12 +212,15 @@ class UwsResponse implements ResponseSink {
       if (!ok && !this.aborted) await this.#writable();
       return !this.aborted;
     };
-    // A broadcast writes one chunk to thousands of streams: like a bare uWS server, one cork and
-    // one write each, through a callback made once per stream, not once per write.
+    // A broadcast writes one chunk to thousands of streams: like a bare uWS server, one cork (one
+    // send) each, through a callback made once per stream, not once per write. The lead is a chunk
+    // of its own, as in `write`: its framing carries the CRLF that completes the shared chunk.
+    const leadBytes = lead === undefined ? undefined : Buffer.from(lead, 'latin1');
     let shared: Uint8Array = EMPTY_CHUNK;
     let sharedTaken = true;
     const writeCorked = () => {
       sharedTaken = this.res.write(shared);
+      if (leadBytes) sharedTaken = this.res.write(leadBytes) && sharedTaken;
     };
     return {
       write,
@@ -227,7 +228,7 @@ class UwsResponse implements ResponseSink {
         if (this.aborted) return false;
         // After a chunk that continues, the next one is written as it is: the ordinary way.
         if (lead !== undefined && !leadSent) return write(chunk);
-        shared = lead === undefined ? chunk : wireForm(chunk, lead);
+        shared = lead === undefined ? chunk : withoutLead(chunk, lead);
         this.res.cork(writeCorked);
         shared = EMPTY_CHUNK;
         if (sharedTaken) return true;
