@@ -74,8 +74,9 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
   /** The next log window owed to this follower, or null when it has everything known so far. */
   const nextLog = async (final: boolean): Promise<LogEvent | null> => {
     if (offset === -2) {
-      // lstat: a link a Task put there is not followed (reading it is refused right after).
-      const size = await lstat(logFile).then((s) => s.size, () => 0);
+      // The live Task's size costs nothing (ten thousand followers joining made ten thousand
+      // lstats); lstat: a link a Task put there is not followed (reading it is refused right after).
+      const size = live && !live.closed ? live.logSize : await lstat(logFile).then((s) => s.size, () => 0);
       offset = size > REPLAY_LIMIT_BYTES ? -1 : 0;
     }
     const known = live && !live.closed && !final ? live.logSize : Infinity;
