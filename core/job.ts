@@ -38,7 +38,20 @@ export interface JobContext {
   readonly streaming: boolean;
   /** Streams an event to an SSE caller (resolves when the socket took it: await it for backpressure); a no-op for JSON and MCP calls. */
   emit(event: JobEvent): Promise<void>;
+  /**
+   * Present for SSE callers: writes events that many callers receive alike (the same array, never
+   * changed afterwards, so its bytes are built once for all of them) at once, without a promise.
+   * See SharedWrite for the answer; 'refused' and 'full' send the caller back to `emit`.
+   */
+  readonly emitShared?: ((events: readonly JobEvent[]) => SharedWrite) | undefined;
 }
+
+/**
+ * What `emitShared` did: 'sent' (written, the caller takes more at once), 'full' (written, but
+ * the caller is backpressured: later events go through `emit`, which waits), 'refused' (not
+ * written: the caller is gone, or an earlier write is still under way).
+ */
+export type SharedWrite = 'sent' | 'full' | 'refused';
 
 /**
  * A Job declared once: the registry derives the catalog entry, the JSON and SSE routes, the MCP
@@ -78,6 +91,7 @@ class LazyJobContext implements JobContext {
     private readonly sources: () => AbortSignal[],
     readonly streaming: boolean,
     readonly emit: JobContext['emit'],
+    readonly emitShared: JobContext['emitShared'],
   ) {}
 
   get signal(): AbortSignal {
@@ -85,6 +99,6 @@ class LazyJobContext implements JobContext {
   }
 }
 
-export function createJobContext(sources: () => AbortSignal[], streaming: boolean, emit: JobContext['emit'] = NO_EVENTS): JobContext {
-  return new LazyJobContext(sources, streaming, emit);
+export function createJobContext(sources: () => AbortSignal[], streaming: boolean, emit: JobContext['emit'] = NO_EVENTS, emitShared?: JobContext['emitShared']): JobContext {
+  return new LazyJobContext(sources, streaming, emit, emitShared);
 }

@@ -17,6 +17,19 @@ class NodeResponse implements ResponseSink {
     this.res.end(bytes);
   }
 
+  /** Resolves once the socket drained its buffer, or closed. */
+  #drained(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.res.off('drain', done);
+        this.res.off('close', done);
+        resolve();
+      };
+      this.res.on('drain', done);
+      this.res.on('close', done);
+    });
+  }
+
   stream(status: number, headers: ResponseHeaders): BodyWriter {
     if (!this.#gone) {
       this.res.writeHead(status, headers);
@@ -25,18 +38,12 @@ class NodeResponse implements ResponseSink {
     return {
       write: async (chunk) => {
         if (this.#gone) return false;
-        if (!this.res.write(chunk)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              this.res.off('drain', done);
-              this.res.off('close', done);
-              resolve();
-            };
-            this.res.on('drain', done);
-            this.res.on('close', done);
-          });
-        }
+        if (!this.res.write(chunk)) await this.#drained();
         return !this.#gone;
+      },
+      writeShared: (chunk) => {
+        if (this.#gone) return false;
+        return this.res.write(chunk) || this.#drained().then(() => !this.#gone);
       },
       // The lead (StreamOptions) needs nothing here: node:http sends a chunk's closing CRLF with it.
       end: (last) => {

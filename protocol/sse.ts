@@ -1,3 +1,4 @@
+import type { SharedWrite } from '../core/job.js';
 import type { StreamEvent } from '../schemas/events.js';
 import { responseJson } from '../schemas/job-response.js';
 import type { BodyWriter, ResponseSink } from './http.js';
@@ -32,6 +33,17 @@ export function frameBytes(event: StreamEvent): Buffer {
   return bytes;
 }
 
+/** The last batch made into bytes: a broadcast hands the same array to every follower in a row. */
+let lastBatch: { events: readonly StreamEvent[]; bytes: Buffer } | null = null;
+
+/** The frames of `events` as one buffer, made once per (unchanging) array while it is being broadcast. */
+export function batchBytes(events: readonly StreamEvent[]): Buffer {
+  if (lastBatch?.events !== events) {
+    lastBatch = { events, bytes: events.length === 1 ? frameBytes(events[0]!) : Buffer.concat(events.map(frameBytes)) };
+  }
+  return lastBatch.bytes;
+}
+
 /**
  * Writes events in order with backpressure. Frames sent in one go (without awaiting between them)
  * leave in one write; `send` resolves when its write is accepted by the socket, so producers that
@@ -45,6 +57,8 @@ export class SseWriter {
   #next: Promise<boolean> | null = null;
   /** The write in flight (resolved once the socket took it). */
   #writing: Promise<boolean> = Promise.resolve(true);
+  /** A write is under way (not yet taken by the socket). */
+  #busy = false;
   #closed = false;
 
   constructor(res: ResponseSink) {
@@ -60,6 +74,18 @@ export class SseWriter {
     this.#batch.push(frameBytes(event));
     // Queued behind the write in flight, and at least a microtask away: frames sent together join the batch.
     return (this.#next ??= this.#writing.then((open) => this.#flush(open)));
+  }
+
+  /**
+   * Writes a broadcast batch at once when nothing else is queued or under way (see SharedWrite):
+   * no promise, and the batch's bytes are shared by every follower it is written to.
+   */
+  sendShared(events: readonly StreamEvent[]): SharedWrite {
+    if (this.#closed || this.#busy || this.#next || !this.#out.writeShared) return 'refused';
+    const taken = this.#out.writeShared(batchBytes(events));
+    if (typeof taken === 'boolean') return taken ? 'sent' : 'refused';
+    this.#track(taken);
+    return 'full';
   }
 
   /**
@@ -98,6 +124,16 @@ export class SseWriter {
       this.#out.end(open ? bytes : undefined);
       return Promise.resolve(false);
     }
-    return open ? (this.#writing = this.#out.write(bytes)) : Promise.resolve(false);
+    return open ? this.#track(this.#out.write(bytes)) : Promise.resolve(false);
+  }
+
+  /** Makes `write` the write under way until the socket took it. */
+  #track(write: Promise<boolean>): Promise<boolean> {
+    this.#busy = true;
+    const tracked: Promise<boolean> = write.then((open) => {
+      if (this.#writing === tracked) this.#busy = false;
+      return open;
+    });
+    return (this.#writing = tracked);
   }
 }

@@ -45,6 +45,22 @@ function startsWith(chunk: string | Uint8Array, lead: string): boolean {
   return true;
 }
 
+/** Shared chunks without their lead, by chunk (see withoutLead). */
+const leadless = new WeakMap<Uint8Array, { lead: string; rest: Uint8Array }>();
+
+/**
+ * A shared chunk without its `lead`, made once per chunk (and lead), so ten thousand streams
+ * writing it allocate nothing.
+ */
+function withoutLead(chunk: Uint8Array, lead: string): Uint8Array {
+  const known = leadless.get(chunk);
+  if (known?.lead === lead) return known.rest;
+  if (!startsWith(chunk, lead)) throw new Error(`a streamed chunk does not start with its lead ${JSON.stringify(lead)}`);
+  const rest = chunk.subarray(lead.length);
+  leadless.set(chunk, { lead, rest });
+  return rest;
+}
+
 const NUDGE_MIN_MS = 50;
 const NUDGE_MAX_MS = 2000;
 /** How long an answer given before its request body ended waits for the rest of the body. */
@@ -184,18 +200,39 @@ class UwsResponse implements ResponseSink {
         if (lead !== undefined) this.res.write(lead);
       });
     }
+    const write = async (chunk: string | Uint8Array, continues = false): Promise<boolean> => {
+      if (this.aborted) return false;
+      const data = rest(chunk);
+      leadSent = lead !== undefined && !continues;
+      let ok = true;
+      this.res.cork(() => {
+        ok = this.res.write(data);
+        if (leadSent) ok = this.res.write(lead!) && ok;
+      });
+      if (!ok && !this.aborted) await this.#writable();
+      return !this.aborted;
+    };
+    // A broadcast writes one chunk to thousands of streams: like a bare uWS server, one cork (one
+    // send) each, through a callback made once per stream, not once per write. The lead is a chunk
+    // of its own, as in `write`: its framing carries the CRLF that completes the shared chunk.
+    const leadBytes = lead === undefined ? undefined : Buffer.from(lead, 'latin1');
+    let shared: Uint8Array = EMPTY_CHUNK;
+    let sharedTaken = true;
+    const writeCorked = () => {
+      sharedTaken = this.res.write(shared);
+      if (leadBytes) sharedTaken = this.res.write(leadBytes) && sharedTaken;
+    };
     return {
-      write: async (chunk, continues = false) => {
+      write,
+      writeShared: (chunk) => {
         if (this.aborted) return false;
-        const data = rest(chunk);
-        leadSent = lead !== undefined && !continues;
-        let ok = true;
-        this.res.cork(() => {
-          ok = this.res.write(data);
-          if (leadSent) ok = this.res.write(lead!) && ok;
-        });
-        if (!ok && !this.aborted) await this.#writable();
-        return !this.aborted;
+        // After a chunk that continues, the next one is written as it is: the ordinary way.
+        if (lead !== undefined && !leadSent) return write(chunk);
+        shared = lead === undefined ? chunk : withoutLead(chunk, lead);
+        this.res.cork(writeCorked);
+        shared = EMPTY_CHUNK;
+        if (sharedTaken) return true;
+        return this.aborted ? false : this.#writable().then(() => !this.aborted);
       },
       end: (last) => {
         if (this.aborted) return;

@@ -84,6 +84,11 @@ export class FollowerWait {
       });
       this.#wake = null;
     }
+    this.check();
+  }
+
+  /** Throws CancelledError once the caller went away. */
+  check(): void {
     if (this.#signal.aborted) throw new BusinessError('CancelledError', 'the caller went away');
   }
 

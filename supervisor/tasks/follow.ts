@@ -7,6 +7,7 @@ import { KeyError, ValueError } from '../../core/errors.js';
 import { changeFeedOf, FollowerWait } from './change-feed.js';
 import { FOLLOW_WINDOW_BYTES, type LiveTask } from './live-task.js';
 import { readLogWindow } from './log-reader.js';
+import { logEventOf } from './task-broadcaster.js';
 import type { TaskRuntime } from './task-runtime.js';
 
 /** Beyond this size a new follower starts at the log's tail window instead of its beginning. */
@@ -42,15 +43,6 @@ export async function waitForTerminal(rt: TaskRuntime, id: string, runId: string
 
 const stepEvent = (s: TaskStatus['steps'][number]): ProgressEvent => ({ kind: 'progress', name: s.name, started_at: s.started_at, finished_at: s.finished_at, percentage: s.percentage });
 
-/** Log events by the (shared) chunk they carry: followers at one offset share the event, and so its frame. */
-const logEvents = new WeakMap<TaskLogChunk, LogEvent>();
-
-function logEvent(chunk: TaskLogChunk): LogEvent {
-  let event = logEvents.get(chunk);
-  if (!event) logEvents.set(chunk, (event = { kind: 'log', ...chunk, channel: 'task' }));
-  return event;
-}
-
 /** Emits events together (one write for an SSE caller), resolving once all are sent. */
 async function emitAll(ctx: JobContext, events: JobEvent[]): Promise<void> {
   if (events.length === 1) await ctx.emit(events[0]!);
@@ -61,7 +53,9 @@ async function emitAll(ctx: JobContext, events: JobEvent[]): Promise<void> {
  * `stream_task` over SSE: progress and log events as they happen, driven by the Task's shared
  * watcher, then the terminal status. A follower behind the others reads the log itself; followers
  * at the same offset share one read, one event object and so one serialization. What a change
- * brings (its progress events and the first log window) is emitted together: one write.
+ * brings (its progress events and the first log window) is emitted together: one write. An SSE
+ * follower that has caught up joins the Task's broadcaster (task-broadcaster.ts), which writes
+ * each change to all such followers at once, and comes back here when it falls behind.
  */
 export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
   const first = currentStatus(rt, id);
@@ -80,16 +74,17 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
   /** The next log window owed to this follower, or null when it has everything known so far. */
   const nextLog = async (final: boolean): Promise<LogEvent | null> => {
     if (offset === -2) {
-      // lstat: a link a Task put there is not followed (reading it is refused right after).
-      const size = await lstat(logFile).then((s) => s.size, () => 0);
+      // The live Task's size costs nothing (ten thousand followers joining made ten thousand
+      // lstats); lstat: a link a Task put there is not followed (reading it is refused right after).
+      const size = live && !live.closed ? live.logSize : await lstat(logFile).then((s) => s.size, () => 0);
       offset = size > REPLAY_LIMIT_BYTES ? -1 : 0;
     }
     const known = live && !live.closed && !final ? live.logSize : Infinity;
     if (offset >= 0 && offset >= known) return null;
     const chunk = await readLog(offset);
-    if (chunk.next_offset === offset || (chunk.content === '' && !chunk.reset)) return null;
-    offset = chunk.next_offset;
-    return logEvent(chunk);
+    const event = logEventOf(chunk, offset);
+    if (event) offset = chunk.next_offset;
+    return event;
   };
   const progressOwed = (status: TaskStatus): JobEvent[] => {
     const events = live ? live.progress : status.steps.map(stepEvent);
@@ -108,6 +103,8 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
       const done = isTerminal(status.state);
       if (!live && (live = rt.liveOf(id))) live.requestStaleness(pollMs);
       const batch = progressOwed(status);
+      // Whether this follower wrote: its writer is idle once that write was taken.
+      let wrote = batch.length > 0;
       // A late joiner owed thousands of steps gets them in bounded writes.
       while (batch.length > BATCH_EVENTS) await emitAll(ctx, batch.splice(0, BATCH_EVENTS));
       // Further windows (a replay, a burst) go one write each: a slow client holds back the reads.
@@ -115,9 +112,22 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
         batch.push(log);
         await emitAll(ctx, batch);
         batch.length = 0;
+        wrote = true;
       }
       await emitAll(ctx, batch);
       if (done) return status;
+      // Caught up, with an idle writer: the Task's broadcaster writes to it from now on, until it
+      // falls behind or the Task ends; then it goes on from where it was left.
+      if (wrote && ctx.emitShared && live && !live.closed && offset >= 0) {
+        const left = await live.broadcaster.join(ctx.emitShared, { progress: sentProgress, offset }, ctx.signal);
+        wait.check();
+        if (left) {
+          sentProgress = left.progress;
+          offset = left.offset;
+        }
+        // Left, or not where the others stand: behind catches up now, ahead waits for the change.
+        if (left || sentProgress < live.progress.length || offset < live.logSize) continue;
+      }
       await wait.until(feed.next(id, pollMs));
     }
   } finally {

@@ -5,6 +5,7 @@ import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTempFile, isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
 import { readLogWindow } from './log-reader.js';
 import { readStatus } from './records.js';
+import { TaskBroadcaster } from './task-broadcaster.js';
 import { openTaskFile } from './task-file.js';
 import type { TaskIndex } from './task-index.js';
 import type { TaskIdParts } from './task-ids.js';
@@ -64,6 +65,7 @@ export class LiveTask {
   #pending = new Set<Part>();
   #running: Promise<void> | undefined;
   #logReads = new Map<number, Promise<TaskLogChunk>>();
+  #broadcaster: TaskBroadcaster | undefined;
   #closed = false;
 
   constructor(index: TaskIndex, run: LiveRun, onTerminal: (status: TaskStatus) => void) {
@@ -90,6 +92,11 @@ export class LiveTask {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** The followers that are up to date, written to together (made on first use). */
+  get broadcaster(): TaskBroadcaster {
+    return (this.#broadcaster ??= new TaskBroadcaster(this));
   }
 
   /** Lowers the staleness bound (a follower's poll_interval); never raises it. */
@@ -127,6 +134,7 @@ export class LiveTask {
     this.#closed = true;
     // Reads after the end start afresh (lines may have landed after the last size check), then are shared.
     this.#logReads.clear();
+    this.#broadcaster?.close();
     this.#watcher?.close();
     clearInterval(this.#timer);
   }
@@ -155,7 +163,11 @@ export class LiveTask {
       if (parts.has('status')) await this.#guard('status', () => this.#readStatus());
       // After the status: a runner writes progress and status together, and a status change
       // notifies too; followers then wake once for both (a second notify in this tick finds none waiting).
-      if (changed) this.#index.notify(this.#run.id);
+      // The broadcaster goes first: a follower woken after it finds it busy and waits to join.
+      if (changed) {
+        this.#broadcaster?.changed();
+        this.#index.notify(this.#run.id);
+      }
     }
   }
 
