@@ -26,7 +26,7 @@ export async function startServiceProcess(t: Test, workspace: string): Promise<S
   const url = await waitFor(() => {
     if (child.exitCode !== null) throw new Error(`service exited: ${output}`);
     return /listening on (http:\/\/\S+)/.exec(output)?.[1];
-  }, 20_000, 'the service URL');
+  }, 60_000, 'the service URL'); // a bound, not a wait: a loaded 2-core machine has taken over 20 s
   const call = async (name: string, args: Record<string, unknown> = {}) => {
     const res = await fetch(`${url}/jobs/${name}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
     return (await res.json()) as { answer: unknown; success: boolean };
