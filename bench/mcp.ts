@@ -12,7 +12,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { rawRequest, runLoad, percentile, type LoadResult } from './lib/load.js';
+import { ownCpuSeconds, processCpuSeconds } from './lib/cpu-time.js';
+import { rawRequest, runLoad, percentile } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
 
@@ -39,6 +40,25 @@ async function connect(svc: ServiceProcess): Promise<Client> {
   return client;
 }
 
+/** A check that an answer's body ends as a success does: the lean client reads no more of it than that. */
+function endsWith(tail: string): (body: Buffer) => boolean {
+  const bytes = Buffer.from(tail);
+  return (body) => body.length >= bytes.length && body.subarray(body.length - bytes.length).equals(bytes);
+}
+
+/**
+ * One load run and the CPU it cost per answered call: the service's (from /proc) and this
+ * client's, which shares the machine's cores with it, so a heavier answer to read slows both.
+ */
+async function measuredLoad(svc: ServiceProcess, request: Buffer, ok: (body: Buffer) => boolean, connections: number) {
+  const pid = svc.child.pid!;
+  const [service0, client0] = [await processCpuSeconds(pid), ownCpuSeconds()];
+  const result = await runLoad({ port: svc.port, request, ok, connections, durationMs: DURATION_MS, warmupMs: 500 });
+  const [service1, client1] = [await processCpuSeconds(pid), ownCpuSeconds()];
+  const perCall = (seconds: number) => ((seconds * 1e6) / result.answered).toFixed(1);
+  return { ...result, serviceUs: perCall(service1 - service0), clientUs: perCall(client1 - client0) };
+}
+
 async function callCost(): Promise<void> {
   const svc = await startServiceProcess({ adapter: 'uws' });
   try {
@@ -46,15 +66,18 @@ async function callCost(): Promise<void> {
     const http = rawRequest('POST', '/jobs/status', { ...auth, ...JSON_TYPE }, JSON.stringify({ arguments: { task_id } }));
     const mcpBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'status', arguments: { task_id } } });
     const mcp = rawRequest('POST', '/mcp', { ...auth, ...JSON_TYPE, accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }, mcpBody);
+    // Each answer is checked to be a success, the same cheap way on both paths: the JobResponse
+    // ends with its success and (empty) metadata; the tool result ends with isError.
+    const httpOk = endsWith('"success":true,"metadata":{}}');
+    const mcpOk = endsWith('"isError":false}}');
     const rows: Array<Array<string | number>> = [];
     for (const connections of [1, 32]) {
-      const load = (request: Buffer): Promise<LoadResult> => runLoad({ port: svc.port, request, connections, durationMs: DURATION_MS, warmupMs: 500 });
-      const h = await load(http);
-      const m = await load(mcp);
-      rows.push([`HTTP JSON status, ${connections}`, h.rps, h.p50, h.p99, h.errors, '1.00', '1.00']);
-      rows.push([`MCP tools/call status, ${connections}`, m.rps, m.p50, m.p99, m.errors, (m.p50 / h.p50).toFixed(2), (h.rps / m.rps).toFixed(2)]);
+      const h = await measuredLoad(svc, http, httpOk, connections);
+      const m = await measuredLoad(svc, mcp, mcpOk, connections);
+      rows.push([`HTTP JSON status, ${connections}`, h.rps, h.p50, h.p99, h.errors, h.serviceUs, h.clientUs, '1.00', '1.00']);
+      rows.push([`MCP tools/call status, ${connections}`, m.rps, m.p50, m.p99, m.errors, m.serviceUs, m.clientUs, (m.p50 / h.p50).toFixed(2), (h.rps / m.rps).toFixed(2)]);
     }
-    printTable(`MCP call cost against HTTP JSON (uws, ${DURATION_MS / 1000} s each; target <= 1.3x)`, ['call, concurrency', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'p50 x HTTP', 'HTTP/MCP req/s'], rows);
+    printTable(`MCP call cost against HTTP JSON (uws, ${DURATION_MS / 1000} s each; target <= 1.3x)`, ['call, concurrency', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'service CPU us/call', 'client CPU us/call', 'p50 x HTTP', 'HTTP/MCP req/s'], rows);
   } finally {
     await svc.stop();
   }

@@ -72,9 +72,10 @@ function toMcpTask(status: RunStatus): Task {
   };
 }
 
-/** The MCP form of a JobResponse (text block, structured content, isError). */
-export function toolResult(response: JobResponse): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(response) }], structuredContent: response as unknown as Record<string, unknown>, isError: !response.success };
+/** The MCP form of a JobResponse (text block, structured content, isError), its answer made a plain value. */
+export async function toolResult(response: JobResponse): Promise<CallToolResult> {
+  const plain = await plainAnswer(response);
+  return { content: [{ type: 'text', text: JSON.stringify(plain) }], structuredContent: plain as unknown as Record<string, unknown>, isError: !plain.success };
 }
 
 /**
@@ -140,7 +141,7 @@ export class McpTasks {
     server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
       const { taskId } = request.params;
       const response = ShellTasks.owns(taskId) ? await shell.result(taskId) : await this.#call('wait_task', { ...runOf(taskId) }, AbortSignal.any([caller(), extra.signal]));
-      return { ...toolResult(response), _meta: { [RELATED_TASK_META_KEY]: { taskId: request.params.taskId } } } as never;
+      return { ...(await toolResult(response)), _meta: { [RELATED_TASK_META_KEY]: { taskId: request.params.taskId } } } as never;
     });
     server.setRequestHandler(ListTasksRequestSchema, async (request) => {
       const start = Number(request.params?.cursor ?? 0);

@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { JobResponse, plainAnswer } from '../schemas/job-response.js';
+import { JobResponse } from '../schemas/job-response.js';
 import { TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
 import { describeIssues, type ValidationIssue } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
@@ -75,9 +75,9 @@ export function resolveCall(registry: JobRegistry, name: string, raw: Record<str
   }
 }
 
-/** Runs a resolved call: its JobResponse, whole (the tool result carries it twice, see toolResult). */
+/** Runs a resolved call: its JobResponse as the Job gave it (an answer may still be serialized or streamed). */
 export async function runTool(registry: JobRegistry, entry: RegisteredJob, args: unknown, ctx: JobContext): Promise<JobResponse> {
-  return plainAnswer((await registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
+  return (await registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT;
 }
 
 /**
@@ -109,7 +109,7 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
         : new ProgressReporter(entry.job.name, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } }), opts.progressIntervalMs);
     const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)));
     try {
-      return toolResult(await runTool(opts.registry, entry, args, ctx));
+      return await toolResult(await runTool(opts.registry, entry, args, ctx));
     } finally {
       reporter?.stop();
     }
