@@ -1,3 +1,4 @@
+import type { ProgressToken, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { JobEvent } from '../schemas/events.js';
 
 /** Longest log line quoted in a progress message; agents read these, a wall of text helps nobody. */
@@ -5,6 +6,16 @@ const MAX_LINE = 200;
 
 /** Sends one `notifications/progress`; resolves once the transport took it. */
 export type SendProgress = (progress: number, message: string) => Promise<void>;
+
+/**
+ * Sends progress to each of `tokens` through `notify` (the `sendNotification` of the request being
+ * answered, so it goes on that request's stream); `meta` goes into each notification's `_meta`.
+ */
+export function progressTo(notify: (notification: ServerNotification) => Promise<void>, tokens: readonly ProgressToken[], meta?: Record<string, unknown>): SendProgress {
+  return async (progress, message) => {
+    for (const progressToken of tokens) await notify({ method: 'notifications/progress', params: { progressToken, progress, message, ...(meta ? { _meta: meta } : {}) } });
+  };
+}
 
 /** The Task logger's line head (`2026-01-02T03:04:05.678Z INFO `): the client has its own clock. */
 const LOG_HEAD = /^\d{4}-\d\d-\d\dT[\d:.]+Z\s+(?:INFO\s+)?/;
@@ -27,7 +38,7 @@ function lastLine(content: string): string {
  * `resetTimeoutOnProgress` timer from cutting a long wait.
  */
 export class ProgressReporter {
-  #count = 0;
+  #progress = 0;
   #step = '';
   #line = '';
   #dirty = false;
@@ -35,10 +46,16 @@ export class ProgressReporter {
   #stopped = false;
   readonly #timer: NodeJS.Timeout;
 
+  /**
+   * `timed`: progress values are the time (ms, fractional) rather than a count from 1, for a token
+   * that outlives one request (an MCP task's): every stream that carries it then sends values
+   * above those sent before, as the spec requires of one token.
+   */
   constructor(
     private readonly tool: string,
     private readonly send: SendProgress,
     intervalMs: number,
+    private readonly timed = false,
   ) {
     this.#timer = setInterval(() => this.#heartbeat(), intervalMs);
     this.#timer.unref();
@@ -87,7 +104,8 @@ export class ProgressReporter {
     try {
       while (this.#dirty && !this.#stopped) {
         this.#dirty = false;
-        await this.send(++this.#count, this.message);
+        this.#progress = this.timed ? Math.max(this.#progress + 1e-3, performance.timeOrigin + performance.now()) : this.#progress + 1;
+        await this.send(this.#progress, this.message);
       }
     } catch {
       // The caller went away: its request's abort ends the Job; nothing more to tell it.

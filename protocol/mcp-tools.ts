@@ -9,7 +9,7 @@ import { HttpError } from '../core/errors.js';
 import { createJobContext, type JobContext } from '../core/job.js';
 import type { JobRegistry, RegisteredJob } from '../core/registry.js';
 import { NO_RESULT } from './job-routes.js';
-import { ProgressReporter } from './mcp-progress.js';
+import { ProgressReporter, progressTo } from './mcp-progress.js';
 
 export interface McpToolsOptions {
   registry: JobRegistry;
@@ -91,22 +91,19 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
     { name: 'taskyard', version: PACKAGE_VERSION },
     { capabilities: tasks ? TASK_CAPABILITIES : TOOL_CAPABILITIES, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: schemaValidator },
   );
-  tasks?.install(server, caller);
+  tasks?.install(server, caller, opts.progressIntervalMs);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.registry.list().map((e) => toolOf(e, tasks !== undefined)) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const callerGone = caller();
     const { entry, args } = resolveCall(opts.registry, request.params.name, request.params.arguments);
+    const token = extra._meta?.progressToken;
     if (request.params.task) {
       if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
-      return { task: await tasks.create(entry.job.name, args as Record<string, unknown>, callerGone, request.params.task.ttl) };
+      return { task: await tasks.create(entry.job.name, args as Record<string, unknown>, callerGone, request.params.task.ttl, token) };
     }
-    const token = extra._meta?.progressToken;
     // With a progress token the Job runs as for an event stream, and its events become progress
     // notifications (the answer then turns into SSE); without one it answers plain JSON.
-    const reporter =
-      token === undefined
-        ? undefined
-        : new ProgressReporter(entry.job.name, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } }), opts.progressIntervalMs);
+    const reporter = token === undefined ? undefined : new ProgressReporter(entry.job.name, progressTo(extra.sendNotification, [token]), opts.progressIntervalMs);
     const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)));
     try {
       return await toolResult(await runTool(opts.registry, entry, args, ctx));
