@@ -17,6 +17,11 @@ export function progressTo(notify: (notification: ServerNotification) => Promise
   };
 }
 
+/** A Task step as a person reads it: `train 40%`, or its name alone before it has a percentage. */
+export function stepText(name: string, percentage: number | null): string {
+  return percentage === null ? name : `${name} ${Math.round(percentage)}%`;
+}
+
 /** The Task logger's line head (`2026-01-02T03:04:05.678Z INFO `): the client has its own clock. */
 const LOG_HEAD = /^\d{4}-\d\d-\d\dT[\d:.]+Z\s+(?:INFO\s+)?/;
 
@@ -70,7 +75,7 @@ export class ProgressReporter {
   /** Takes one event of the Job (the `emit` of its context); never waits for the client. */
   note(event: JobEvent): Promise<void> {
     if (event.kind === 'progress') {
-      this.#step = event.percentage === null ? event.name : `${event.name} ${Math.round(event.percentage)}%`;
+      this.#step = stepText(event.name, event.percentage);
     } else if (event.kind === 'log') {
       const line = lastLine(event.content);
       if (line === '') return Promise.resolve();

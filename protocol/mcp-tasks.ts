@@ -13,6 +13,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
 import { createJobContext, type JobContext } from '../core/job.js';
+import { stepText } from './mcp-progress.js';
 import { TaskProgress } from './mcp-task-progress.js';
 import type { JobRegistry } from '../core/registry.js';
 import { ShellTasks } from './mcp-shell-tasks.js';
@@ -35,6 +36,7 @@ interface RunStatus {
   started_at: string | null;
   finished_at: string | null;
   error: string;
+  steps?: ReadonlyArray<{ name: string; percentage: number | null }>;
 }
 
 interface RunRef {
@@ -75,10 +77,13 @@ const MCP_STATUS: Readonly<Record<string, Task['status']>> = { succeeded: 'compl
 
 /** The MCP task of a run's status, under the ID it was asked by (which may carry a progress token). */
 function toMcpTask(status: RunStatus, taskId = mcpTaskId(status)): Task {
-  const detail = status.error ? `${status.state}: ${status.error}` : status.state;
+  const mcpStatus = MCP_STATUS[status.state] ?? 'working';
+  // A client that only polls tasks/get (no stream to carry progress) still sees the step.
+  const step = mcpStatus === 'working' ? status.steps?.at(-1) : undefined;
+  const detail = status.error ? `${status.state}: ${status.error}` : step ? `${status.state} · ${stepText(step.name, step.percentage)}` : status.state;
   return {
     taskId,
-    status: MCP_STATUS[status.state] ?? 'working',
+    status: mcpStatus,
     statusMessage: `Task ${status.task_id}: ${detail}`,
     ttl: null,
     createdAt: status.created_at,

@@ -33,6 +33,8 @@ t.test("a task-augmented call's progress token hears the Task's steps while task
   const notes: Note[] = [];
   const taskId = await createTask(mcp, 'submit', { task: 'sleep', seconds: 2, steps: 5 }, (p) => notes.push(p));
   t.equal(notes.length, 0, 'nothing yet: the CreateTaskResult came back at once');
+  // A client that only polls reads the step in the task's status message.
+  await waitFor(async () => /running · sleep \d+%/.test((await mcp.experimental.tasks.getTask(taskId)).statusMessage ?? ''), 15_000, 'tasks/get to name the step');
   // The client gives up on a first wait, then waits again: the token is the task's, not a request's.
   const first = new AbortController();
   const cut = mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { signal: first.signal }).then(
