@@ -9,6 +9,17 @@ export type OpenStream = () => BodyWriter;
 /** How the body's messages were answered. */
 export type ExchangeOutcome = { streamed: false; responses: JSONRPCMessage[] } | { streamed: true };
 
+/**
+ * An error's message as it goes on the wire. The SDK's McpError puts `MCP error <code>: ` in front
+ * of its message, its server sends that message as it is, and its client puts the prefix in front
+ * again: people read `MCP error -32602: MCP error -32602: …`. The code travels in its own field,
+ * so the message goes without it.
+ */
+export function wireErrorMessage(code: number, message: string): string {
+  const prefix = `MCP error ${code}: `;
+  return message.startsWith(prefix) ? message.slice(prefix.length) : message;
+}
+
 /** One Streamable-HTTP SSE event carrying a JSON-RPC message. */
 const sseMessage = (message: JSONRPCMessage): string => `event: message\ndata: ${JSON.stringify(message)}\n\n`;
 
@@ -43,6 +54,7 @@ export class McpExchange implements Transport {
   async start(): Promise<void> {}
 
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCErrorResponse(message)) message = { ...message, error: { ...message.error, message: wireErrorMessage(message.error.code, message.error.message) } };
     if (isJSONRPCNotification(message)) {
       // Only notifications about this body's own requests have somewhere to go: there is no
       // standalone stream without sessions.

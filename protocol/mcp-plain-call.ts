@@ -2,6 +2,8 @@ import { ErrorCode, McpError, type JSONRPCError } from '@modelcontextprotocol/sd
 import { isObject } from '../core/is-object.js';
 import { createJobContext } from '../core/job.js';
 import type { JobRegistry } from '../core/registry.js';
+import { plainAnswer, responseJson, StreamedAnswer, type JobResponse } from '../schemas/job-response.js';
+import { wireErrorMessage } from './mcp-exchange.js';
 import { resolveCall, runTool } from './mcp-tools.js';
 
 /** One `tools/call` that needs nothing of a session: no batch, no progress token, no MCP task. */
@@ -42,12 +44,14 @@ export async function answerPlainCall(call: PlainCall, registry: JobRegistry, si
   try {
     const { entry, args } = resolveCall(registry, call.name, call.arguments);
     const response = await runTool(registry, entry, args, createJobContext(signals, false));
-    const json = JSON.stringify(response);
+    // The JobResponse's text as HTTP JSON writes it: an answer whose text is already known (a
+    // Task's status) is not serialized again; a streamed answer is made whole first.
+    const json = response.answer instanceof StreamedAnswer ? JSON.stringify(await plainAnswer(response)) : responseJson(response);
     return `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json},"isError":${!response.success}}}`;
   } catch (err) {
     const code = err instanceof McpError ? err.code : ErrorCode.InternalError;
     const data = err instanceof McpError ? err.data : undefined;
-    const error: JSONRPCError = { jsonrpc: '2.0', id: call.id, error: { code, message: (err as Error).message || 'Internal error', ...(data === undefined ? {} : { data }) } };
+    const error: JSONRPCError = { jsonrpc: '2.0', id: call.id, error: { code, message: wireErrorMessage(code, (err as Error).message || 'Internal error'), ...(data === undefined ? {} : { data }) } };
     return JSON.stringify(error);
   }
 }

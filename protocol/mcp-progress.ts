@@ -1,3 +1,4 @@
+import type { ProgressToken, ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { JobEvent } from '../schemas/events.js';
 
 /** Longest log line quoted in a progress message; agents read these, a wall of text helps nobody. */
@@ -5,6 +6,21 @@ const MAX_LINE = 200;
 
 /** Sends one `notifications/progress`; resolves once the transport took it. */
 export type SendProgress = (progress: number, message: string) => Promise<void>;
+
+/**
+ * Sends progress to each of `tokens` through `notify` (the `sendNotification` of the request being
+ * answered, so it goes on that request's stream); `meta` goes into each notification's `_meta`.
+ */
+export function progressTo(notify: (notification: ServerNotification) => Promise<void>, tokens: readonly ProgressToken[], meta?: Record<string, unknown>): SendProgress {
+  return async (progress, message) => {
+    for (const progressToken of tokens) await notify({ method: 'notifications/progress', params: { progressToken, progress, message, ...(meta ? { _meta: meta } : {}) } });
+  };
+}
+
+/** A Task step as a person reads it: `train 40%`, or its name alone before it has a percentage. */
+export function stepText(name: string, percentage: number | null): string {
+  return percentage === null ? name : `${name} ${Math.round(percentage)}%`;
+}
 
 /** The Task logger's line head (`2026-01-02T03:04:05.678Z INFO `): the client has its own clock. */
 const LOG_HEAD = /^\d{4}-\d\d-\d\dT[\d:.]+Z\s+(?:INFO\s+)?/;
@@ -27,7 +43,7 @@ function lastLine(content: string): string {
  * `resetTimeoutOnProgress` timer from cutting a long wait.
  */
 export class ProgressReporter {
-  #count = 0;
+  #progress = 0;
   #step = '';
   #line = '';
   #dirty = false;
@@ -35,10 +51,16 @@ export class ProgressReporter {
   #stopped = false;
   readonly #timer: NodeJS.Timeout;
 
+  /**
+   * `timed`: progress values are the time (ms, fractional) rather than a count from 1, for a token
+   * that outlives one request (an MCP task's): every stream that carries it then sends values
+   * above those sent before, as the spec requires of one token.
+   */
   constructor(
     private readonly tool: string,
     private readonly send: SendProgress,
     intervalMs: number,
+    private readonly timed = false,
   ) {
     this.#timer = setInterval(() => this.#heartbeat(), intervalMs);
     this.#timer.unref();
@@ -53,7 +75,7 @@ export class ProgressReporter {
   /** Takes one event of the Job (the `emit` of its context); never waits for the client. */
   note(event: JobEvent): Promise<void> {
     if (event.kind === 'progress') {
-      this.#step = event.percentage === null ? event.name : `${event.name} ${Math.round(event.percentage)}%`;
+      this.#step = stepText(event.name, event.percentage);
     } else if (event.kind === 'log') {
       const line = lastLine(event.content);
       if (line === '') return Promise.resolve();
@@ -87,7 +109,8 @@ export class ProgressReporter {
     try {
       while (this.#dirty && !this.#stopped) {
         this.#dirty = false;
-        await this.send(++this.#count, this.message);
+        this.#progress = this.timed ? Math.max(this.#progress + 1e-3, performance.timeOrigin + performance.now()) : this.#progress + 1;
+        await this.send(this.#progress, this.message);
       }
     } catch {
       // The caller went away: its request's abort ends the Job; nothing more to tell it.

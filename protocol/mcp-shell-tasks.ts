@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { ErrorCode, McpError, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type ProgressToken, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
-import { createJobContext } from '../core/job.js';
+import { createJobContext, type JobContext } from '../core/job.js';
 import type { JobArgs, JobRegistry } from '../core/registry.js';
 
 const ID_PREFIX = 'taskyard-shell:';
@@ -13,6 +13,10 @@ interface ShellTask {
   task: Task;
   done: Promise<JobResponse>;
   stop: AbortController;
+  /** The progress token of the call that started it: the task's for its whole life. */
+  token: ProgressToken | undefined;
+  /** Who hears the command's output now (tasks/result callers waiting for the end). */
+  listeners: Set<JobContext['emit']>;
 }
 
 /**
@@ -33,16 +37,22 @@ export class ShellTasks {
     return taskId.startsWith(ID_PREFIX);
   }
 
-  /** Starts the command (arguments already validated) and answers its MCP task. */
-  start(args: JobArgs, ttl: number | undefined): Task {
+  /**
+   * Starts the command (arguments already validated) and answers its MCP task. It runs as for an
+   * event stream, so its output can reach whoever waits on it (nobody, at first).
+   */
+  start(args: JobArgs, ttl: number | undefined, token?: ProgressToken): Task {
     const entry = this.registry.get('shell');
     if (!entry) throw new McpError(ErrorCode.MethodNotFound, 'shell is not available on this service');
     const now = new Date().toISOString();
     const task: Task = { taskId: ID_PREFIX + randomUUID(), status: 'working', ttl: ttl ?? DEFAULT_TTL_MS, createdAt: now, lastUpdatedAt: now, pollInterval: POLL_MS };
     const stop = new AbortController();
-    const ctx = createJobContext(() => [stop.signal, this.shutdown], false);
+    const listeners = new Set<JobContext['emit']>();
+    const ctx = createJobContext(() => [stop.signal, this.shutdown], true, async (event) => {
+      for (const listener of listeners) await listener(event);
+    });
     const done = this.registry.execute(entry, args, ctx, 'mcp').then(async (r) => plainAnswer(r ?? { answer: 'RuntimeError: the Job produced no result', success: false, metadata: {} }));
-    const record: ShellTask = { task, done, stop };
+    const record: ShellTask = { task, done, stop, token, listeners };
     this.#tasks.set(task.taskId, record);
     void done.then((response) => {
       if (task.status === 'working') task.status = response.success ? 'completed' : 'failed';
@@ -62,8 +72,21 @@ export class ShellTasks {
     return { ...this.#find(taskId).task };
   }
 
-  result(taskId: string): Promise<JobResponse> {
-    return this.#find(taskId).done;
+  /** The command's JobResponse once it ends; `listen` hears its output until then. */
+  async result(taskId: string, listen?: JobContext['emit']): Promise<JobResponse> {
+    const { done, listeners } = this.#find(taskId);
+    if (!listen) return done;
+    listeners.add(listen);
+    try {
+      return await done;
+    } finally {
+      listeners.delete(listen);
+    }
+  }
+
+  /** The progress token of the call that started the command, if it had one. */
+  token(taskId: string): ProgressToken | undefined {
+    return this.#tasks.get(taskId)?.token;
   }
 
   list(): Task[] {

@@ -8,11 +8,14 @@ import {
   McpError,
   RELATED_TASK_META_KEY,
   type CallToolResult,
+  type ProgressToken,
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
 import type { TaskHandle, TaskStatus } from '../schemas/tasks.js';
-import { createJobContext } from '../core/job.js';
+import { createJobContext, type JobContext } from '../core/job.js';
+import { stepText } from './mcp-progress.js';
+import { TaskProgress } from './mcp-task-progress.js';
 import type { JobRegistry } from '../core/registry.js';
 import { ShellTasks } from './mcp-shell-tasks.js';
 
@@ -26,20 +29,35 @@ const PAGE = 100;
 const ID_PREFIX = 'taskyard-run:';
 
 /** The fields of a TaskStatus an MCP task is made of (a submitted Task always has its creation time). */
-type RunStatus = Pick<TaskStatus, 'task_id' | 'run_id' | 'state' | 'started_at' | 'finished_at' | 'error'> & { created_at: string };
+type RunStatus = Pick<TaskStatus, 'task_id' | 'run_id' | 'state' | 'started_at' | 'finished_at' | 'error'> & {
+  created_at: string;
+  steps?: ReadonlyArray<{ name: string; percentage: number | null }>;
+};
 
 type RunRef = Pick<TaskHandle, 'task_id' | 'run_id'>;
 
-/** The MCP task ID of a run: opaque, and decodable after a restart (nothing is kept in memory). */
-export function mcpTaskId(ref: RunRef): string {
-  return ID_PREFIX + Buffer.from(JSON.stringify([ref.task_id, ref.run_id])).toString('base64url');
+/** A run an MCP task stands for, and the progress token of the call that made it, if any. */
+interface TaskRef extends RunRef {
+  token?: ProgressToken | undefined;
 }
 
-function runOf(taskId: string): RunRef {
+/**
+ * The MCP task ID of a run: opaque, and decodable after a restart (nothing is kept in memory).
+ * It carries the progress token of the call that made it: that token stays the task's for its
+ * whole life (MCP 2025-11-25, progress), and `tasks/result` finds it here.
+ */
+export function mcpTaskId(ref: TaskRef): string {
+  const fields = ref.token === undefined ? [ref.task_id, ref.run_id] : [ref.task_id, ref.run_id, ref.token];
+  return ID_PREFIX + Buffer.from(JSON.stringify(fields)).toString('base64url');
+}
+
+const isToken = (v: unknown): v is ProgressToken => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+
+function runOf(taskId: string): TaskRef {
   try {
     if (taskId.startsWith(ID_PREFIX)) {
-      const [task_id, run_id] = JSON.parse(Buffer.from(taskId.slice(ID_PREFIX.length), 'base64url').toString('utf8')) as unknown[];
-      if (typeof task_id === 'string' && typeof run_id === 'string') return { task_id, run_id };
+      const [task_id, run_id, token] = JSON.parse(Buffer.from(taskId.slice(ID_PREFIX.length), 'base64url').toString('utf8')) as unknown[];
+      if (typeof task_id === 'string' && typeof run_id === 'string') return { task_id, run_id, ...(isToken(token) ? { token } : {}) };
     }
   } catch {
     // Not one of ours: answered below like an unknown task.
@@ -49,11 +67,15 @@ function runOf(taskId: string): RunRef {
 
 const MCP_STATUS: Readonly<Record<string, Task['status']>> = { succeeded: 'completed', failed: 'failed', cancelled: 'cancelled' };
 
-function toMcpTask(status: RunStatus): Task {
-  const detail = status.error ? `${status.state}: ${status.error}` : status.state;
+/** The MCP task of a run's status, under the ID it was asked by (which may carry a progress token). */
+function toMcpTask(status: RunStatus, taskId = mcpTaskId(status)): Task {
+  const mcpStatus = MCP_STATUS[status.state] ?? 'working';
+  // A client that only polls tasks/get (no stream to carry progress) still sees the step.
+  const step = mcpStatus === 'working' ? status.steps?.at(-1) : undefined;
+  const detail = status.error ? `${status.state}: ${status.error}` : step ? `${status.state} · ${stepText(step.name, step.percentage)}` : status.state;
   return {
-    taskId: mcpTaskId(status),
-    status: MCP_STATUS[status.state] ?? 'working',
+    taskId,
+    status: mcpStatus,
     statusMessage: `Task ${status.task_id}: ${detail}`,
     ttl: null,
     createdAt: status.created_at,
@@ -62,9 +84,10 @@ function toMcpTask(status: RunStatus): Task {
   };
 }
 
-/** The MCP form of a JobResponse (text block, structured content, isError). */
-export function toolResult(response: JobResponse): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(response) }], structuredContent: response, isError: !response.success };
+/** The MCP form of a JobResponse (text block, structured content, isError), its answer made a plain value. */
+export async function toolResult(response: JobResponse): Promise<CallToolResult> {
+  const plain = await plainAnswer(response);
+  return { content: [{ type: 'text', text: JSON.stringify(plain) }], structuredContent: plain, isError: !plain.success };
 }
 
 /**
@@ -76,6 +99,8 @@ export function toolResult(response: JobResponse): CallToolResult {
  */
 export class McpTasks {
   readonly #shell: ShellTasks;
+  /** Shared by every pooled server: which wait of a task is the newest is known across them. */
+  #progress: TaskProgress | undefined;
 
   constructor(
     private readonly registry: JobRegistry,
@@ -89,10 +114,11 @@ export class McpTasks {
     return NEEDED.every((name) => this.registry.get(name) !== undefined);
   }
 
-  async #call(name: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<JobResponse> {
+  /** Calls a public Job; with `emit`, it runs as for an event stream and its events go there. */
+  async #call(name: string, args: Record<string, unknown>, signal?: AbortSignal, emit?: JobContext['emit']): Promise<JobResponse> {
     const entry = this.registry.get(name);
     if (!entry) throw new McpError(ErrorCode.MethodNotFound, `${name} is not available on this service`);
-    const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), false);
+    const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), emit !== undefined, emit);
     return await plainAnswer((await this.registry.execute(entry, this.registry.prepare(entry, args), ctx, 'mcp')) ?? { answer: 'no result', success: false, metadata: {} });
   }
 
@@ -103,34 +129,52 @@ export class McpTasks {
   }
 
   /** The current state of a run; a run replaced by a newer one is reported failed. */
-  async #run(ref: RunRef): Promise<Task> {
+  async #run(ref: TaskRef): Promise<Task> {
     const status = await this.#status(ref.task_id);
-    if (status.run_id === ref.run_id) return toMcpTask(status);
-    return { ...toMcpTask({ ...status, ...ref }), status: 'failed', statusMessage: `Task ${ref.task_id} was replaced by a newer run (${status.run_id})` };
+    const taskId = mcpTaskId(ref);
+    if (status.run_id === ref.run_id) return toMcpTask(status, taskId);
+    return { ...toMcpTask({ ...status, ...ref }, taskId), status: 'failed', statusMessage: `Task ${ref.task_id} was replaced by a newer run (${status.run_id})` };
   }
 
-  /** Starts the MCP task of a task-augmented call of one of TASK_TOOLS (arguments validated). */
-  async create(tool: string, args: Record<string, unknown>, callerGone: AbortSignal, ttl?: number): Promise<Task> {
-    if (tool === 'shell') return this.#shell.start(args, ttl);
+  /**
+   * Starts the MCP task of a task-augmented call of one of TASK_TOOLS (arguments validated);
+   * `token` is the call's progress token, which the task keeps.
+   */
+  async create(tool: string, args: Record<string, unknown>, callerGone: AbortSignal, ttl?: number, token?: ProgressToken): Promise<Task> {
+    if (tool === 'shell') return this.#shell.start(args, ttl, token);
     if (tool === 'submit') {
       const response = await this.#call('submit', args, callerGone);
       if (!response.success) throw new McpError(ErrorCode.InvalidParams, String(response.answer));
-      return this.#run(response.answer as RunRef);
+      return this.#run({ ...(response.answer as RunRef), token });
     }
     const status = await this.#status(String(args['task_id']));
     const runId = tool === 'wait_task' ? String(args['run_id']) : status.run_id;
     if (status.run_id !== runId) throw new McpError(ErrorCode.InvalidParams, `run_id ${runId} is not the current execution of task ${status.task_id}`);
-    return toMcpTask(status);
+    return toMcpTask(status, mcpTaskId({ ...status, token }));
+  }
+
+  /** The run's terminal TaskStatus, through `wait_task`. */
+  #waitRun({ task_id, run_id }: RunRef, signal: AbortSignal, emit?: JobContext['emit']): Promise<JobResponse> {
+    return this.#call('wait_task', { task_id, run_id }, signal, emit);
   }
 
   /** Adds tasks/get, tasks/result, tasks/list and tasks/cancel to a server declaring the capability. */
-  install(server: Server, caller: () => AbortSignal): void {
+  install(server: Server, caller: () => AbortSignal, progressIntervalMs: number): void {
     const shell = this.#shell;
+    const progress = (this.#progress ??= new TaskProgress(progressIntervalMs));
     server.setRequestHandler(GetTaskRequestSchema, async ({ params: { taskId } }) => (ShellTasks.owns(taskId) ? shell.get(taskId) : this.#run(runOf(taskId))) as never);
+    // tasks/result waits for the end; meanwhile the task's progress goes on its stream (the one
+    // place a stateless server has to send it), and stops before the result.
     server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
       const { taskId } = request.params;
-      const response = ShellTasks.owns(taskId) ? await shell.result(taskId) : await this.#call('wait_task', { ...runOf(taskId) }, AbortSignal.any([caller(), extra.signal]));
-      return { ...toolResult(response), _meta: { [RELATED_TASK_META_KEY]: { taskId: request.params.taskId } } } as never;
+      const run = ShellTasks.owns(taskId) ? undefined : runOf(taskId);
+      const wait = progress.open(taskId, run ? `Task ${run.task_id}` : 'shell', run ? run.token : shell.token(taskId), extra._meta?.progressToken, extra.sendNotification);
+      try {
+        const response = run ? await this.#waitRun(run, AbortSignal.any([caller(), extra.signal]), wait.emit) : await shell.result(taskId, wait.emit);
+        return { ...(await toolResult(response)), _meta: { [RELATED_TASK_META_KEY]: { taskId } } } as never;
+      } finally {
+        wait.close();
+      }
     });
     server.setRequestHandler(ListTasksRequestSchema, async (request) => {
       const start = Number(request.params?.cursor ?? 0);
@@ -139,7 +183,7 @@ export class McpTasks {
       const commands = shell.list();
       const runs = (await this.#call('list_task_statuses', {})).answer as RunStatus[];
       const end = start + PAGE;
-      const tasks = [...commands.slice(start, end), ...runs.slice(Math.max(0, start - commands.length), Math.max(0, end - commands.length)).map(toMcpTask)];
+      const tasks = [...commands.slice(start, end), ...runs.slice(Math.max(0, start - commands.length), Math.max(0, end - commands.length)).map((status) => toMcpTask(status))];
       return { tasks, ...(end < commands.length + runs.length ? { nextCursor: String(end) } : {}) } as never;
     });
     server.setRequestHandler(CancelTaskRequestSchema, async (request) => {

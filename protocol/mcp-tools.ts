@@ -1,7 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
+import { JobResponse } from '../schemas/job-response.js';
 import { TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
 import { describeIssues, type ValidationIssue } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
@@ -9,7 +9,7 @@ import { HttpError } from '../core/errors.js';
 import { createJobContext, type JobContext } from '../core/job.js';
 import type { JobArgs, JobRegistry, RegisteredJob } from '../core/registry.js';
 import { NO_RESULT } from './job-routes.js';
-import { ProgressReporter } from './mcp-progress.js';
+import { ProgressReporter, progressTo } from './mcp-progress.js';
 
 export interface McpToolsOptions {
   registry: JobRegistry;
@@ -75,9 +75,9 @@ export function resolveCall(registry: JobRegistry, name: string, raw: Record<str
   }
 }
 
-/** Runs a resolved call: its JobResponse, whole (the tool result carries it twice, see toolResult). */
+/** Runs a resolved call: its JobResponse as the Job gave it (an answer may still be serialized or streamed). */
 export async function runTool(registry: JobRegistry, entry: RegisteredJob, args: JobArgs, ctx: JobContext): Promise<JobResponse> {
-  return plainAnswer((await registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT);
+  return (await registry.execute(entry, args, ctx, 'mcp')) ?? NO_RESULT;
 }
 
 /**
@@ -91,25 +91,22 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
     { name: 'taskyard', version: PACKAGE_VERSION },
     { capabilities: tasks ? TASK_CAPABILITIES : TOOL_CAPABILITIES, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: schemaValidator },
   );
-  tasks?.install(server, caller);
+  tasks?.install(server, caller, opts.progressIntervalMs);
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.registry.list().map((e) => toolOf(e, tasks !== undefined)) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const callerGone = caller();
     const { entry, args } = resolveCall(opts.registry, request.params.name, request.params.arguments);
+    const token = extra._meta?.progressToken;
     if (request.params.task) {
       if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
-      return { task: await tasks.create(entry.job.name, args, callerGone, request.params.task.ttl) };
+      return { task: await tasks.create(entry.job.name, args, callerGone, request.params.task.ttl, token) };
     }
-    const token = extra._meta?.progressToken;
     // With a progress token the Job runs as for an event stream, and its events become progress
     // notifications (the answer then turns into SSE); without one it answers plain JSON.
-    const reporter =
-      token === undefined
-        ? undefined
-        : new ProgressReporter(entry.job.name, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } }), opts.progressIntervalMs);
+    const reporter = token === undefined ? undefined : new ProgressReporter(entry.job.name, progressTo(extra.sendNotification, [token]), opts.progressIntervalMs);
     const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)));
     try {
-      return toolResult(await runTool(opts.registry, entry, args, ctx));
+      return await toolResult(await runTool(opts.registry, entry, args, ctx));
     } finally {
       reporter?.stop();
     }

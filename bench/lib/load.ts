@@ -8,6 +8,8 @@ export interface LoadOptions {
   connections: number;
   durationMs: number;
   warmupMs?: number;
+  /** Whether a 200 answer's body is a success; one that is not counts as an error. */
+  ok?: (body: Buffer) => boolean;
 }
 
 export interface LoadResult {
@@ -16,6 +18,8 @@ export interface LoadResult {
   p50: number;
   p99: number;
   errors: number;
+  /** Every answer received, warm-up and drain included (to divide CPU measured around the whole run by). */
+  answered: number;
 }
 
 /** Builds a keep-alive request with a Content-Length body. */
@@ -168,6 +172,7 @@ export class RawConnection {
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
+  let answered = 0;
   let recording = false;
   let stopped = false;
   const sockets: Socket[] = [];
@@ -181,7 +186,8 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
         socket.write(opts.request);
       };
       const frame = responseFramer((res) => {
-        if (res.status !== 200) errors++;
+        answered++;
+        if (res.status !== 200 || (opts.ok && !opts.ok(res.body))) errors++;
         if (recording) latencies.push(performance.now() - sentAt);
         send();
       });
@@ -212,5 +218,5 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   await Promise.race([done, new Promise((r) => setTimeout(r, 2000))]);
   for (const s of sockets) s.destroy();
   const sorted = Float64Array.from(latencies).sort();
-  return { requests: latencies.length, rps: (latencies.length / elapsed) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors };
+  return { requests: latencies.length, rps: (latencies.length / elapsed) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors, answered };
 }

@@ -82,6 +82,15 @@ t.test('tools/call answers the JobResponse as structured content and text', asyn
   t.ok(invalid instanceof McpError && invalid.code === ErrorCode.InvalidParams, 'invalid arguments are InvalidParams');
   t.match((invalid as Error).message, /text/);
   await t.rejects(mcp.callTool({ name: 'nope', arguments: {} }), /Unknown tool/);
+  // The client puts `MCP error <code>: ` in front of the message it gets: the server's message must
+  // not carry it already, on the short path (above) nor through the SDK's server (a progress token).
+  const viaSdk = await mcp.callTool({ name: 'echo', arguments: { text: 5 } }, undefined, { onprogress: () => {} }).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  for (const [path, err] of [['plain call', invalid], ['SDK server', viaSdk]] as const) {
+    t.equal((err as Error).message.match(/MCP error/g)?.length, 1, `${path}: "MCP error -32602" appears once: ${(err as Error).message}`);
+  }
 });
 
 t.test('/mcp/ works too; GET is 405; the bearer rule applies', async (t) => {
