@@ -27,6 +27,8 @@ export class UpstreamError extends Error {
   constructor(
     message: string,
     readonly code: string,
+    /** The response head had arrived: the answer broke off, the target was reached. */
+    readonly afterHead = false,
   ) {
     super(message);
   }
@@ -97,35 +99,4 @@ export async function readText(res: UpstreamResponse, limit: number): Promise<st
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size).toString('utf8');
-}
-
-/** A body read whole (`whole`), or one too large for that, streamed from its first bytes on. */
-export type BodyRead = { whole: Buffer } | { stream: AsyncIterable<Uint8Array>; first: Buffer };
-
-/**
- * Reads a response body whole while it stays within `limit` bytes; a larger one is handed back as
- * a stream (the bytes already read come first), so it can be passed on without being held.
- * Leaving the stream early destroys the response.
- */
-export async function readWholeOrStream(res: UpstreamResponse, limit: number): Promise<BodyRead> {
-  const iterator = (res as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) return { whole: Buffer.concat(chunks, size) };
-    chunks.push(next.value);
-    size += next.value.byteLength;
-    if (size > limit) break;
-  }
-  const first = Buffer.concat(chunks, size);
-  async function* rest(): AsyncGenerator<Uint8Array> {
-    try {
-      yield first;
-      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
-    } finally {
-      res.destroy();
-    }
-  }
-  return { stream: rest(), first };
 }
