@@ -16,6 +16,8 @@ export interface LoadResult {
   p50: number;
   p99: number;
   errors: number;
+  /** Every response received, warm-up and the last in-flight ones included (for costs per request). */
+  responses: number;
 }
 
 /** Builds a keep-alive request with a Content-Length body. */
@@ -168,6 +170,7 @@ export class RawConnection {
 export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const latencies: number[] = [];
   let errors = 0;
+  let responses = 0;
   let recording = false;
   let stopped = false;
   const sockets: Socket[] = [];
@@ -181,6 +184,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
         socket.write(opts.request);
       };
       const frame = responseFramer((res) => {
+        responses++;
         if (res.status !== 200) errors++;
         if (recording) latencies.push(performance.now() - sentAt);
         send();
@@ -212,5 +216,5 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   await Promise.race([done, new Promise((r) => setTimeout(r, 2000))]);
   for (const s of sockets) s.destroy();
   const sorted = Float64Array.from(latencies).sort();
-  return { requests: latencies.length, rps: (latencies.length / elapsed) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors };
+  return { requests: latencies.length, rps: (latencies.length / elapsed) * 1000, p50: percentile(sorted, 50), p99: percentile(sorted, 99), errors, responses };
 }
