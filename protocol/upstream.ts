@@ -40,11 +40,10 @@ function describe(err: Error & { code?: string }): UpstreamError {
 }
 
 /**
- * One pooled keep-alive client for every upstream (targets and proxies): connections are reused
- * across calls, which is most of the cost of a small forwarded call (node:http's client reached
- * about 13 % of a direct call). Only the connect phase is bounded: forwarded `wait_task` calls
- * and quiet SSE streams may legitimately take hours, so neither the response head nor a silent
- * body times out (fetch gives up on both after 300 s).
+ * One pooled keep-alive client for the proxy's upstreams (forwarding to targets has its own lean
+ * client, `keep-alive-pool.ts`). Only the connect phase is bounded: quiet streams may
+ * legitimately take hours, so neither the response head nor a silent body times out (fetch gives
+ * up on both after 300 s).
  */
 const pool: Dispatcher = new Agent({
   connect: { timeout: CONNECT_TIMEOUT_MS },
