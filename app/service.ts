@@ -11,7 +11,7 @@ import type { Environment } from '../supervisor/capability-contract.js';
 import type { AppCapability, AppCapabilityFactory } from './app-capability.js';
 import { DEFAULT_CAPABILITIES } from './default-capabilities.js';
 import type { Config } from '../supervisor/config.js';
-import { createForwarder } from '../protocol/forward.js';
+import { createForwarder, type Forwarder } from '../protocol/target-forwarder.js';
 import { JobRegistry } from '../core/registry.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import { lockWorkspace } from '../supervisor/workspace-lock.js';
@@ -54,14 +54,16 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const metrics = new ServiceMetrics();
   const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token, metrics };
   const capabilities: AppCapability[] = [];
+  let forwarder: Forwarder | undefined;
   const closeAll = async () => {
     shutdown.abort();
+    forwarder?.close();
     for (const c of capabilities.reverse()) await c.close?.();
     await pool.close();
     await lock.release();
   };
   try {
-    const forwarder = createForwarder(config.targets);
+    forwarder = createForwarder(config.targets);
     for (const factory of opts.capabilities ?? DEFAULT_CAPABILITIES) capabilities.push(await factory(env));
     const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null, metrics.observeJobCall);
     for (const c of capabilities) c.attach?.(registry);

@@ -1,16 +1,20 @@
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
+import { PACKAGE_ROOT } from '../core/build-info.js';
+import { startChildServer, startServerCommand } from './lib/child-server.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { printTable } from './lib/table.js';
 
 const execFileAsync = promisify(execFile);
 const MiB = 1024 * 1024;
 const FILE_BYTES = 1024 * MiB;
-const ROUNDS = 3;
+const QUICK = process.env['BENCH_QUICK'] === '1';
+const ROUNDS = QUICK ? 1 : 3;
 const PARALLEL = 20;
 
 /** A 1 GiB file of varied bytes (1 MiB of random-ish data repeated). */
@@ -39,8 +43,20 @@ function timed(cmd: string, args: string[]): Promise<number> {
 
 /** The floor: `cat` of the same file to /dev/null (page cache warm, like the service's reads). */
 const readToNull = (path: string) => timed('cat', [path]);
-/** One download by curl (a C client, so the client costs less than the service being measured). */
-const curlDownload = (svc: ServiceProcess) => timed('curl', ['-sSf', '-H', `authorization: Bearer ${BENCH_TOKEN}`, `${svc.url}/files?path=big.bin`]);
+/** One download by curl (a C client, so the client costs less than the server being measured). */
+const curlGet = (url: string) => timed('curl', ['-sSf', '-H', `authorization: Bearer ${BENCH_TOKEN}`, url]);
+
+/** The sendfile(2) server, compiled with the system's C compiler; undefined when there is none. */
+async function buildSendfileServer(dir: string): Promise<string | undefined> {
+  const out = join(dir, 'sendfile-server');
+  const source = join(PACKAGE_ROOT, 'bench', 'servers', 'sendfile-server.c');
+  try {
+    await execFileAsync('cc', ['-O2', '-o', out, source]);
+    return out;
+  } catch {
+    return undefined;
+  }
+}
 
 async function download(svc: ServiceProcess, parallel: number): Promise<{ ms: number; bytes: number }> {
   const client = fileURLToPath(new URL('./lib/download-client.js', import.meta.url));
@@ -67,39 +83,63 @@ async function peakRss(pid: number, work: Promise<unknown>): Promise<number> {
 
 const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
 const gibPerSecond = (bytes: number, ms: number) => bytes / 1024 ** 3 / (ms / 1000);
+const percent = (floor: number, ms: number) => `${((floor / ms) * 100).toFixed(0)} %`;
+
+/** Median wall times of each case, measured in interleaved rounds so load drifts hit all alike. */
+async function rounds(cases: Record<string, () => Promise<number>>): Promise<Record<string, number>> {
+  const times: Record<string, number[]> = {};
+  for (let i = 0; i < ROUNDS; i++) for (const [name, run] of Object.entries(cases)) (times[name] ??= []).push(await run());
+  return Object.fromEntries(Object.entries(times).map(([name, v]) => [name, median(v)]));
+}
 
 /**
  * `GET /files` of a 1 GiB file next to `cat` of the same file to /dev/null, in one run (target:
- * the download at ≥ 80 % of the read), and the service's memory over 20 parallel downloads.
+ * the download at >= 80 % of the read), next to bare servers of the same front end serving the
+ * same file (node:http piping a read stream; uWS with 4 MiB tryEnd writes) and a C server using
+ * sendfile(2), the kernel's floor for any server; then the service's memory over 20 parallel
+ * downloads. `BENCH_QUICK=1`: one round, no parallel downloads.
  */
 export async function run(): Promise<void> {
-  for (const adapter of ['uws', 'node'] as const) {
-    const svc = await startServiceProcess({ adapter });
-    try {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-bench-downloads-'));
+  try {
+    const sendfileServer = await buildSendfileServer(dir);
+    for (const adapter of ['uws', 'node'] as const) {
+      const svc = await startServiceProcess({ adapter });
       const file = join(svc.workspace, 'big.bin');
       writeBigFile(file);
-      await readToNull(file); // warm the page cache for both
-      const reads: number[] = [];
-      const downloads: number[] = [];
-      for (let i = 0; i < ROUNDS; i++) {
-        reads.push(await readToNull(file));
-        downloads.push(await curlDownload(svc));
+      const bare = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'bare-files.js'), [adapter, file]);
+      const kernel = sendfileServer && adapter === 'uws' ? await startServerCommand(sendfileServer, [file]) : undefined;
+      try {
+        await readToNull(file); // warm the page cache for all
+        const t = await rounds({
+          read: () => readToNull(file),
+          service: () => curlGet(`${svc.url}/files?path=big.bin`),
+          bare: () => curlGet(`http://127.0.0.1:${bare.port}/`),
+          ...(kernel ? { sendfile: () => curlGet(`http://127.0.0.1:${kernel.port}/`) } : {}),
+        });
+        const rows: Array<Array<string | number>> = [
+          ['cat file > /dev/null (floor)', t['read']!, gibPerSecond(FILE_BYTES, t['read']!), '100 %', ''],
+          [`GET /files, taskyard ${adapter}`, t['service']!, gibPerSecond(FILE_BYTES, t['service']!), percent(t['read']!, t['service']!), percent(t['bare']!, t['service']!)],
+          [`bare ${adapter === 'uws' ? 'uWS, 4 MiB tryEnd' : 'node:http, read stream pipe'} (baseline)`, t['bare']!, gibPerSecond(FILE_BYTES, t['bare']!), percent(t['read']!, t['bare']!), '100 %'],
+        ];
+        if (t['sendfile'] !== undefined) rows.push(['bare C server, sendfile(2)', t['sendfile'], gibPerSecond(FILE_BYTES, t['sendfile']), percent(t['read']!, t['sendfile']), percent(t['bare']!, t['sendfile'])]);
+        printTable(`1 GiB download by curl, front end ${adapter} (median of ${ROUNDS}, interleaved)`, ['case', 'ms', 'GiB/s', 'vs cat', 'vs bare'], rows);
+        if (QUICK) continue;
+        const idle = await rssMiB(svc.child.pid!);
+        let parallel = { ms: 0, bytes: 0 };
+        const peak = await peakRss(svc.child.pid!, download(svc, PARALLEL).then((r) => (parallel = r)));
+        const after = await rssMiB(svc.child.pid!);
+        printTable(`${PARALLEL} parallel 1 GiB downloads (${adapter}, node client, all bytes)`, ['ms', 'GiB/s', 'RSS before', 'peak', 'after'], [
+          [parallel.ms, gibPerSecond(parallel.bytes, parallel.ms), `${idle.toFixed(0)} MiB`, `${peak.toFixed(0)} MiB`, `${after.toFixed(0)} MiB`],
+        ]);
+      } finally {
+        await kernel?.stop();
+        await bare.stop();
+        await svc.stop();
       }
-      const read = median(reads);
-      const one = median(downloads);
-      const idle = await rssMiB(svc.child.pid!);
-      let parallel = { ms: 0, bytes: 0 };
-      const peak = await peakRss(svc.child.pid!, download(svc, PARALLEL).then((r) => (parallel = r)));
-      const after = await rssMiB(svc.child.pid!);
-      printTable(`GET /files, 1 GiB file, front end ${adapter} (median of ${ROUNDS}; clients in their own processes)`, ['case', 'ms', 'GiB/s', 'vs read'], [
-        ['cat file > /dev/null (floor)', read, gibPerSecond(FILE_BYTES, read), '100 %'],
-        ['GET /files, one download (curl)', one, gibPerSecond(FILE_BYTES, one), `${((read / one) * 100).toFixed(0)} %`],
-        [`GET /files, ${PARALLEL} at once (node client, all bytes)`, parallel.ms, gibPerSecond(parallel.bytes, parallel.ms), ''],
-      ]);
-      printTable(`service memory during ${PARALLEL} parallel 1 GiB downloads (${adapter})`, ['RSS before', 'peak', 'after'], [[`${idle.toFixed(0)} MiB`, `${peak.toFixed(0)} MiB`, `${after.toFixed(0)} MiB`]]);
-    } finally {
-      await svc.stop();
     }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 }
 

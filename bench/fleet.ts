@@ -7,7 +7,7 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../core/build-info.js';
@@ -22,7 +22,29 @@ const STREAM_MIB = 128;
 const MiB = 1024 * 1024;
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 
-const load = (port: number, request: Buffer): Promise<LoadResult> => runLoad({ port, request, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: 500 });
+/** CPU seconds (user + system) a process has used so far. */
+async function cpuSeconds(pid: number): Promise<number> {
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
+}
+
+/** A load result with the CPU time per request of the load client (this process) and each server. */
+type Costed = LoadResult & { cpu: string };
+
+/**
+ * Runs the load and says what each request cost in CPU, client included: on two cores the client
+ * competes with the servers, so a direct rate limited by the client shows up here.
+ */
+async function load(port: number, request: Buffer, servers: Record<string, number>): Promise<Costed> {
+  const before = await Promise.all(Object.values(servers).map(cpuSeconds));
+  const client = process.cpuUsage();
+  const result = await runLoad({ port, request, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: 500 });
+  const used = process.cpuUsage(client);
+  const after = await Promise.all(Object.values(servers).map(cpuSeconds));
+  const per = (seconds: number) => `${((seconds * 1e6) / result.answered).toFixed(0)}`;
+  const parts = [`client ${per((used.user + used.system) / 1e6)}`, ...Object.keys(servers).map((name, i) => `${name} ${per(after[i]! - before[i]!)}`)];
+  return { ...result, cpu: parts.join(' · ') };
+}
 
 /** An upstream that streams STREAM_MIB of bytes in 1 MiB chunks, honouring backpressure. */
 async function startStreamingUpstream(): Promise<{ url: string; close: () => Promise<void> }> {
@@ -86,19 +108,20 @@ export async function run(): Promise<void> {
   }));
   const a = await startServiceProcess({ adapter: 'uws', args: ['--config', config] });
   try {
-    const direct = await load(b.port, rawRequest('POST', '/jobs/version', auth, '{"arguments":{}}'));
-    const forwarded = await load(a.port, rawRequest('POST', '/jobs/version', auth, JSON.stringify({ arguments: {}, target: b.url })));
+    const pids = { A: a.child.pid!, B: b.child.pid! };
+    const direct = await load(b.port, rawRequest('POST', '/jobs/version', auth, '{"arguments":{}}'), pids);
+    const forwarded = await load(a.port, rawRequest('POST', '/jobs/version', auth, JSON.stringify({ arguments: {}, target: b.url })), pids);
     const sseDirect = await sseRate(`${b.url}/jobs/version/events`, '{"arguments":{}}', CONNECTIONS);
     const sseForwarded = await sseRate(`${a.url}/jobs/version/events`, JSON.stringify({ arguments: {}, target: b.url }), CONNECTIONS);
-    const upstream = await load(bare.port, rawRequest('GET', '/'));
-    const proxied = await load(a.port, rawRequest('GET', '/proxy/small/'));
-    printTable(`Fleet paths, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s each (uWS front end)`, ['request', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'x baseline req/s'], [
-      ['B: POST /jobs/version (baseline)', direct.rps, direct.p50, direct.p99, direct.errors, '1.00'],
-      ['A → B: POST /jobs/version {target}', forwarded.rps, forwarded.p50, forwarded.p99, forwarded.errors, (forwarded.rps / direct.rps).toFixed(2)],
-      ['B: POST /jobs/version/events (baseline, fetch client)', sseDirect.rps, '', '', sseDirect.errors, '1.00'],
-      ['A → B: POST /jobs/version/events {target}', sseForwarded.rps, '', '', sseForwarded.errors, (sseForwarded.rps / sseDirect.rps).toFixed(2)],
-      ['bare node:http GET (baseline)', upstream.rps, upstream.p50, upstream.p99, upstream.errors, '1.00'],
-      ['A: GET /proxy/small/ → bare node', proxied.rps, proxied.p50, proxied.p99, proxied.errors, (proxied.rps / upstream.rps).toFixed(2)],
+    const upstream = await load(bare.port, rawRequest('GET', '/'), { A: a.child.pid!, bare: bare.child.pid! });
+    const proxied = await load(a.port, rawRequest('GET', '/proxy/small/'), { A: a.child.pid!, bare: bare.child.pid! });
+    printTable(`Fleet paths, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s each (uWS front end)`, ['request', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'x baseline req/s', 'CPU µs per request'], [
+      ['B: POST /jobs/version (baseline)', direct.rps, direct.p50, direct.p99, direct.errors, '1.00', direct.cpu],
+      ['A → B: POST /jobs/version {target}', forwarded.rps, forwarded.p50, forwarded.p99, forwarded.errors, (forwarded.rps / direct.rps).toFixed(2), forwarded.cpu],
+      ['B: POST /jobs/version/events (baseline, fetch client)', sseDirect.rps, '', '', sseDirect.errors, '1.00', ''],
+      ['A → B: POST /jobs/version/events {target}', sseForwarded.rps, '', '', sseForwarded.errors, (sseForwarded.rps / sseDirect.rps).toFixed(2), ''],
+      ['bare node:http GET (baseline)', upstream.rps, upstream.p50, upstream.p99, upstream.errors, '1.00', upstream.cpu],
+      ['A: GET /proxy/small/ → bare node', proxied.rps, proxied.p50, proxied.p99, proxied.errors, (proxied.rps / upstream.rps).toFixed(2), proxied.cpu],
     ]);
     const straight = await downloadRate(streaming.url);
     const through = await downloadRate(`${a.url}/proxy/big/`);

@@ -1,5 +1,5 @@
 import { HttpError, invalidToken, unknownJob } from '../core/errors.js';
-import type { Forwarder } from './forwarder.js';
+import type { Forwarder } from './target-forwarder.js';
 import type { JobRegistry } from '../core/registry.js';
 import { isProtectedPath, makeBearerCheck } from './auth.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';

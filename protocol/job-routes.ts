@@ -2,7 +2,7 @@ import { RequestEnvelope, responseChunks, responseJson, StreamedAnswer, type Job
 import type { JobEvent, StreamEvent } from '../schemas/events.js';
 import { check } from '../schemas/validator.js';
 import { describeError, HttpError, unknownJob } from '../core/errors.js';
-import type { Forwarder } from './forwarder.js';
+import type { Forwarder } from './target-forwarder.js';
 import { createJobContext } from '../core/job.js';
 import type { JobRegistry } from '../core/registry.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
@@ -85,8 +85,9 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   const envelope = await readEnvelope(req, opts.jsonLimit);
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
-    const answer = await opts.forwarder.call(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.shutdown]));
-    if (!('stream' in answer)) return sendJson(res, 200, answer);
+    // The service's stop drops the forwarder's connections, so only the caller's signal is passed.
+    const answer = await opts.forwarder.call(target, name, envelope.arguments, req.signal);
+    if ('json' in answer) return res.send(200, JSON_HEADERS, answer.json);
     const out = res.stream(200, JSON_HEADERS);
     if (await writeAll(out, answer.stream, true)) out.end();
     return;

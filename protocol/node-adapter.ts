@@ -35,6 +35,8 @@ class NodeResponse implements ResponseSink {
       this.res.writeHead(status, headers);
       this.res.flushHeaders();
     }
+    const length = headers['content-length'];
+    if (typeof length === 'string' && /^\d+$/.test(length)) return this.#sized();
     return {
       write: async (chunk) => {
         if (this.#gone) return false;
@@ -48,6 +50,32 @@ class NodeResponse implements ResponseSink {
       // The lead (StreamOptions) needs nothing here: node:http sends a chunk's closing CRLF with it.
       end: (last) => {
         if (!this.#gone) this.res.end(last);
+      },
+      abort: () => {
+        if (!this.#gone) this.res.destroy();
+      },
+    };
+  }
+
+  /**
+   * A body of known length (a file download): each write resolves once the socket took the whole
+   * chunk, so the caller may reuse its memory for the next one.
+   */
+  #sized(): BodyWriter {
+    return {
+      write: (chunk) =>
+        new Promise<boolean>((resolve) => {
+          if (this.#gone) return resolve(false);
+          // A destroyed response may never call the write callback: its close settles the write.
+          const done = () => {
+            this.res.off('close', done);
+            resolve(!this.#gone);
+          };
+          this.res.on('close', done);
+          this.res.write(chunk, done);
+        }),
+      end: () => {
+        if (!this.#gone) this.res.end();
       },
       abort: () => {
         if (!this.#gone) this.res.destroy();

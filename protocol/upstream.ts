@@ -27,6 +27,8 @@ export class UpstreamError extends Error {
   constructor(
     message: string,
     readonly code: string,
+    /** The response head had arrived: the answer broke off, the target was reached. */
+    readonly afterHead = false,
   ) {
     super(message);
   }
@@ -38,11 +40,10 @@ function describe(err: Error & { code?: string }): UpstreamError {
 }
 
 /**
- * One pooled keep-alive client for every upstream (targets and proxies): connections are reused
- * across calls, which is most of the cost of a small forwarded call (node:http's client reached
- * about 13 % of a direct call). Only the connect phase is bounded: forwarded `wait_task` calls
- * and quiet SSE streams may legitimately take hours, so neither the response head nor a silent
- * body times out (fetch gives up on both after 300 s).
+ * One pooled keep-alive client for the proxy's upstreams (forwarding to targets has its own lean
+ * client, `keep-alive-pool.ts`). Only the connect phase is bounded: quiet streams may
+ * legitimately take hours, so neither the response head nor a silent body times out (fetch gives
+ * up on both after 300 s).
  */
 const pool: Dispatcher = new Agent({
   connect: { timeout: CONNECT_TIMEOUT_MS },
@@ -97,35 +98,4 @@ export async function readText(res: UpstreamResponse, limit: number): Promise<st
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size).toString('utf8');
-}
-
-/** A body read whole (`whole`), or one too large for that, streamed from its first bytes on. */
-export type BodyRead = { whole: Buffer } | { stream: AsyncIterable<Uint8Array>; first: Buffer };
-
-/**
- * Reads a response body whole while it stays within `limit` bytes; a larger one is handed back as
- * a stream (the bytes already read come first), so it can be passed on without being held.
- * Leaving the stream early destroys the response.
- */
-export async function readWholeOrStream(res: UpstreamResponse, limit: number): Promise<BodyRead> {
-  const iterator = (res as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for (;;) {
-    const next = await iterator.next();
-    if (next.done) return { whole: Buffer.concat(chunks, size) };
-    chunks.push(next.value);
-    size += next.value.byteLength;
-    if (size > limit) break;
-  }
-  const first = Buffer.concat(chunks, size);
-  async function* rest(): AsyncGenerator<Uint8Array> {
-    try {
-      yield first;
-      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
-    } finally {
-      res.destroy();
-    }
-  }
-  return { stream: rest(), first };
 }

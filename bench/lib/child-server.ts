@@ -8,8 +8,14 @@ export interface ChildServer {
 
 /** Starts a server script (with `nodeArgs` for node itself) in its own process and waits for its `LISTENING <port>` line. */
 export function startChildServer(script: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<ChildServer> {
+  return startServerCommand(process.execPath, [...nodeArgs, script, ...args], env);
+}
+
+/** Starts any server program and waits for its `LISTENING <port>` line. */
+export function startServerCommand(command: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildServer> {
+  const script = args.join(' ');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...nodeArgs, script, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d.toString();

@@ -4,10 +4,8 @@ import type { FileHandle } from 'node:fs/promises';
 import type { IncomingRequest, ResponseHeaders, ResponseSink } from '../http.js';
 import { HttpError } from '../../core/errors.js';
 import { parseRange } from './byte-ranges.js';
+import { pumpFile } from './file-pump.js';
 import { contentDisposition, mediaTypeOf } from './media-types.js';
-
-/** Large enough to keep the socket busy, small enough that 20 downloads hold 20 MiB at most. */
-const CHUNK_BYTES = 1024 * 1024;
 
 /**
  * Sent with every download: the file is shown as what its extension says and nothing else, and
@@ -84,28 +82,8 @@ export async function sendFile(open: OpenDownload, req: IncomingRequest, res: Re
       body.end();
       return 0;
     }
-    return await pump(file, start, length, body, req.signal);
+    return await pumpFile(file.handle, start, length, body, req.signal);
   } finally {
     await file.handle.close().catch(() => undefined);
   }
-}
-
-/** Copies `length` bytes from `start` to the body, one chunk in flight; a short file aborts the response. */
-async function pump(file: DownloadFile, start: number, length: number, body: ReturnType<ResponseSink['stream']>, signal: AbortSignal): Promise<number> {
-  let sent = 0;
-  while (sent < length) {
-    if (signal.aborted) return sent;
-    // A fresh buffer per chunk: a front end may keep a written chunk until the socket takes it.
-    const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, length - sent));
-    const { bytesRead } = await file.handle.read(chunk, 0, chunk.length, start + sent);
-    if (bytesRead === 0) {
-      // The file shrank under us: a short body must not pass for a complete one.
-      body.abort();
-      return sent;
-    }
-    if (!(await body.write(chunk.subarray(0, bytesRead)))) return sent;
-    sent += bytesRead;
-  }
-  body.end();
-  return sent;
 }

@@ -124,6 +124,11 @@ t.test('GET /files: a large file arrives intact, and a client that leaves mid-do
   t.equal(tail.status, 206);
   t.equal(sha(new Uint8Array(await tail.arrayBuffer())), sha(data.subarray(data.length - 5_000_000)));
 
+  // Concurrent downloads share the service's chunk buffers: each must still get its own bytes.
+  const starts = [0, 1_000_003, 7_777_777, 20_000_000];
+  const bodies = await Promise.all(starts.map(async (start) => new Uint8Array(await (await get(svc, 'big.bin', { range: `bytes=${start}-` })).arrayBuffer())));
+  bodies.forEach((body, i) => t.equal(sha(body), sha(data.subarray(starts[i]!)), `concurrent download from ${starts[i]} intact`));
+
   const reader = (await get(svc, 'big.bin')).body!.getReader();
   await reader.read();
   await reader.cancel();

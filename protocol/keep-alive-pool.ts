@@ -1,0 +1,197 @@
+import { connect as connectTcp, type Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
+import { BodyChannel } from './body-channel.js';
+import { ResponseReader, type ResponseHead } from './http1-response-reader.js';
+import { CONNECT_TIMEOUT_MS, UpstreamError, type UpstreamResponse } from './upstream.js';
+
+/** An idle connection is closed after this long, before the peer's own keep-alive timeout (uWS: 10 s). */
+const IDLE_MS = 4_000;
+/** Idle connections kept per origin; more are closed once they finish. */
+const MAX_IDLE = 256;
+
+/** One request to the pool's origin. */
+export interface PoolRequest {
+  method: string;
+  /** Path and query, already percent-encoded. */
+  path: string;
+  /** Header lines, each `name: value\r\n` (host and content-length are added). */
+  headerLines: string;
+  body?: string;
+  /** Aborting drops the connection, a body still being read included. */
+  signal?: AbortSignal;
+  /**
+   * Answers whose body completes within this many bytes are read before resolving and come
+   * back `whole`; longer ones resolve as a stream once they pass it (0: at the head).
+   */
+  wholeUpTo: number;
+}
+
+/** An answer from the pool: `whole` when the body was read complete, else read it by iterating. */
+export interface PooledResponse extends UpstreamResponse {
+  readonly whole: Buffer | undefined;
+}
+
+/** The exchange a connection is carrying, as its socket events see it. */
+interface Carried {
+  data(chunk: Buffer): void;
+  closed(): void;
+}
+
+/** A socket and what it carries now (nothing while idle: stray bytes then drop it). */
+class Connection {
+  carried: Carried | undefined;
+  failure: Error | undefined;
+  served = 0;
+
+  constructor(readonly socket: Socket) {
+    socket.on('data', (chunk: Buffer) => (this.carried ? this.carried.data(chunk) : socket.destroy()));
+    socket.on('error', (err) => (this.failure = err));
+    socket.on('close', () => this.carried?.closed());
+  }
+}
+
+/**
+ * A lean keep-alive HTTP/1.1 client for one origin: a request goes out in one write on an idle
+ * connection (or a new one) and its answer is framed by ResponseReader. No timer runs per
+ * request: only connecting is bounded, and idle connections time out on the socket's own timer.
+ * Made for forwarded Job calls, where undici's general request path cost more than the call.
+ */
+export class KeepAlivePool {
+  readonly #idle: Connection[] = [];
+  readonly #all = new Set<Connection>();
+  #closed = false;
+
+  constructor(private readonly origin: URL) {}
+
+  /** One exchange as one awaited value: the answer, or an UpstreamError (the signal's reason when aborted). */
+  request(req: PoolRequest): Promise<PooledResponse> {
+    if (req.signal?.aborted) return Promise.reject(req.signal.reason);
+    if (this.#closed) return Promise.reject(new UpstreamError('the service is stopping', 'ECLOSED'));
+    const body = req.body ?? '';
+    const bytes = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${this.origin.host}\r\n${req.headerLines}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+    return new Promise<PooledResponse>((resolve, reject) => this.#send(req, bytes, resolve, reject, true));
+  }
+
+  /** Drops every connection, idle or busy; later requests fail. */
+  close(): void {
+    this.#closed = true;
+    for (const conn of this.#all) conn.socket.destroy();
+    this.#idle.length = 0;
+  }
+
+  #send(req: PoolRequest, bytes: string, resolve: (r: PooledResponse) => void, reject: (e: Error) => void, mayRetry: boolean): void {
+    const conn = this.#idle.pop() ?? this.#connect();
+    const { socket } = conn;
+    const reused = conn.served++ > 0;
+    if (reused) {
+      socket.ref();
+      socket.setTimeout(0);
+    }
+    let head: ResponseHead | undefined;
+    let parts: Buffer[] = [];
+    let size = 0;
+    let channel: BodyChannel | undefined;
+    const answer = (whole: Buffer | undefined) =>
+      resolve({
+        statusCode: head!.statusCode,
+        headers: head!.headers,
+        whole,
+        destroy: () => channel?.destroy(),
+        [Symbol.asyncIterator]: () => (channel ?? BodyChannel.of(whole!))[Symbol.asyncIterator](),
+      });
+    // From here on the body streams: what was read so far first, the rest as it arrives.
+    const stream = () => {
+      channel = new BodyChannel({ pause: () => socket.pause(), resume: () => socket.resume(), destroy: () => socket.destroy() });
+      for (const part of parts) channel.push(part);
+      parts = [];
+      answer(undefined);
+    };
+    const onAbort = () => socket.destroy(req.signal!.reason as Error);
+    const finish = (reusable: boolean) => {
+      conn.carried = undefined;
+      req.signal?.removeEventListener('abort', onAbort);
+      if (reusable && !this.#closed && this.#idle.length < MAX_IDLE) this.#park(conn);
+      else socket.destroy();
+    };
+    const reader = new ResponseReader(
+      {
+        head: (h) => {
+          head = h;
+          if (req.wholeUpTo === 0) stream();
+        },
+        data: (chunk) => {
+          if (channel) return channel.push(chunk);
+          parts.push(chunk);
+          size += chunk.length;
+          if (size > req.wholeUpTo) stream();
+        },
+        end: (reusable) => {
+          if (channel) channel.end();
+          else answer(parts.length === 1 ? parts[0]! : Buffer.concat(parts, size));
+          finish(reusable);
+        },
+      },
+      req.method === 'HEAD',
+    );
+    conn.carried = {
+      data: (chunk) => {
+        try {
+          reader.feed(chunk);
+        } catch (err) {
+          socket.destroy(new UpstreamError((err as Error).message, 'EPROTO'));
+        }
+      },
+      closed: () => {
+        conn.carried = undefined;
+        req.signal?.removeEventListener('abort', onAbort);
+        try {
+          return reader.closed(); // a close-delimited body ends here
+        } catch (early) {
+          // A kept-alive connection the peer closed just as it was reused: the request never ran.
+          const stale = reused && mayRetry && !reader.started && conn.failure?.name !== 'UpstreamError';
+          if (stale && !req.signal?.aborted && !this.#closed) return this.#send(req, bytes, resolve, reject, false);
+          const err = req.signal?.aborted ? (req.signal.reason as Error) : asUpstreamError(conn.failure ?? (early as Error), head !== undefined);
+          if (channel) channel.fail(err);
+          else reject(err);
+        }
+      },
+    };
+    req.signal?.addEventListener('abort', onAbort, { once: true });
+    socket.write(bytes);
+  }
+
+  #connect(): Connection {
+    const { hostname, port, protocol } = this.origin;
+    const host = hostname.replace(/^\[|\]$/g, '');
+    const options = { host, port: Number(port || (protocol === 'https:' ? 443 : 80)) };
+    const socket = protocol === 'https:' ? connectTls({ ...options, servername: host, ALPNProtocols: ['http/1.1'] }) : connectTcp(options);
+    const conn = new Connection(socket);
+    this.#all.add(conn);
+    socket.setNoDelay(true);
+    // One timer per connection: connecting, then idling (a busy connection has none).
+    socket.setTimeout(CONNECT_TIMEOUT_MS);
+    socket.on('timeout', () => socket.destroy(conn.served > 0 && !conn.carried ? undefined : new UpstreamError(`connect timeout after ${CONNECT_TIMEOUT_MS} ms`, 'ETIMEDOUT')));
+    socket.once(protocol === 'https:' ? 'secureConnect' : 'connect', () => {
+      if (conn.carried) socket.setTimeout(0);
+    });
+    socket.on('close', () => {
+      this.#all.delete(conn);
+      const at = this.#idle.indexOf(conn);
+      if (at !== -1) this.#idle.splice(at, 1);
+    });
+    return conn;
+  }
+
+  /** Keeps a connection for the next request; an idle one does not keep the process alive. */
+  #park(conn: Connection): void {
+    conn.socket.resume();
+    conn.socket.unref();
+    conn.socket.setTimeout(IDLE_MS);
+    this.#idle.push(conn);
+  }
+}
+
+function asUpstreamError(err: Error & { code?: string }, afterHead: boolean): UpstreamError {
+  const code = err.code ?? 'ECONNRESET';
+  return new UpstreamError(err.message.includes(code) ? err.message : `${code}: ${err.message}`, code, afterHead);
+}
