@@ -37,16 +37,19 @@ export async function createRunDir(dir: string, status: TaskStatus): Promise<{ d
   let record: FileHandle | undefined;
   let aside: string | undefined;
   try {
-    await writeFile(join(staging, TASK_FILES.events), '');
-    record = await open(join(staging, TASK_FILES.status), 'wx', 0o644);
-    await record.writeFile(toJsonText(status));
+    // Side by side (each file operation is a round trip through the thread pool), and both
+    // settled before a failure is thrown, so an opened record is always closed.
+    const [opened, events] = await Promise.allSettled([open(join(staging, TASK_FILES.status), 'wx', 0o644), writeFile(join(staging, TASK_FILES.events), '')]);
+    if (opened.status === 'fulfilled') record = opened.value;
+    for (const step of [opened, events]) if (step.status === 'rejected') throw step.reason;
+    await record!.writeFile(toJsonText(status));
     aside = await renameInto(staging, dir, join(typeDir, `${OLD_PREFIX}${status.run_id}`));
   } catch (err) {
     await record?.close().catch(() => undefined);
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     throw err;
   }
-  return { durable: settle(record, aside, status.task_id) };
+  return { durable: settle(record!, aside, status.task_id) };
 }
 
 /** Renames `staging` onto `dir`, moving a finished Task there aside first; answers where it went. */
