@@ -136,7 +136,7 @@ async function lineage(): Promise<Array<Array<string | number>>> {
     }, workspace);
     const bodyFile = join(workspace, 'answer.json');
     await writeFile(bodyFile, sourceContext);
-    const bare = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'bare-body.js'), [bodyFile]);
+    const bare = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'bare-uws.js'), [bodyFile]);
     try {
       const floor = await timeAnswers(bare.port, rawRequest('GET', '/answer'), (status, body) => {
         if (status !== 200 || body.length !== sourceContext.length) throw new Error(`the bare server answered ${status} with ${body.length} bytes`);
