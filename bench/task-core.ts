@@ -1,27 +1,26 @@
 /**
  * The Task core's costs, each next to what it should cost (issue: one owner per run):
  * - idle CPU of the service with 10,000 Tasks queued behind max_running_tasks: 1 (target < 2 % of a core);
- * - get_task_context of a source with 50,000 children, and of one child (target < 50 ms);
+ * - get_task_context of a source with 50,000 children, and of one child (target < 50 ms), next to a
+ *   bare uWS server sending the same bytes;
  * - service CPU spent on one Task with 10,000 steps (target < 3 CPU-seconds).
+ * `TASK_CORE=lineage node dist/bench/run-all.js task-core` runs one part (queue, lineage, steps).
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
+import { PACKAGE_ROOT } from '../core/build-info.js';
+import { startChildServer } from './lib/child-server.js';
 import { percentile, RawConnection, rawRequest } from './lib/load.js';
+import { processCpu } from './lib/process-cpu.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
 
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
-const TICKS_PER_SECOND = 100;
-
 /** CPU seconds (user + system) the process has used so far. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
-}
+const cpuSeconds = async (pid: number) => (await processCpu(pid)).self;
 
 async function jobCall<T>(conn: RawConnection, name: string, args: Record<string, unknown>): Promise<{ answer: T; success: boolean; bytes: number }> {
   const res = await conn.request(rawRequest('POST', `/jobs/${name}`, auth, JSON.stringify({ arguments: args })));
@@ -92,31 +91,61 @@ function writeFanOut(workspace: string, count: number): { source: string; child:
   return { source, child };
 }
 
+/** Times `request` on one keep-alive connection, to the last byte of each answer: 3 warm-up calls, then 10. */
+async function timeAnswers(port: number, request: Buffer, check: (status: number, body: Buffer) => void): Promise<{ p50: number; p99: number; body: Buffer }> {
+  const conn = await RawConnection.open(port);
+  const times: number[] = [];
+  let body: Buffer = Buffer.alloc(0);
+  try {
+    for (let i = 0; i < 13; i++) {
+      // The client's JSON.parse of 14 MB is not the service's cost.
+      const t0 = performance.now();
+      const res = await conn.request(request);
+      if (i >= 3) times.push(performance.now() - t0);
+      check(res.status, res.body);
+      body = res.body;
+    }
+  } finally {
+    conn.close();
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), body };
+}
+
+/**
+ * get_task_context and get_task_graph of a source with 50,000 children and of one child, next to
+ * the floor measured in the same run: a bare uWS server sending the same bytes (the service's own
+ * answer, ready in memory) to the same client.
+ */
 async function lineage(): Promise<Array<Array<string | number>>> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-fanout-'));
   const { source, child } = writeFanOut(workspace, 50_000);
   const rows: Array<Array<string | number>> = [];
+  let sourceContext: Buffer = Buffer.alloc(0);
   try {
     await withConfig('{}\n', async (svc) => {
-      const conn = await RawConnection.open(svc.port);
       for (const [label, id] of [['get_task_context of the source (50,001 nodes)', source], ['get_task_context of one child (2 nodes)', child], ['get_task_graph of the source', source]] as const) {
         const job = label.startsWith('get_task_graph') ? 'get_task_graph' : 'get_task_context';
-        const times: number[] = [];
-        let bytes = 0;
         const request = rawRequest('POST', `/jobs/${job}`, auth, JSON.stringify({ arguments: { task_id: id } }));
-        for (let i = 0; i < 13; i++) {
-          // To the last byte of the answer: the client's JSON.parse of 14 MB is not the service's cost.
-          const t0 = performance.now();
-          const res = await conn.request(request);
-          if (i >= 3) times.push(performance.now() - t0);
-          bytes = res.body.length;
-          if (res.status !== 200 || !res.body.subarray(-40).toString().includes('"success":true')) throw new Error(`${job} answered ${res.status}: ${res.body.subarray(0, 200).toString()}`);
-        }
-        times.sort((a, b) => a - b);
-        rows.push([label, percentile(times, 50), percentile(times, 99), `${(bytes / 1e6).toFixed(1)} MB`]);
+        const timed = await timeAnswers(svc.port, request, (status, body) => {
+          if (status !== 200 || !body.subarray(-40).toString().includes('"success":true')) throw new Error(`${job} answered ${status}: ${body.subarray(0, 200).toString()}`);
+        });
+        if (id === source && job === 'get_task_context') sourceContext = timed.body;
+        rows.push([label, timed.p50, timed.p99, `${(timed.body.length / 1e6).toFixed(1)} MB`]);
       }
-      conn.close();
     }, workspace);
+    const bodyFile = join(workspace, 'answer.json');
+    await writeFile(bodyFile, sourceContext);
+    const bare = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'bare-uws.js'), [bodyFile]);
+    try {
+      const floor = await timeAnswers(bare.port, rawRequest('GET', '/answer'), (status, body) => {
+        if (status !== 200 || body.length !== sourceContext.length) throw new Error(`the bare server answered ${status} with ${body.length} bytes`);
+      });
+      rows.unshift(['bare uWS sending the same bytes (the floor)', floor.p50, floor.p99, `${(sourceContext.length / 1e6).toFixed(1)} MB`]);
+      rows[1]!.push(`${(Number(rows[1]![1]) / floor.p50).toFixed(2)}x floor`);
+    } finally {
+      await bare.stop();
+    }
   } finally {
     await rm(workspace, { recursive: true, force: true });
   }
@@ -152,10 +181,13 @@ async function manySteps(): Promise<Array<Array<string | number>>> {
   return rows;
 }
 
+/** TASK_CORE=queue,lineage,steps runs only those parts (all by default). */
 export async function run(): Promise<void> {
-  printTable('Service CPU while Tasks wait queued (target: < 2 % of a core with 10,000 queued)', ['state', 'service CPU, % of a core'], await idleWithQueue());
-  printTable('Lineage with a fan-out of 50,000 (target: get_task_context < 50 ms)', ['call', 'p50 ms', 'p99 ms', 'answer'], await lineage());
-  printTable('A Task with 10,000 steps (target: the service spends < 3 CPU-seconds)', ['run', 'wall s', 'service CPU s'], await manySteps());
+  const only = process.env['TASK_CORE']?.split(',');
+  const wanted = (part: string) => !only || only.includes(part);
+  if (wanted('queue')) printTable('Service CPU while Tasks wait queued (target: < 2 % of a core with 10,000 queued)', ['state', 'service CPU, % of a core'], await idleWithQueue());
+  if (wanted('lineage')) printTable('Lineage with a fan-out of 50,000 (target: get_task_context < 50 ms)', ['call', 'p50 ms', 'p99 ms', 'answer', 'p50 vs floor'], await lineage());
+  if (wanted('steps')) printTable('A Task with 10,000 steps (target: the service spends < 3 CPU-seconds)', ['run', 'wall s', 'service CPU s'], await manySteps());
 }
 
 if (isMain(import.meta.url)) await run();

@@ -4,15 +4,19 @@
  * next to the bare uWS hello-world; 1,000 SSE `stream_task` followers of 10 running Tasks (log
  * line → follower delay, service RSS).
  * Targets: running within 1.5x the spawn; >= 50 Tasks/s, all succeed; list p50 < 20 ms; status
- * >= 50 % of bare uWS; follower p99 < 50 ms; RSS < 300 MB.
+ * >= 50 % of bare uWS; follower p99 < 50 ms; RSS < 300 MB. The throughput table is followed by the
+ * CPU each Task costs the service, the spawner and its runner (issue 10: >= 150 Tasks/s).
+ * `TASKS=start node dist/bench/run-all.js tasks` runs the start latency and throughput part alone.
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
 import { percentile, RawConnection, rawRequest, runLoad } from './lib/load.js';
+import { childPids, processCpu } from './lib/process-cpu.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { followAll } from './lib/sse-followers.js';
 import { isMain, printTable } from './lib/table.js';
@@ -77,10 +81,15 @@ async function submitLatency(svc: ServiceProcess, count: number): Promise<{ runn
  * raw keep-alive connections: fetch would spend ~3 ms of this machine's CPU per Task, CPU the
  * Tasks themselves need.
  */
-async function throughput(svc: ServiceProcess, total: number, clients: number, task: string): Promise<{ perSecond: number; succeeded: number; running: number[] }> {
+async function throughput(svc: ServiceProcess, total: number, clients: number, task: string): Promise<{ perSecond: number; succeeded: number; running: number[]; cpu: CpuPerTask }> {
   const jobCall = async <T>(conn: RawConnection, name: string, args: Record<string, unknown>) =>
     JSON.parse((await conn.request(rawRequest('POST', `/jobs/${name}`, auth, JSON.stringify({ arguments: args })))).body.toString('utf8')) as { answer: T; success: boolean };
   const connections = await Promise.all(Array.from({ length: clients }, () => RawConnection.open(svc.port)));
+  // One run first: the spawner (which starts, and reaps, the runners) is up from then on.
+  const first = (await jobCall<Handle>(connections[0]!, 'submit', task === 'demo' ? { task, x: 0, y: 2 } : { task })).answer;
+  await jobCall(connections[0]!, 'wait_task', { task_id: first.task_id, run_id: first.run_id });
+  const spawner = (await childPids(svc.child.pid!))[0]!;
+  const before = { service: await processCpu(svc.child.pid!), spawner: await processCpu(spawner) };
   let next = 0;
   let succeeded = 0;
   const running: number[] = [];
@@ -98,16 +107,32 @@ async function throughput(svc: ServiceProcess, total: number, clients: number, t
     }),
   );
   const perSecond = (total / (performance.now() - start)) * 1000;
+  // The runners' CPU shows on the spawner once it has reaped them: wait for the last ones' exits.
+  await delay(500);
+  const after = { service: await processCpu(svc.child.pid!), spawner: await processCpu(spawner) };
+  const perTask = (seconds: number) => (1000 * seconds) / total;
+  const cpu = { service: perTask(after.service.self - before.service.self), spawner: perTask(after.spawner.self - before.spawner.self), runners: perTask(after.spawner.reaped - before.spawner.reaped) };
   for (const conn of connections) conn.close();
-  return { perSecond, succeeded, running };
+  return { perSecond, succeeded, running, cpu };
 }
 
-/** The floor of one process per Task: `clients` loops spawning `node empty.js` and waiting for its exit, `total` in all. */
-async function spawnLoop(total: number, clients: number, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+/** CPU milliseconds per Task: the service, the spawner, and the task runners it started and reaped. */
+interface CpuPerTask {
+  service: number;
+  spawner: number;
+  runners: number;
+}
+
+/**
+ * The floor of one process per Task: `clients` loops spawning `node empty.js` and waiting for its
+ * exit, `total` in all. Answers the rate and the CPU milliseconds of one such process.
+ */
+async function spawnLoop(total: number, clients: number, env: NodeJS.ProcessEnv = process.env): Promise<{ perSecond: number; cpuMs: number }> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-spawn-'));
   const script = join(dir, 'empty.js');
   await writeFile(script, '');
   let next = 0;
+  const before = (await processCpu('self')).reaped;
   const start = performance.now();
   await Promise.all(
     Array.from({ length: clients }, async () => {
@@ -115,8 +140,9 @@ async function spawnLoop(total: number, clients: number, env: NodeJS.ProcessEnv 
     }),
   );
   const perSecond = (total / (performance.now() - start)) * 1000;
+  const cpuMs = (1000 * ((await processCpu('self')).reaped - before)) / total;
   await rm(dir, { recursive: true, force: true });
-  return perSecond;
+  return { perSecond, cpuMs };
 }
 
 export async function latencyAndThroughput(): Promise<void> {
@@ -124,26 +150,39 @@ export async function latencyAndThroughput(): Promise<void> {
   const svc = await startServiceProcess();
   try {
     const { running, succeeded } = await submitLatency(svc, 40);
-    const floor = stats(spawnTimes.asIs);
+    const spawnFloor = stats(spawnTimes.asIs);
     const rows: Array<Array<string | number>> = [
-      ['bare node spawn, empty script, to exit (floor)', floor.p50, floor.p99, '1.00'],
-      ['  same, without NODE_EXTRA_CA_CERTS', stats(spawnTimes.noCa).p50, stats(spawnTimes.noCa).p99, (stats(spawnTimes.noCa).p50 / floor.p50).toFixed(2)],
-      ['demo submit → running', stats(running).p50, stats(running).p99, (stats(running).p50 / floor.p50).toFixed(2)],
-      ['demo submit → succeeded (wait_task answered)', stats(succeeded).p50, stats(succeeded).p99, (stats(succeeded).p50 / floor.p50).toFixed(2)],
+      ['bare node spawn, empty script, to exit (floor)', spawnFloor.p50, spawnFloor.p99, '1.00'],
+      ['  same, without NODE_EXTRA_CA_CERTS', stats(spawnTimes.noCa).p50, stats(spawnTimes.noCa).p99, (stats(spawnTimes.noCa).p50 / spawnFloor.p50).toFixed(2)],
+      ['demo submit → running', stats(running).p50, stats(running).p99, (stats(running).p50 / spawnFloor.p50).toFixed(2)],
+      ['demo submit → succeeded (wait_task answered)', stats(succeeded).p50, stats(succeeded).p99, (stats(succeeded).p50 / spawnFloor.p50).toFixed(2)],
     ];
     printTable('Task start latency, sequential, ms (target: running within 1.5x the bare spawn)', ['measure', 'p50 ms', 'p99 ms', 'x spawn p50'], rows);
-    const floorRate = await spawnLoop(500, 16);
+    const floor = await spawnLoop(500, 16);
     const noCaEnv = { ...process.env };
     delete noCaEnv['NODE_EXTRA_CA_CERTS'];
-    const noCaRate = await spawnLoop(500, 16, noCaEnv);
+    const noCa = await spawnLoop(500, 16, noCaEnv);
     const t = await throughput(svc, 500, 16, 'demo');
     const plugin = await pluginThroughput();
     const r = stats(t.running);
+    const ratio = (rate: number) => (rate / floor.perSecond).toFixed(2);
     printTable('Sustained throughput, 500 submits from 16 clients, each submit + wait_task (target >= 150 Tasks/s, running p50 <= 5 ms)', ['run', 'Tasks/s', 'x spawn loop', 'succeeded', 'submit→running p50 ms', 'p99 ms'], [
-      ['bare node spawn loop, empty script, 16 at a time (floor)', floorRate, '1.00', '', '', ''],
-      ['  same without NODE_EXTRA_CA_CERTS (runners start without it)', noCaRate, (noCaRate / floorRate).toFixed(2), '', '', ''],
-      ['stepped demo', t.perSecond, (t.perSecond / floorRate).toFixed(2), `${t.succeeded}/500`, r.p50, r.p99],
-      ['  a plugin Task that returns at once', plugin.perSecond, (plugin.perSecond / floorRate).toFixed(2), `${plugin.succeeded}/500`, stats(plugin.running).p50, stats(plugin.running).p99],
+      ['bare node spawn loop, empty script, 16 at a time (floor)', floor.perSecond, '1.00', '', '', ''],
+      ['  same without NODE_EXTRA_CA_CERTS (runners start without it)', noCa.perSecond, ratio(noCa.perSecond), '', '', ''],
+      ['stepped demo', t.perSecond, ratio(t.perSecond), `${t.succeeded}/500`, r.p50, r.p99],
+      ['  a plugin Task that returns at once', plugin.perSecond, ratio(plugin.perSecond), `${plugin.succeeded}/500`, stats(plugin.running).p50, stats(plugin.running).p99],
+    ]);
+    // Where the CPU goes: two cores give at most 2,000 CPU-ms a second, so the rate can be no
+    // more than 2000 / (CPU-ms per Task).
+    const cpuRow = (label: string, c: CpuPerTask) => {
+      const sum = c.service + c.spawner + c.runners;
+      return [label, c.service.toFixed(1), c.spawner.toFixed(1), c.runners.toFixed(1), sum.toFixed(1), (2000 / sum).toFixed(0)];
+    };
+    printTable('CPU per Task during that run, ms (2 cores: Tasks/s <= 2000 / total)', ['run', 'service', 'spawner', 'runners', 'total', 'ceiling Tasks/s'], [
+      ['bare node, empty script, as configured', '', '', floor.cpuMs.toFixed(1), floor.cpuMs.toFixed(1), (2000 / floor.cpuMs).toFixed(0)],
+      ['bare node, empty script, without NODE_EXTRA_CA_CERTS', '', '', noCa.cpuMs.toFixed(1), noCa.cpuMs.toFixed(1), (2000 / noCa.cpuMs).toFixed(0)],
+      cpuRow('stepped demo', t.cpu),
+      cpuRow('plugin Task that returns at once', plugin.cpu),
     ]);
   } finally {
     await svc.stop();
@@ -155,7 +194,7 @@ const NOOP_PLUGIN = `import { defineTask } from 'taskyard/task';
 export default [defineTask({ name: 'noop', taskType: 'bench', description: 'Returns at once; measures the cost of a plugin Task run.', input: { type: 'object', properties: {} }, output: { type: 'object', properties: {} }, run: () => ({}) })];
 `;
 
-async function pluginThroughput(): Promise<{ perSecond: number; succeeded: number; running: number[] }> {
+async function pluginThroughput(): Promise<{ perSecond: number; succeeded: number; running: number[]; cpu: CpuPerTask }> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-plugin-'));
   const pkg = join(workspace, '.taskyard', 'plugins', 'node_modules', 'bench-noop');
   await mkdir(pkg, { recursive: true });
@@ -231,9 +270,12 @@ export async function followers(adapter: 'uws' | 'node'): Promise<Array<Array<st
   }
 }
 
+/** TASKS=start,records,followers runs only those parts (all by default). */
 export async function run(): Promise<void> {
-  await latencyAndThroughput();
-  await manyRecords();
+  const only = process.env['TASKS']?.split(',');
+  if (!only || only.includes('start')) await latencyAndThroughput();
+  if (!only || only.includes('records')) await manyRecords();
+  if (only && !only.includes('followers')) return;
   const rows = [...(await followers('uws')), ...(await followers('node'))];
   printTable('1,000 SSE stream_task followers of 10 running Tasks, a log line every 0.5 s (targets: p99 < 50 ms, RSS < 300 MB)', ['service', 'lines delivered', 'timed (all open)', 'write→follower p50 ms', 'p99 ms', 'results / errors', 'peak RSS MB'], rows);
 }

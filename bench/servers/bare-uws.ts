@@ -1,9 +1,12 @@
-// The floor: a uWebSockets.js hello-world answering every request with a small JSON body.
+// The floor: a uWebSockets.js hello-world answering every request with a small JSON body, or
+// with the bytes of the file named by argv[2] (the floor of a large answer), ready in memory.
+import { readFileSync } from 'node:fs';
 import { loadNativeUws } from '../../protocol/uws-adapter.js';
 
 const uws = loadNativeUws();
 if (uws instanceof Error) throw uws;
-const body = JSON.stringify({ answer: { running: true }, success: true, metadata: {} });
+const file = process.argv[2];
+const body = file ? readFileSync(file) : JSON.stringify({ answer: { running: true }, success: true, metadata: {} });
 uws
   .App()
   .any('/*', (res) => {

@@ -4,27 +4,38 @@ import type { GraphEdge, GraphNode, Relations, TaskGraph } from '../../schemas/t
 
 export type { GraphEdge, GraphNode, Relations, TaskGraph };
 
+/** Characters gathered before a piece of the answer's text is handed on (a few writes per MB). */
+const CHUNK_CHARS = 1 << 20;
 
 /**
- * Nodes of records, with their JSON text: a record is replaced, never changed, so its node stays
- * true. A lineage of 50,000 nodes then costs lookups and one join, not 50,000 serialisations.
+ * A record's node as JSON text, and the texts of its edges (one per parent, in parent order). A
+ * record is replaced, never changed, so these stay true: a lineage of 50,000 nodes then costs
+ * lookups and copies, not 100,000 serialisations and the garbage they leave.
  */
-const nodes = new WeakMap<TaskRecord, { node: GraphNode; json: string }>();
-
-function cachedNodeOf(id: string, record: TaskRecord | undefined): { node: GraphNode; json: string } {
-  let cached = record && nodes.get(record);
-  if (!cached) {
-    const node = nodeOf(id, record);
-    cached = { node, json: JSON.stringify(node) };
-    if (record) nodes.set(record, cached);
-  }
-  return cached;
+interface NodeTexts {
+  readonly node: string;
+  readonly parents: readonly string[];
+  readonly edges: readonly string[];
+  readonly missing: boolean;
+  readonly provisional: boolean;
 }
 
-function nodeOf(id: string, record: TaskRecord | undefined): GraphNode {
+const cache = new WeakMap<TaskRecord, NodeTexts>();
+
+function textsOf(id: string, record: TaskRecord | undefined): NodeTexts {
+  let texts = record && cache.get(record);
+  if (!texts) {
+    texts = nodeTexts(id, record);
+    if (record) cache.set(record, texts);
+  }
+  return texts;
+}
+
+function nodeTexts(id: string, record: TaskRecord | undefined): NodeTexts {
   const parts = record?.parts ?? parseTaskId(id);
-  const state = record?.status?.state ?? (record?.hasMetadata ? 'succeeded' : null);
-  return {
+  // `state`, not `status.state`: a stored record's status stays unparsed.
+  const state = record?.state ?? (record?.hasMetadata ? 'succeeded' : null);
+  const node: GraphNode = {
     task_id: id,
     kind: parts?.type ?? '',
     task_name: parts?.registration ?? '',
@@ -34,10 +45,18 @@ function nodeOf(id: string, record: TaskRecord | undefined): GraphNode {
     missing: !record,
     provisional: state === 'queued' || state === 'running',
   };
+  const target = JSON.stringify(id);
+  return {
+    node: JSON.stringify(node),
+    parents: node.parent_ids,
+    edges: node.parent_ids.map((parent) => `{"source":${JSON.stringify(parent)},"target":${target}}`),
+    missing: node.missing,
+    provisional: node.provisional,
+  };
 }
 
-/** Breadth-first closure from `start` along `next`, excluding `start`, cycle-safe. */
-function closure(start: string, next: (id: string) => readonly string[]): string[] {
+/** Breadth-first closure from `start` along `next`, excluding `start`, cycle-safe; `seen` includes `start`. */
+function closure(start: string, next: (id: string) => readonly string[]): { order: string[]; seen: Set<string> } {
   const seen = new Set([start]);
   const order: string[] = [];
   // `order` doubles as the queue: index `head` is the next to expand.
@@ -49,52 +68,106 @@ function closure(start: string, next: (id: string) => readonly string[]): string
       order.push(id);
     }
   }
-  return order;
+  return { order, seen };
 }
 
-/** A lineage: the graph and relations, with the graph's JSON text built from cached node texts. */
-export interface Lineage {
-  graph: TaskGraph;
-  relations: Relations;
-  graphJson: string;
+/** Gathers small texts into pieces of about CHUNK_CHARS: no answer is ever one huge string. */
+class Pieces {
+  readonly #ready: string[] = [];
+  #parts: string[] = [];
+  #size = 0;
+
+  add(text: string): void {
+    this.#parts.push(text);
+    this.#size += text.length;
+    if (this.#size >= CHUNK_CHARS) this.#cut();
+  }
+
+  get hasReady(): boolean {
+    return this.#ready.length > 0;
+  }
+
+  /** The pieces completed so far; with `end`, the rest too. */
+  take(end = false): string[] {
+    if (end) this.#cut();
+    return this.#ready.splice(0);
+  }
+
+  #cut(): void {
+    if (this.#parts.length) this.#ready.push(this.#parts.join(''));
+    this.#parts = [];
+    this.#size = 0;
+  }
 }
 
 /**
  * The lineage of one Task from recorded `source_tasks` (status, else metadata): its ancestors,
  * itself and its descendants. Referenced IDs without a record become `missing` nodes. Nothing is
  * executed: this only reads the index, whose child links make the cost that of the answer.
+ * The records are taken when it is built; the answer is JSON text written from their cached
+ * texts, in pieces (a fan-out of 50,000 is a 14 MB answer: built as one string it cost more in
+ * joins, copies and garbage collection than everything else).
  */
-export function buildLineage(index: TaskIndex, selected: string): Lineage {
-  const parentsOf = (id: string) => index.get(id)?.sources ?? [];
-  const ancestors = closure(selected, parentsOf);
-  const directChildren = index.childrenOf(selected);
-  const descendants = closure(selected, (id) => (id === selected ? directChildren : index.childrenOf(id)));
-  const ids = [...ancestors.slice().reverse(), selected, ...descendants];
-  const inGraph = new Set(ids);
-  const nodeList: GraphNode[] = [];
-  const nodeTexts: string[] = [];
-  const edges: GraphEdge[] = [];
-  const edgeTexts: string[] = [];
-  const missing: string[] = [];
-  const provisional: string[] = [];
-  // One pass: a fan-out of 50,000 makes every intermediate array count.
-  for (const id of ids) {
-    const { node, json } = cachedNodeOf(id, index.get(id));
-    nodeList.push(node);
-    nodeTexts.push(json);
-    for (const parent of node.parent_ids) {
-      if (!inGraph.has(parent)) continue;
-      edges.push({ source: parent, target: id });
-      edgeTexts.push(`{"source":${JSON.stringify(parent)},"target":${JSON.stringify(id)}}`);
+export class Lineage {
+  readonly selected: string;
+  readonly relations: Relations;
+  readonly #nodes: NodeTexts[] = [];
+  /** Who is in the graph: the two closures' sets (both hold the selected Task), not a third one. */
+  readonly #upstream: Set<string>;
+  readonly #downstream: Set<string>;
+  readonly #root: string;
+
+  constructor(index: TaskIndex, selected: string) {
+    this.selected = selected;
+    const parentsOf = (id: string) => index.get(id)?.sources ?? [];
+    const up = closure(selected, parentsOf);
+    const ancestors = up.order;
+    const directChildren = index.childrenOf(selected);
+    const down = closure(selected, (id) => (id === selected ? directChildren : index.childrenOf(id)));
+    this.#upstream = up.seen;
+    this.#downstream = down.seen;
+    const ids = [...ancestors.slice().reverse(), selected, ...down.order];
+    const missing: string[] = [];
+    const provisional: string[] = [];
+    for (const id of ids) {
+      const texts = textsOf(id, index.get(id));
+      this.#nodes.push(texts);
+      if (texts.missing) missing.push(id);
+      if (texts.provisional) provisional.push(id);
     }
-    if (node.missing) missing.push(id);
-    if (node.provisional) provisional.push(id);
+    // The root is the first ancestor without parents (the selected Task itself when it has none).
+    this.#root = ids[this.#nodes.findIndex((n) => n.parents.length === 0)] ?? selected;
+    this.relations = { direct_upstream: [...parentsOf(selected)], ancestors, direct_downstream: [...directChildren], missing, provisional };
   }
-  // The root is the first ancestor without parents (the selected Task itself when it has none).
-  const root = nodeList.find((n) => n.parent_ids.length === 0)?.task_id ?? selected;
-  return {
-    graph: { root_id: root, selected_id: selected, nodes: nodeList, edges },
-    relations: { direct_upstream: [...parentsOf(selected)], ancestors, direct_downstream: [...directChildren], missing, provisional },
-    graphJson: `{"root_id":${JSON.stringify(root)},"selected_id":${JSON.stringify(selected)},"nodes":[${nodeTexts.join(',')}],"edges":[${edgeTexts.join(',')}]}`,
-  };
+
+  /**
+   * The answer's JSON text in pieces, made as they are asked for (the first goes out while the
+   * rest is made): `head`, the graph, then `tail`. Separators are pieces of their own, so no text
+   * is copied before the pieces are joined.
+   */
+  *pieces(head = '', tail = ''): Generator<string> {
+    const out = new Pieces();
+    out.add(head);
+    out.add(`{"root_id":${JSON.stringify(this.#root)},"selected_id":${JSON.stringify(this.selected)},"nodes":[`);
+    for (let i = 0; i < this.#nodes.length; i++) {
+      if (i > 0) out.add(',');
+      out.add(this.#nodes[i]!.node);
+      if (out.hasReady) yield* out.take();
+    }
+    out.add('],"edges":[');
+    let first = true;
+    for (const { parents, edges } of this.#nodes) {
+      for (let i = 0; i < parents.length; i++) {
+        const parent = parents[i]!;
+        if (!this.#upstream.has(parent) && !this.#downstream.has(parent)) continue;
+        if (!first) out.add(',');
+        out.add(edges[i]!);
+        first = false;
+      }
+      if (out.hasReady) yield* out.take();
+    }
+    out.add(']}');
+    out.add(tail);
+    yield* out.take(true);
+  }
 }

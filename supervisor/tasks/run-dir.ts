@@ -1,7 +1,7 @@
-import { lstat, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, open, readdir, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { TaskStatus } from '../../schemas/tasks.js';
-import { isTempFile, TASK_FILES, writeJsonAtomic } from '../../core/task-record/record-files.js';
+import { isTempFile, TASK_FILES, toJsonText } from '../../core/task-record/record-files.js';
 import { TASK_TYPE } from '../../core/task-record/id-rules.js';
 import { PermissionError } from '../../core/errors.js';
 import { parseTaskId } from './task-ids.js';
@@ -18,44 +18,81 @@ async function ensureTypeDir(typeDir: string, type: string): Promise<void> {
 }
 
 /**
- * Creates the directory of a new run whole, or leaves nothing: its queued `status.json` (durable)
- * and empty `events.jsonl` are written under a hidden name, which is then renamed into place. A
- * finished Task it replaces (fixed task_name) is moved aside first and removed afterwards, so a
- * failure at any step (a full disk) leaves the old Task exactly as it was.
+ * Creates the directory of a new run whole, or leaves nothing: its queued `status.json` and empty
+ * `events.jsonl` are written under a hidden name, which is then renamed into place (the rename of
+ * the directory is what makes the record appear whole, so the status needs no temp file of its
+ * own). A finished Task it replaces (fixed task_name) is moved aside first and removed
+ * afterwards, so a failure at any step (a full disk) leaves the old Task exactly as it was.
+ *
+ * Resolves once the directory is in place, with `durable`: the fsync of the record, and the
+ * removal of the replaced Task. The run can start while that fsync runs (it cost a few ms of
+ * every submit's start); the submit is answered after it. `durable` never rejects: an fsync that
+ * fails after the record is in place is logged, since the record and its run exist by then.
  */
-export async function createRunDir(dir: string, status: TaskStatus): Promise<void> {
+export async function createRunDir(dir: string, status: TaskStatus): Promise<{ durable: Promise<void> }> {
   const typeDir = dirname(dir);
   await ensureTypeDir(typeDir, status.task_type);
   const staging = join(typeDir, `${NEW_PREFIX}${status.run_id}`);
   await mkdir(staging);
+  let record: FileHandle | undefined;
   let aside: string | undefined;
   try {
-    await writeFile(join(staging, TASK_FILES.events), '');
-    await writeJsonAtomic(join(staging, TASK_FILES.status), status);
-    try {
-      await rename(staging, dir);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR') throw err;
-      aside = join(typeDir, `${OLD_PREFIX}${status.run_id}`);
-      await rename(dir, aside);
-      await rename(staging, dir).catch(async (again: unknown) => {
-        await rename(aside!, dir).catch(() => undefined);
-        aside = undefined;
-        throw again;
-      });
-    }
+    // Side by side (each file operation is a round trip through the thread pool), and both
+    // settled before a failure is thrown, so an opened record is always closed.
+    const [opened, events] = await Promise.allSettled([open(join(staging, TASK_FILES.status), 'wx', 0o644), writeFile(join(staging, TASK_FILES.events), '')]);
+    if (opened.status === 'fulfilled') record = opened.value;
+    for (const step of [opened, events]) if (step.status === 'rejected') throw step.reason;
+    await record!.writeFile(toJsonText(status));
+    aside = await renameInto(staging, dir, join(typeDir, `${OLD_PREFIX}${status.run_id}`));
   } catch (err) {
+    await record?.close().catch(() => undefined);
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     throw err;
+  }
+  return { durable: settle(record!, aside, status.task_id) };
+}
+
+/** Renames `staging` onto `dir`, moving a finished Task there aside first; answers where it went. */
+async function renameInto(staging: string, dir: string, asidePath: string): Promise<string | undefined> {
+  try {
+    await rename(staging, dir);
+    return undefined;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOTDIR') throw err;
+  }
+  await rename(dir, asidePath);
+  await rename(staging, dir).catch(async (again: unknown) => {
+    await rename(asidePath, dir).catch(() => undefined);
+    throw again;
+  });
+  return asidePath;
+}
+
+async function settle(record: FileHandle, aside: string | undefined, id: string): Promise<void> {
+  try {
+    await record.sync();
+  } catch (err) {
+    console.error(`taskyard: the queued record of ${id} is in place, but could not be flushed to disk`, err);
+  } finally {
+    await record.close().catch(() => undefined);
   }
   if (aside) await rm(aside, { recursive: true, force: true }).catch((err: unknown) => console.error(`taskyard: the replaced run left ${aside}; it is removed at the next start`, err));
 }
 
-/** A Task directory holding nothing a Job could show: only temp files of interrupted writes, or nothing. */
+/**
+ * A Task directory holding nothing a Job could show: only temp files of interrupted writes, or
+ * nothing, or a new run's files still empty (a machine that stopped between the rename of a new
+ * run's directory and the flush of its record; the submit was not answered).
+ */
 async function isHollow(dir: string): Promise<boolean> {
   const names = await readdir(dir).catch(() => null);
-  return names !== null && names.every(isTempFile);
+  if (names === null) return false;
+  if (names.every(isTempFile)) return true;
+  const created = new Set<string>([TASK_FILES.status, TASK_FILES.events]);
+  if (!names.every((name) => created.has(name) || isTempFile(name))) return false;
+  const sizes = await Promise.all(names.filter((name) => created.has(name)).map((name) => lstat(join(dir, name)).then((s) => (s.isFile() ? s.size : -1), () => -1)));
+  return sizes.every((size) => size === 0);
 }
 
 /**

@@ -59,12 +59,14 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
       exit_code: 0,
       log_path: relativeTaskPath(parts, id, TASK_FILES.log),
     };
-    await createRunDir(dir, status).catch((err: NodeJS.ErrnoException) => {
+    const { durable } = await createRunDir(dir, status).catch((err: NodeJS.ErrnoException) => {
       if (err instanceof BusinessError || !err.code) throw err;
       throw new BusinessError('OSError', `the Task could not be created: ${err.message}; nothing was written`);
     });
     rt.index.setStatus(id, parts, status, false);
     rt.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources: definition.resources });
+    // The run starts while its record is flushed; the submit is answered once it is on disk.
+    await durable;
     return { task_id: id, run_id: status.run_id, task: definition.name };
   } finally {
     release();

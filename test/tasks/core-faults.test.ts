@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { closeSync, lstatSync, openSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -137,6 +137,26 @@ t.test('a Task that swaps its events.jsonl for a directory, also across a restar
   const done = await waitTask(second, handle);
   t.equal(done.status.state, 'succeeded', 'the Task ends as it should');
   t.ok((done.status['steps'] as unknown[]).length > 0, 'its steps are in the status');
+});
+
+t.test('start-up removes a new run directory whose record never reached the disk, and nothing else', async (t) => {
+  const workspace = await makeWorkspace(t);
+  const base = join(workspace, 'base');
+  // A machine that stopped between the rename of a new run's directory and the flush of its
+  // record leaves both files empty; the submit was never answered.
+  const unflushed = 'base#demo#unflushed';
+  await mkdir(join(base, unflushed), { recursive: true });
+  await writeFile(join(base, unflushed, 'status.json'), '');
+  await writeFile(join(base, unflushed, 'events.jsonl'), '');
+  // An empty status next to a log is a run that started: not the submit's leftover.
+  const started = 'base#demo#started';
+  await mkdir(join(base, started));
+  await writeFile(join(base, started, 'status.json'), '');
+  await writeFile(join(base, started, 'task.log'), 'hello\n');
+  const svc = await startTaskService(t, { workspace });
+  const done = await submitOk(t, svc, { task: 'demo', x: 1, y: 2 });
+  t.equal((await waitTask(svc, done)).status.state, 'succeeded');
+  t.same((await readdir(base)).sort(), [done.task_id, started].sort(), 'only the unflushed directory is removed');
 });
 
 t.test('kill -9 during a burst of submits: after a restart nothing is left over, and every acknowledged submit ran or says why not', async (t) => {

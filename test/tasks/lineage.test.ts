@@ -62,6 +62,38 @@ t.test('graph and context of a three-level lineage with a missing parent', async
   t.equal((await svc.call('cancel', { task_id: d.task_id })).body.answer, true);
 });
 
+t.test('a fan-out answer of several pieces is whole, and the same over JSON, SSE and MCP', async (t) => {
+  const workspace = await makeWorkspace(t);
+  const source = 'base#demo#fan-source';
+  const at = '2026-01-01T00:00:00.000Z';
+  const record = (id: string, sources: string) => ({ task_id: id, run_id: `r-${id}`, task_type: 'base', task_name: 'demo', config: { x: 1, y: 1, task_name: id.split('#')[2], source_tasks: sources }, state: 'succeeded', created_at: at, log_path: `base/${id}/task.log` });
+  await writeRecord(workspace, source, 'status.json', record(source, ''));
+  // About 1.3 MB of graph: the answer is written in more than one piece.
+  const children = Array.from({ length: 5000 }, (_, i) => `base#demo#fan-${String(i).padStart(4, '0')}`);
+  for (const id of children) await writeRecord(workspace, id, 'status.json', record(id, `${source},${GHOST}`));
+  const svc = await startTaskService(t, { workspace });
+
+  const json = (await svc.call('get_task_context', { task_id: source })).body;
+  t.equal(json.success, true);
+  const context = json.answer as { task_id: string; status: { run_id: string }; graph: TaskGraph; relations: Record<string, string[]> };
+  t.equal(context.status.run_id, `r-${source}`);
+  t.equal(context.graph.nodes.length, 5001, 'the source and every child');
+  t.same(context.graph.nodes.map((n) => n.task_id), [source, ...children], 'the source, then its children in order');
+  t.equal(context.graph.edges.length, 5000, 'one edge per child; the missing co-source is outside this graph');
+  t.same(context.graph.edges[4999], { source, target: children[4999] });
+  t.same(context.relations['direct_downstream'], children);
+  t.same(context.graph.nodes[1]!.parent_ids, [source, GHOST]);
+
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const viaMcp = await mcp.callTool({ name: 'get_task_context', arguments: { task_id: source } });
+  t.same((viaMcp.structuredContent as { answer: unknown }).answer, context, 'MCP answers the same value');
+  const sse = await svc.events('get_task_graph', { task_id: children[7]! });
+  const graph = sse.events.at(-1)!['answer'] as TaskGraph;
+  t.same(graph.nodes.map((n) => n.task_id), [GHOST, source, children[7]], 'a child: its two parents, then itself');
+  t.same(graph.edges, [{ source, target: children[7] }, { source: GHOST, target: children[7] }]);
+  t.equal(graph.root_id, GHOST);
+});
+
 t.test('delete_tasks: terminal and metadata-only only; tolerant reading of bad records', async (t) => {
   const workspace = await makeWorkspace(t);
   const meta = 'base#demo#meta-only';

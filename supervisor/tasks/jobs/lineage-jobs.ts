@@ -1,12 +1,22 @@
 import { Type } from '@sinclair/typebox';
-import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
+import { ok, StreamedAnswer } from '../../../schemas/job-response.js';
 import { TASK_FILES } from '../../../core/task-record/record-files.js';
 import { KeyError } from '../../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
-import { buildLineage } from '../graph.js';
+import { Lineage } from '../graph.js';
 import { relativeTaskPath } from '../task-ids.js';
 import type { TaskRuntime } from '../task-runtime.js';
 import { TaskContextAnswer, TaskGraph } from '../../../schemas/tasks.js';
+
+/**
+ * An answer written as it is made (a fan-out of 50,000 is 14 MB of text): each pass (a write, or
+ * MCP's materialize) makes the pieces again from the records the lineage took.
+ */
+function streamed<T>(pieces: () => Iterable<string>): StreamedAnswer<T> {
+  return new StreamedAnswer<T>(async function* () {
+    yield* pieces();
+  });
+}
 
 /** get_task_graph and get_task_context: lineage from recorded source_tasks. */
 export function lineageJobs(rt: TaskRuntime) {
@@ -19,8 +29,8 @@ export function lineageJobs(rt: TaskRuntime) {
       annotations: READ_ONLY,
       run: async ({ task_id }) => {
         if (!rt.index.get(task_id)) throw new KeyError(`Unknown task ${task_id}`);
-        const { graph, graphJson } = buildLineage(rt.index, task_id);
-        return ok(new SerializedAnswer(graph, graphJson));
+        const lineage = new Lineage(rt.index, task_id);
+        return ok(streamed<TaskGraph>(() => lineage.pieces()));
       },
     }),
     defineJob({
@@ -32,15 +42,15 @@ export function lineageJobs(rt: TaskRuntime) {
       run: async ({ task_id }) => {
         const record = rt.index.get(task_id);
         if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
-        const { graph, relations, graphJson } = buildLineage(rt.index, task_id);
+        const lineage = new Lineage(rt.index, task_id);
         const metadataPath = relativeTaskPath(record.parts, task_id, TASK_FILES.metadata);
         const logPath = record.status.log_path || null;
-        const value = { task_id, status: record.status, metadata_exists: record.hasMetadata, metadata_path: metadataPath, log_path: logPath, graph, relations };
-        // The same fields as text, from the cached texts of the status and of the graph's nodes.
-        const json =
+        // The fields as text, from the cached texts of the status and of the graph's nodes.
+        const head =
           `{"task_id":${JSON.stringify(task_id)},"status":${rt.index.statusJson(record.status).json},"metadata_exists":${record.hasMetadata},` +
-          `"metadata_path":${JSON.stringify(metadataPath)},"log_path":${JSON.stringify(logPath)},"graph":${graphJson},"relations":${JSON.stringify(relations)}}`;
-        return ok(new SerializedAnswer(value, json));
+          `"metadata_path":${JSON.stringify(metadataPath)},"log_path":${JSON.stringify(logPath)},"graph":`;
+        const tail = `,"relations":${JSON.stringify(lineage.relations)}}`;
+        return ok(streamed<TaskContextAnswer>(() => lineage.pieces(head, tail)));
       },
     }),
   ];

@@ -1,0 +1,31 @@
+import { readdir, readFile } from 'node:fs/promises';
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces). */
+async function statFields(pid: number | 'self'): Promise<string[]> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/**
+ * CPU seconds (user + system) a process has used so far, and those of its children it has
+ * reaped (the kernel adds a child's CPU to its parent's when the parent waits for it: the task
+ * runners' CPU shows on the spawner that started them).
+ */
+export async function processCpu(pid: number | 'self'): Promise<{ self: number; reaped: number }> {
+  const f = await statFields(pid);
+  return { self: (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND, reaped: (Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND };
+}
+
+/** The pids whose parent is `pid`. */
+export async function childPids(pid: number): Promise<number[]> {
+  const pids: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const fields = await statFields(Number(name)).catch(() => null);
+    if (fields?.[1] === String(pid)) pids.push(Number(name));
+  }
+  return pids;
+}
