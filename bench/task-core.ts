@@ -30,7 +30,7 @@ async function jobCall<T>(conn: RawConnection, name: string, args: Record<string
 async function withConfig(config: string, body: (svc: ServiceProcess) => Promise<void>, workspace?: string): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-core-'));
   await writeFile(join(dir, 'config.yaml'), config);
-  const svc = await startServiceProcess({ args: ['--config', join(dir, 'config.yaml')], ...(workspace ? { workspace } : {}) });
+  const svc = await startServiceProcess({ args: ['--config', join(dir, 'config.yaml')], ...(workspace ? { workspace } : {}), ...(process.env['BENCH_NODE_ARGS'] ? { nodeArgs: process.env['BENCH_NODE_ARGS'].split(' ') } : {}) });
   try {
     await body(svc);
   } finally {

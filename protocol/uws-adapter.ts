@@ -169,6 +169,9 @@ class UwsResponse implements ResponseSink {
       }, this.#nudgeMs);
       this.#drained = done;
       this.res.onWritable(() => {
+        // uWS hands a writable socket to this handler instead of sending what it buffered itself:
+        // an empty cork (its uncork writes the buffer first) sends it now, not with our next write.
+        this.res.cork(() => {});
         this.#nudgeMs = NUDGE_MIN_MS;
         done();
         return true;
