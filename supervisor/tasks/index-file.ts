@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import type { TaskState, TaskStatus } from '../../schemas/tasks.js';
 import type { TaskRecord } from './task-index.js';
-import { parseTaskId, taskDirOf, type TaskIdParts } from './task-ids.js';
+import { partsOf, taskDirOf, type TaskIdParts } from './task-ids.js';
 
 /**
  * The index file: every record the index held, one line each, in listing order, written
@@ -55,24 +55,29 @@ export class IndexSource {
   }
 }
 
-/** Where a stored status's JSON text is: in memory, or a byte range of an index file. */
-export type StatusText = string | { readonly source: IndexSource; readonly offset: number; readonly length: number } | null;
-
-/** A finished (or metadata-only) record: its status stays JSON text until someone reads it. */
+/**
+ * A finished (or metadata-only) record: the few fields queries need, its status left as JSON text
+ * (in memory, or a byte range of an index file) and parsed each time someone reads it, so that a
+ * long history costs a small object per record. Its parts and directory are derived from the ID.
+ */
 export class StoredRecord implements TaskRecord {
-  #status: TaskStatus | null | undefined;
-
   constructor(
     readonly workspace: string,
     readonly id: string,
-    readonly parts: TaskIdParts,
     readonly stamp: string,
     readonly state: TaskState | undefined,
     readonly hasMetadata: boolean,
     readonly createdAt: string | null,
     readonly sources: readonly string[],
-    readonly text: StatusText,
+    /** The status JSON text, its byte length at `offset` of `source`, or null (metadata only). */
+    readonly text: string | number | null,
+    readonly source: IndexSource | null = null,
+    readonly offset = 0,
   ) {}
+
+  get parts(): TaskIdParts {
+    return partsOf(this.id);
+  }
 
   get dir(): string {
     return taskDirOf(this.workspace, this.id, this.parts);
@@ -81,16 +86,19 @@ export class StoredRecord implements TaskRecord {
   /** The status JSON text (null for a metadata-only directory). */
   json(): string | null {
     const text = this.text;
-    return text === null || typeof text === 'string' ? text : text.source.read(text.offset, text.length).toString('utf8');
+    return typeof text !== 'number' ? text : this.source!.read(this.offset, text).toString('utf8');
   }
 
+  /** Parsed on every read: keeping it would grow the memory of a history with each record read. */
   get status(): TaskStatus | null {
-    if (this.#status === undefined) {
-      const json = this.json();
-      this.#status = json === null ? null : (JSON.parse(json) as TaskStatus);
-    }
-    return this.#status;
+    const json = this.json();
+    return json === null ? null : (JSON.parse(json) as TaskStatus);
   }
+}
+
+/** True for a record whose status text lies in an index file. */
+function inFile(r: TaskRecord): r is StoredRecord & { text: number } {
+  return r instanceof StoredRecord && typeof r.text === 'number';
 }
 
 /**
@@ -98,23 +106,18 @@ export class StoredRecord implements TaskRecord {
  * are read with one read; `other` answers the rest.
  */
 export function statusTexts(records: readonly TaskRecord[], other: (record: TaskRecord) => string | null): Array<string | null> {
-  let source: IndexSource | undefined;
+  let source: IndexSource | null = null;
   let lo = Infinity;
   let hi = 0;
   for (const r of records) {
-    if (!(r instanceof StoredRecord) || r.text === null || typeof r.text === 'string') continue;
-    source ??= r.text.source;
-    if (r.text.source !== source) continue;
-    lo = Math.min(lo, r.text.offset);
-    hi = Math.max(hi, r.text.offset + r.text.length);
+    if (!inFile(r)) continue;
+    source ??= r.source;
+    if (r.source !== source) continue;
+    lo = Math.min(lo, r.offset);
+    hi = Math.max(hi, r.offset + r.text);
   }
   const span = source && hi - lo <= MAX_SPAN ? source.read(lo, hi - lo) : undefined;
-  return records.map((r) => {
-    if (span && r instanceof StoredRecord && r.text !== null && typeof r.text !== 'string' && r.text.source === source) {
-      return span.toString('utf8', r.text.offset - lo, r.text.offset - lo + r.text.length);
-    }
-    return other(r);
-  });
+  return records.map((r) => (span && inFile(r) && r.source === source ? span.toString('utf8', r.offset - lo, r.offset - lo + r.text) : other(r)));
 }
 
 /** Writes the index file from `records` (temp file, then rename); `textsOf` gives their status texts. */
@@ -140,9 +143,16 @@ export async function writeIndexFile(file: string, records: readonly TaskRecord[
 
 type Head = [string, string, TaskState | null, boolean, string | null, string[]];
 
-/** The records of an index file by ID, with the file held open for their statuses (none when absent or unreadable). */
-export function readIndexFile(file: string, workspace: string): { records: Map<string, StoredRecord>; source: IndexSource | undefined } {
-  const records = new Map<string, StoredRecord>();
+/** One string per state, shared by every record in it. */
+const STATES = new Map<string, TaskState>(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => [s, s as TaskState]));
+
+/**
+ * The records of an index file in its order, with the file held open for their statuses (none
+ * when absent or unreadable). IDs are not checked here: a record is only used for a directory of
+ * that exact, valid name.
+ */
+export function readIndexFile(file: string, workspace: string): { records: StoredRecord[]; source: IndexSource | undefined } {
+  const records: StoredRecord[] = [];
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -168,11 +178,11 @@ export function readIndexFile(file: string, workspace: string): { records: Map<s
         }
         const tab = buf.indexOf(9, start);
         const [id, stamp, state, hasMetadata, createdAt, sources] = JSON.parse(buf.toString('utf8', start, tab)) as Head;
-        const parts = parseTaskId(id);
-        if (!parts || !stamp) continue;
+        if (typeof id !== 'string' || !stamp) continue;
         const length = end - tab - 1;
-        const text = length === 4 && buf[tab + 1] === 0x6e ? null : { source, offset: base + tab + 1, length };
-        records.set(id, new StoredRecord(workspace, id, parts, stamp, state ?? undefined, hasMetadata, createdAt, sources.length ? sources : NO_SOURCES, text));
+        const isNull = length === 4 && buf[tab + 1] === 0x6e;
+        const known = state === null ? undefined : STATES.get(state);
+        records.push(new StoredRecord(workspace, id, stamp, known, hasMetadata, createdAt, sources.length ? sources : NO_SOURCES, isNull ? null : length, isNull ? null : source, base + tab + 1));
       }
       carry = buf.subarray(start);
       base += start;
@@ -180,7 +190,7 @@ export function readIndexFile(file: string, workspace: string): { records: Map<s
   } catch (err) {
     source.close();
     console.error(`taskyard: the task index file is not usable (${(err as Error).message}); reading every record instead`);
-    return { records: new Map(), source: undefined };
+    return { records: [], source: undefined };
   }
   return { records, source };
 }

@@ -18,7 +18,11 @@ function before(a: OrderKey, b: OrderKey): boolean {
 
 /** Sort comparator of the listing order. */
 export function compareListed(a: TaskRecord, b: TaskRecord): number {
-  return before(keyOf(a), keyOf(b)) ? -1 : a.id === b.id ? 0 : 1;
+  // No key objects: a start sorts a whole history with this.
+  const ca = a.createdAt ?? '';
+  const cb = b.createdAt ?? '';
+  if (ca !== cb) return ca > cb ? -1 : 1;
+  return a.id > b.id ? -1 : a.id === b.id ? 0 : 1;
 }
 
 /** Index of the first of the sorted `items` not listed before `key` (`after`: nor equal to it). */

@@ -11,7 +11,7 @@ import type { TaskRecord } from '../../supervisor/tasks/task-index.js';
 function stored(i: number, createdAt: string | null, stamp = `1:${i}`): StoredRecord {
   const id = `base#demo#r-${i}`;
   const text = createdAt === null ? null : JSON.stringify({ task_id: id, state: 'succeeded', created_at: createdAt, note: 'é ✓' });
-  return new StoredRecord('/ws', id, parseTaskId(id)!, stamp, createdAt === null ? undefined : 'succeeded', true, createdAt, i % 2 ? ['base#demo#r-0'] : [], text);
+  return new StoredRecord('/ws', id, stamp, createdAt === null ? undefined : 'succeeded', true, createdAt, i % 2 ? ['base#demo#r-0'] : [], text);
 }
 
 t.test('the index file gives back every record and its status text, read in runs', async (t) => {
@@ -20,7 +20,8 @@ t.test('the index file gives back every record and its status text, read in runs
   const records = Array.from({ length: 5000 }, (_, i) => stored(i, i === 7 ? null : new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), i === 9 ? '' : `1:${i}`));
   const file = join(dir, 'task-index');
   await writeIndexFile(file, records, (batch) => statusTexts(batch, (r) => (r as StoredRecord).json()));
-  const { records: read, source } = readIndexFile(file, '/ws');
+  const { records: list, source } = readIndexFile(file, '/ws');
+  const read = new Map(list.map((r) => [r.id, r]));
   t.teardown(() => source?.close());
   t.equal(read.size, 4999, 'a record without a stamp (written by the service) is left to be read from disk');
   t.notOk(read.has('base#demo#r-9'));
@@ -35,8 +36,10 @@ t.test('the index file gives back every record and its status text, read in runs
 
   await writeFile(file, 'taskyard-task-index 1\n["x"]\tnull\n');
   const old = readIndexFile(file, '/ws');
-  t.equal(old.records.size, 0, 'a file of another version is not used');
-  t.equal(readIndexFile(join(dir, 'absent'), '/ws').records.size, 0);
+  t.equal(old.records.length, 0, 'a file of another version is not used');
+  t.equal(readIndexFile(join(dir, 'absent'), '/ws').records.length, 0);
+  t.same(list.map((r) => r.id), records.filter((r) => r.id !== 'base#demo#r-9').map((r) => r.id), 'in the order written');
+  t.same(read.get('base#demo#r-1')!.parts, parseTaskId('base#demo#r-1'));
 });
 
 t.test('the change log answers the IDs changed after a version, also after compaction', async (t) => {
