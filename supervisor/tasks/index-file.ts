@@ -22,6 +22,12 @@ const WRITE_BATCH = 1000;
 const READ_BLOCK = 4 << 20;
 /** Largest run of a listing read from the file at once. */
 const MAX_SPAN = 1 << 20;
+/**
+ * Bytes of a listing chunk: small enough that building and writing one keeps other requests
+ * waiting well under a millisecond, and that its string is young (V8 puts strings over ~128 KB
+ * straight into the old generation, which only a full collection of the whole history frees).
+ */
+const CHUNK_BYTES = 48 << 10;
 const NO_SOURCES: readonly string[] = Object.freeze([]);
 
 /** `ino:mtime` of a directory, as compared at start. */
@@ -38,15 +44,19 @@ export class IndexSource {
   }
 
   read(offset: number, length: number): Buffer {
-    if (this.#fd === undefined) throw new Error('the task index file is closed (the service is stopping)');
     const buf = Buffer.allocUnsafe(length);
-    let done = 0;
-    while (done < length) {
-      const n = readSync(this.#fd, buf, done, length - done, offset + done);
+    this.readInto(buf, 0, offset, length);
+    return buf;
+  }
+
+  /** Reads `length` bytes at `offset` into `into` at `at` (no allocation). */
+  readInto(into: Buffer, at: number, offset: number, length: number): void {
+    if (this.#fd === undefined) throw new Error('the task index file is closed (the service is stopping)');
+    for (let done = 0; done < length; ) {
+      const n = readSync(this.#fd, into, at + done, length - done, offset + done);
       if (n === 0) throw new Error('the task index file is shorter than its records say');
       done += n;
     }
-    return buf;
   }
 
   close(): void {
@@ -118,6 +128,55 @@ export function statusTexts(records: readonly TaskRecord[], other: (record: Task
   }
   const span = source && hi - lo <= MAX_SPAN ? source.read(lo, hi - lo) : undefined;
   return records.map((r) => (span && inFile(r) && r.source === source ? span.toString('utf8', r.offset - lo, r.offset - lo + r.text) : other(r)));
+}
+
+/** Reused by statusChunk (synchronous, so one at a time): a chunk's bytes, and one run of an index file. */
+let chunkBytes = Buffer.allocUnsafe(CHUNK_BYTES * 2);
+let spanBytes = Buffer.allocUnsafe(0);
+
+/**
+ * The status texts of `records` from `from` on, each after a comma but the list's first, as one
+ * string of about `CHUNK_BYTES` (at least one record), and the index of the next record. Bytes are copied from
+ * the index file (one read for a run of it) and from in-memory texts into one reused buffer, so a
+ * chunk is one young string: no string per record, nothing big enough for the old generation.
+ */
+export function statusChunk(records: readonly TaskRecord[], from: number, other: (record: TaskRecord) => string | null): { json: string; next: number } {
+  let end = from;
+  let size = 0;
+  let source: IndexSource | null = null;
+  let lo = Infinity;
+  let hi = 0;
+  for (; end < records.length && (end === from || size < CHUNK_BYTES); end++) {
+    const r = records[end]!;
+    if (!inFile(r)) continue;
+    size += r.text + 1;
+    source ??= r.source;
+    if (r.source !== source) continue;
+    lo = Math.min(lo, r.offset);
+    hi = Math.max(hi, r.offset + r.text);
+  }
+  const span = source !== null && hi - lo <= MAX_SPAN;
+  if (span) {
+    if (spanBytes.length < hi - lo) spanBytes = Buffer.allocUnsafe(Math.max(hi - lo, 2 * spanBytes.length));
+    source!.readInto(spanBytes, 0, lo, hi - lo);
+  }
+  let at = 0;
+  for (let i = from; i < end; i++) {
+    const r = records[i]!;
+    const text = inFile(r) ? null : other(r);
+    const length = text === null ? (inFile(r) ? r.text : 4) : Buffer.byteLength(text);
+    if (chunkBytes.length < at + length + 1) {
+      const grown = Buffer.allocUnsafe(Math.max(2 * chunkBytes.length, at + length + 1));
+      chunkBytes.copy(grown, 0, 0, at);
+      chunkBytes = grown;
+    }
+    if (i > 0) chunkBytes[at++] = 0x2c;
+    if (inFile(r) && span && r.source === source) spanBytes.copy(chunkBytes, at, r.offset - lo, r.offset - lo + r.text);
+    else if (inFile(r)) r.source!.readInto(chunkBytes, at, r.offset, r.text);
+    else chunkBytes.write(text ?? 'null', at, 'utf8');
+    at += length;
+  }
+  return { json: chunkBytes.toString('utf8', 0, at), next: end };
 }
 
 /** Writes the index file from `records` (temp file, then rename); `textsOf` gives their status texts. */

@@ -8,7 +8,7 @@ import { isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.j
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
 import { TaskEvents } from './task-events.js';
 import { ChangeLog } from './change-log.js';
-import { readIndexFile, stampOf, statusTexts, StoredRecord, writeIndexFile, type IndexSource } from './index-file.js';
+import { readIndexFile, stampOf, statusChunk, statusTexts, StoredRecord, writeIndexFile, type IndexSource } from './index-file.js';
 import { isSafeDir, readMetadata, readStatus } from './records.js';
 import { StatusOrder } from './status-order.js';
 import { isTaskIdOfType, parseTaskId, recordedSources, taskDirOf, type TaskIdParts } from './task-ids.js';
@@ -33,8 +33,6 @@ export interface TaskRecord {
 
 const SCAN_CONCURRENCY = 64;
 const STATE_RANK = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 } as const;
-/** Statuses per chunk of a streamed listing (~150 KB): small enough that other requests wait ~1 ms. */
-const LIST_CHUNK = 256;
 /** Directories checked against the index file per event-loop turn. */
 const CHECK_BATCH = 4096;
 
@@ -347,10 +345,11 @@ export class TaskIndex {
 
   async *#chunks(records: readonly TaskRecord[]): AsyncGenerator<string> {
     yield '[';
-    for (let i = 0; i < records.length; i += LIST_CHUNK) {
+    for (let i = 0; i < records.length; ) {
       if (i > 0) await nextTurn();
-      const texts = statusTexts(records.slice(i, i + LIST_CHUNK), (r) => this.jsonOf(r));
-      yield i > 0 ? `,${texts.join(',')}` : texts.join(',');
+      const { json, next } = statusChunk(records, i, (r) => this.jsonOf(r));
+      yield json;
+      i = next;
     }
     yield ']';
   }

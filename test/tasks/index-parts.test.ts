@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { ChangeLog } from '../../supervisor/tasks/change-log.js';
-import { readIndexFile, statusTexts, StoredRecord, writeIndexFile } from '../../supervisor/tasks/index-file.js';
+import { readIndexFile, statusChunk, statusTexts, StoredRecord, writeIndexFile } from '../../supervisor/tasks/index-file.js';
 import { compareListed, StatusOrder } from '../../supervisor/tasks/status-order.js';
 import { parseTaskId } from '../../supervisor/tasks/task-ids.js';
 import type { TaskRecord } from '../../supervisor/tasks/task-index.js';
@@ -30,6 +30,18 @@ t.test('the index file gives back every record and its status text, read in runs
   t.same(statusTexts(back.slice(100, 356), () => 'not read in one run'), expected.slice(100, 356), 'a run of the file is read at once, multi-byte characters included');
   t.same(statusTexts(back, (r) => (r as StoredRecord).json()), expected, 'beyond the largest run, each text is read on its own');
   t.same(back[3]!.status, JSON.parse(records[3]!.json()!));
+  // A listing's chunks: runs of the file and texts held in memory, multi-byte characters included.
+  const mixed = [...back.slice(10, 300), stored(9000, '2027-01-01T00:00:00.000Z'), ...back.slice(300, 2000)];
+  let joined = '';
+  let chunks = 0;
+  for (let i = 0; i < mixed.length; chunks++) {
+    const { json, next } = statusChunk(mixed, i, (r) => (r as StoredRecord).json());
+    t.ok(next > i, 'every chunk moves on');
+    joined += json;
+    i = next;
+  }
+  t.equal(joined, mixed.map((r) => r.json()).join(','), 'the chunks together are the texts, each after a comma but the listing\'s first');
+  t.ok(chunks > 1 && chunks < 100, `a chunk holds many statuses (${chunks} chunks)`);
   t.equal(read.get('base#demo#r-7')!.status, null, 'a metadata-only record');
   t.same(read.get('base#demo#r-1')!.sources, ['base#demo#r-0']);
   t.equal(read.get('base#demo#r-1')!.dir, '/ws/base/base#demo#r-1');
