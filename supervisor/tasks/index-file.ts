@@ -13,10 +13,13 @@ import { partsOf, taskDirOf, type TaskIdParts } from './task-ids.js';
  * write is a rename inside its directory, so a record changed while the service was down
  * changes that stamp.
  *
- * A line: `[id, stamp, state, hasMetadata, createdAt, sources]` as JSON, a tab, the status JSON
- * (or `null`). A record the service wrote itself has no stamp and is re-read at the next start.
+ * A line: `[id, ino, mtimeMs, state, hasMetadata, createdAt, sources]` as JSON, a tab, the status
+ * JSON (or `null`). A record the service wrote itself has no stamp (null) and is re-read at the next
+ * start. Version 2 files (`[id, "ino:mtimeMs", state, …]`) are read too.
  */
-const VERSION_LINE = 'taskyard-task-index 2';
+const VERSION_LINE = 'taskyard-task-index 3';
+/** The previous format (stamp as one `ino:mtime` string), still read. */
+const OLD_VERSION_LINE = 'taskyard-task-index 2';
 /** Lines per write: their statuses lie within one read of the previous file (MAX_SPAN). */
 const WRITE_BATCH = 1000;
 const READ_BLOCK = 4 << 20;
@@ -29,10 +32,24 @@ const MAX_SPAN = 1 << 20;
  */
 const CHUNK_BYTES = 48 << 10;
 const NO_SOURCES: readonly string[] = Object.freeze([]);
+/** States by number (a stored record keeps the number). */
+const STATE_LIST: ReadonlyArray<TaskState | undefined> = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 
-/** `ino:mtime` of a directory, as compared at start. */
-export function stampOf(stats: { ino: number; mtimeMs: number }): string {
-  return `${stats.ino}:${stats.mtimeMs}`;
+/** A directory's identity and mtime, as compared at start (`fs.Stats` is one). */
+export interface Stamp {
+  readonly ino: number;
+  readonly mtimeMs: number;
+}
+
+/** The stamp of a directory's stats (without keeping the stats). */
+export function stampOf(stats: Stamp): Stamp {
+  return { ino: stats.ino, mtimeMs: stats.mtimeMs };
+}
+
+/** What the records of one index file share: the workspace, and the file their statuses are in. */
+export interface RecordHome {
+  readonly workspace: string;
+  readonly source: IndexSource | null;
 }
 
 /** An index file held open while records point into it (a newer file may have replaced its name). */
@@ -71,19 +88,53 @@ export class IndexSource {
  * long history costs a small object per record. Its parts and directory are derived from the ID.
  */
 export class StoredRecord implements TaskRecord {
+  /** The directory's stamp as two numbers (ino -1: none), no object per record. */
+  readonly #ino: number;
+  readonly #mtimeMs: number;
+  /** The state's number in STATE_LIST (7: none), plus 8 when a metadata record exists. */
+  readonly #flags: number;
+
   constructor(
-    readonly workspace: string,
+    readonly home: RecordHome,
     readonly id: string,
-    readonly stamp: string,
-    readonly state: TaskState | undefined,
-    readonly hasMetadata: boolean,
+    stamp: Stamp | null,
+    state: TaskState | undefined,
+    hasMetadata: boolean,
     readonly createdAt: string | null,
     readonly sources: readonly string[],
-    /** The status JSON text, its byte length at `offset` of `source`, or null (metadata only). */
+    /** The status JSON text, its byte length at `offset` of `home.source`, or null (metadata only). */
     readonly text: string | number | null,
-    readonly source: IndexSource | null = null,
     readonly offset = 0,
-  ) {}
+  ) {
+    this.#ino = stamp?.ino ?? -1;
+    this.#mtimeMs = stamp?.mtimeMs ?? 0;
+    this.#flags = (state === undefined ? 7 : STATE_LIST.indexOf(state)) | (hasMetadata ? 8 : 0);
+  }
+
+  get stamp(): Stamp | undefined {
+    return this.#ino < 0 ? undefined : { ino: this.#ino, mtimeMs: this.#mtimeMs };
+  }
+
+  /** Whether the directory still has the stamp this record was read with. */
+  matches(stats: Stamp): boolean {
+    return stats.ino === this.#ino && stats.mtimeMs === this.#mtimeMs;
+  }
+
+  get state(): TaskState | undefined {
+    return STATE_LIST[this.#flags & 7];
+  }
+
+  get hasMetadata(): boolean {
+    return (this.#flags & 8) !== 0;
+  }
+
+  get workspace(): string {
+    return this.home.workspace;
+  }
+
+  get source(): IndexSource | null {
+    return this.home.source;
+  }
 
   get parts(): TaskIdParts {
     return partsOf(this.id);
@@ -188,7 +239,10 @@ export async function writeIndexFile(file: string, records: readonly TaskRecord[
     for (let i = 0; i < records.length; i += WRITE_BATCH) {
       const batch = records.slice(i, i + WRITE_BATCH);
       const texts = textsOf(batch);
-      const lines = batch.map((r, n) => `${JSON.stringify([r.id, r.stamp ?? '', r.state ?? null, r.hasMetadata, r.createdAt, r.sources])}\t${texts[n] ?? 'null'}\n`);
+      const lines = batch.map((r, n) => {
+        const stamp = r.stamp;
+        return `${JSON.stringify([r.id, stamp?.ino ?? null, stamp?.mtimeMs ?? null, r.state ?? null, r.hasMetadata, r.createdAt, r.sources])}\t${texts[n] ?? 'null'}\n`;
+      });
       await handle.write(lines.join(''));
     }
     await handle.close();
@@ -200,7 +254,16 @@ export async function writeIndexFile(file: string, records: readonly TaskRecord[
   }
 }
 
-type Head = [string, string, TaskState | null, boolean, string | null, string[]];
+type Head = [string, number | null, number | null, TaskState | null, boolean, string | null, string[]];
+type OldHead = [string, string, TaskState | null, boolean, string | null, string[]];
+
+/** A line head of either version as the current one. */
+function headOf(json: string, old: boolean): Head {
+  if (!old) return JSON.parse(json) as Head;
+  const [id, stamp, ...rest] = JSON.parse(json) as OldHead;
+  const colon = stamp.indexOf(':');
+  return colon < 0 ? [id, null, null, ...rest] : [id, Number(stamp.slice(0, colon)), Number(stamp.slice(colon + 1)), ...rest];
+}
 
 /** One string per state, shared by every record in it. */
 const STATES = new Map<string, TaskState>(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => [s, s as TaskState]));
@@ -219,6 +282,8 @@ export function readIndexFile(file: string, workspace: string): { records: Store
     return { records, source: undefined };
   }
   const source = new IndexSource(fd);
+  const home: RecordHome = { workspace, source };
+  let old = false;
   try {
     const size = fstatSync(fd).size;
     let carry: Buffer = Buffer.alloc(0);
@@ -232,16 +297,18 @@ export function readIndexFile(file: string, workspace: string): { records: Store
       for (let end = buf.indexOf(10, start); end !== -1; start = end + 1, end = buf.indexOf(10, start)) {
         if (first) {
           first = false;
-          if (buf.toString('utf8', start, end) !== VERSION_LINE) throw new Error('an index file of another version');
+          const version = buf.toString('utf8', start, end);
+          if (version !== VERSION_LINE && version !== OLD_VERSION_LINE) throw new Error('an index file of another version');
+          old = version === OLD_VERSION_LINE;
           continue;
         }
         const tab = buf.indexOf(9, start);
-        const [id, stamp, state, hasMetadata, createdAt, sources] = JSON.parse(buf.toString('utf8', start, tab)) as Head;
-        if (typeof id !== 'string' || !stamp) continue;
+        const [id, ino, mtimeMs, state, hasMetadata, createdAt, sources] = headOf(buf.toString('utf8', start, tab), old);
+        if (typeof id !== 'string' || typeof ino !== 'number' || typeof mtimeMs !== 'number') continue;
         const length = end - tab - 1;
         const isNull = length === 4 && buf[tab + 1] === 0x6e;
         const known = state === null ? undefined : STATES.get(state);
-        records.push(new StoredRecord(workspace, id, stamp, known, hasMetadata, createdAt, sources.length ? sources : NO_SOURCES, isNull ? null : length, isNull ? null : source, base + tab + 1));
+        records.push(new StoredRecord(home, id, { ino, mtimeMs }, known, hasMetadata, createdAt, sources.length ? sources : NO_SOURCES, isNull ? null : length, base + tab + 1));
       }
       carry = buf.subarray(start);
       base += start;

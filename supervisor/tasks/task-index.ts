@@ -8,7 +8,7 @@ import { isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.j
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
 import { TaskEvents } from './task-events.js';
 import { ChangeLog } from './change-log.js';
-import { readIndexFile, stampOf, statusChunk, statusTexts, StoredRecord, writeIndexFile, type IndexSource } from './index-file.js';
+import { readIndexFile, stampOf, statusChunk, statusTexts, StoredRecord, writeIndexFile, type IndexSource, type RecordHome, type Stamp } from './index-file.js';
 import { isSafeDir, readMetadata, readStatus } from './records.js';
 import { StatusOrder } from './status-order.js';
 import { isTaskIdOfType, parseTaskId, recordedSources, taskDirOf, type TaskIdParts } from './task-ids.js';
@@ -28,7 +28,7 @@ export interface TaskRecord {
   /** The status's state (readable without parsing a stored status); undefined without a status. */
   readonly state: TaskState | undefined;
   /** Identity and mtime of the directory as read from disk; absent once the service wrote the record. */
-  readonly stamp?: string;
+  readonly stamp?: Stamp | undefined;
 }
 
 const SCAN_CONCURRENCY = 64;
@@ -82,12 +82,15 @@ export class TaskIndex {
   #bulk = false;
   /** Index files that stored records read their statuses from. */
   readonly #sources: IndexSource[] = [];
+  /** Of the finished records read from disk (their texts in memory). */
+  readonly #home: RecordHome;
   /** Resolves when every record taken from the index file has been checked against its directory. */
   checked: Promise<void> = Promise.resolve();
   #closing = false;
 
   constructor(workspace: string, file?: string) {
     this.workspace = workspace;
+    this.#home = { workspace, source: null };
     this.#file = file;
   }
 
@@ -145,7 +148,7 @@ export class TaskIndex {
       const record = records[i]!;
       if (this.#records.get(record.id) !== record) continue; // written by the service since
       const stats = lstatSync(record.dir, { throwIfNoEntry: false });
-      if (!stats?.isDirectory() || stampOf(stats) !== record.stamp) stale.push(record.id);
+      if (!stats?.isDirectory() || !record.matches(stats)) stale.push(record.id);
     }
     await inParallel(stale, (id) => this.load(id));
     if (changed || stale.length > 0) await this.save();
@@ -201,7 +204,7 @@ export class TaskIndex {
     if (stats && status) {
       const sources = recordedSources(status.config['source_tasks']);
       // A finished record is kept as its JSON text only (a third of the memory of the object).
-      if (isTerminal(status.state)) return this.put(new StoredRecord(this.workspace, id, stampOf(stats), status.state, hasMetadata, status.created_at, sources, JSON.stringify(status)));
+      if (isTerminal(status.state)) return this.put(new StoredRecord(this.#home, id, stats, status.state, hasMetadata, status.created_at, sources, JSON.stringify(status)));
       return this.put({ id, parts, dir, status, state: status.state, stamp: stampOf(stats), hasMetadata, createdAt: status.created_at, sources });
     }
     if (stats && metadata) {

@@ -3,21 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { ChangeLog } from '../../supervisor/tasks/change-log.js';
-import { readIndexFile, statusChunk, statusTexts, StoredRecord, writeIndexFile } from '../../supervisor/tasks/index-file.js';
+import { readIndexFile, statusChunk, statusTexts, StoredRecord, writeIndexFile, type Stamp } from '../../supervisor/tasks/index-file.js';
 import { compareListed, StatusOrder } from '../../supervisor/tasks/status-order.js';
 import { parseTaskId } from '../../supervisor/tasks/task-ids.js';
 import type { TaskRecord } from '../../supervisor/tasks/task-index.js';
 
-function stored(i: number, createdAt: string | null, stamp = `1:${i}`): StoredRecord {
+function stored(i: number, createdAt: string | null, stamp: Stamp | null = { ino: 1, mtimeMs: i + 0.5 }): StoredRecord {
   const id = `base#demo#r-${i}`;
   const text = createdAt === null ? null : JSON.stringify({ task_id: id, state: 'succeeded', created_at: createdAt, note: 'é ✓' });
-  return new StoredRecord('/ws', id, stamp, createdAt === null ? undefined : 'succeeded', true, createdAt, i % 2 ? ['base#demo#r-0'] : [], text);
+  return new StoredRecord({ workspace: '/ws', source: null }, id, stamp, createdAt === null ? undefined : 'succeeded', true, createdAt, i % 2 ? ['base#demo#r-0'] : [], text);
 }
 
 t.test('the index file gives back every record and its status text, read in runs', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-index-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const records = Array.from({ length: 5000 }, (_, i) => stored(i, i === 7 ? null : new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), i === 9 ? '' : `1:${i}`));
+  const records = Array.from({ length: 5000 }, (_, i) => stored(i, i === 7 ? null : new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString(), i === 9 ? null : undefined));
   const file = join(dir, 'task-index');
   await writeIndexFile(file, records, (batch) => statusTexts(batch, (r) => (r as StoredRecord).json()));
   const { records: list, source } = readIndexFile(file, '/ws');
@@ -46,6 +46,13 @@ t.test('the index file gives back every record and its status text, read in runs
   t.same(read.get('base#demo#r-1')!.sources, ['base#demo#r-0']);
   t.equal(read.get('base#demo#r-1')!.dir, '/ws/base/base#demo#r-1');
 
+  t.same(read.get('base#demo#r-3')!.stamp, { ino: 1, mtimeMs: 3.5 });
+  t.ok(read.get('base#demo#r-3')!.matches({ ino: 1, mtimeMs: 3.5 }) && !read.get('base#demo#r-3')!.matches({ ino: 1, mtimeMs: 3 }), 'stamps compare exactly');
+  t.same([read.get('base#demo#r-3')!.state, read.get('base#demo#r-3')!.hasMetadata, read.get('base#demo#r-7')!.state], ['succeeded', true, undefined]);
+  await writeFile(file, 'taskyard-task-index 2\n["base#demo#r-1","12:345.5","failed",false,"2026-01-01T00:00:00.000Z",[]]\t{"a":1}\n');
+  const previous = readIndexFile(file, '/ws');
+  t.match(previous.records.map((r) => [r.stamp, r.state, r.hasMetadata, r.json()]), [[{ ino: 12, mtimeMs: 345.5 }, 'failed', false, '{"a":1}']], 'a file of the previous version is read');
+  previous.source?.close();
   await writeFile(file, 'taskyard-task-index 1\n["x"]\tnull\n');
   const old = readIndexFile(file, '/ws');
   t.equal(old.records.length, 0, 'a file of another version is not used');
@@ -83,8 +90,7 @@ t.test('the listing order stays sorted through inserts, moves and removals', asy
       live.delete(id);
       continue;
     }
-    const next = stored(Number(id.slice(12)), `2026-01-01T00:00:0${random(10)}.000Z`);
-    const record = Object.assign(Object.create(StoredRecord.prototype) as StoredRecord, next, { id });
+    const record = stored(Number(id.slice(12)), `2026-01-01T00:00:0${random(10)}.000Z`);
     order.replace(previous, record);
     live.set(id, record);
   }
