@@ -45,6 +45,16 @@ async function inParallel<T>(items: readonly T[], work: (item: T) => Promise<unk
   await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, items.length) }, worker));
 }
 
+/** Whether a record of the index file still describes its directory (anything unreadable is re-read). */
+function isCurrent(record: StoredRecord): boolean {
+  try {
+    const stats = lstatSync(record.dir, { throwIfNoEntry: false });
+    return stats?.isDirectory() === true && record.matches(stats);
+  } catch {
+    return false;
+  }
+}
+
 async function exists(file: string): Promise<boolean> {
   return access(file).then(
     () => true,
@@ -147,8 +157,7 @@ export class TaskIndex {
       if (this.#closing) return;
       const record = records[i]!;
       if (this.#records.get(record.id) !== record) continue; // written by the service since
-      const stats = lstatSync(record.dir, { throwIfNoEntry: false });
-      if (!stats?.isDirectory() || !record.matches(stats)) stale.push(record.id);
+      if (!isCurrent(record)) stale.push(record.id);
     }
     await inParallel(stale, (id) => this.load(id));
     if (changed || stale.length > 0) await this.save();

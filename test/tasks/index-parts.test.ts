@@ -96,4 +96,12 @@ t.test('the listing order stays sorted through inserts, moves and removals', asy
   }
   t.same(order.view().map((r) => r.id), [...live.values()].sort(compareListed).map((r) => r.id));
   t.equal(order.size, live.size);
+  const snapshot = order.snapshot();
+  const before = snapshot.map((r) => r.id);
+  const first = snapshot[0]!;
+  order.replace(first, undefined);
+  order.replace(undefined, stored(999, '2030-01-01T00:00:00.000Z'));
+  t.same(snapshot.map((r) => r.id), before, 'a snapshot keeps its order through later changes');
+  t.equal(order.view()[0]!.id, 'base#demo#r-999');
+  t.notOk(order.view().includes(first));
 });
