@@ -286,15 +286,19 @@ export function readIndexFile(file: string, workspace: string): { records: Store
   let old = false;
   try {
     const size = fstatSync(fd).size;
-    let carry: Buffer = Buffer.alloc(0);
-    let base = 0; // file offset of carry[0]
+    // One buffer for the whole file: the unfinished line moves to its start, the next block lands after it.
+    let buf = Buffer.allocUnsafe(2 * READ_BLOCK);
+    let carried = 0;
+    let base = 0; // file offset of buf[0]
     let first = true;
     for (let at = 0; at < size; ) {
-      const block = source.read(at, Math.min(READ_BLOCK, size - at));
-      at += block.length;
-      const buf = carry.length ? Buffer.concat([carry, block]) : block;
+      const length = Math.min(READ_BLOCK, size - at);
+      if (carried + length > buf.length) buf = Buffer.concat([buf.subarray(0, carried)], 2 * (carried + length));
+      source.readInto(buf, carried, at, length);
+      at += length;
+      const filled = carried + length;
       let start = 0;
-      for (let end = buf.indexOf(10, start); end !== -1; start = end + 1, end = buf.indexOf(10, start)) {
+      for (let end = buf.indexOf(10, start); end !== -1 && end < filled; start = end + 1, end = buf.indexOf(10, start)) {
         if (first) {
           first = false;
           const version = buf.toString('utf8', start, end);
@@ -310,7 +314,7 @@ export function readIndexFile(file: string, workspace: string): { records: Store
         const known = state === null ? undefined : STATES.get(state);
         records.push(new StoredRecord(home, id, { ino, mtimeMs }, known, hasMetadata, createdAt, sources.length ? sources : NO_SOURCES, isNull ? null : length, base + tab + 1));
       }
-      carry = buf.subarray(start);
+      carried = buf.copy(buf, 0, start, filled);
       base += start;
     }
   } catch (err) {
