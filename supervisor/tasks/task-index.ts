@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { access, lstat, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { TaskState, TaskStatus } from '../../schemas/tasks.js';
 import { SerializedAnswer, StreamedAnswer } from '../../schemas/job-response.js';
@@ -46,9 +46,9 @@ async function inParallel<T>(items: readonly T[], work: (item: T) => Promise<unk
 }
 
 /** Whether a record of the index file still describes its directory (anything unreadable is re-read). */
-function isCurrent(record: StoredRecord): boolean {
+function isCurrent(record: StoredRecord, typeDir: string): boolean {
   try {
-    const stats = lstatSync(record.dir, { throwIfNoEntry: false });
+    const stats = lstatSync(`${typeDir}${record.id}`, { throwIfNoEntry: false });
     return stats?.isDirectory() === true && record.matches(stats);
   } catch {
     return false;
@@ -151,13 +151,18 @@ export class TaskIndex {
   /** Records of the index file whose directory changed since it was written are read again (see scan). */
   async #check(records: StoredRecord[], changed: boolean): Promise<void> {
     const stale: string[] = [];
+    const typeDirs = new Map<string, string>();
     for (let i = 0; i < records.length; i++) {
       // Synchronous lstat in batches: ~1 µs each, against ~20 µs for a promise per directory.
       if (i % CHECK_BATCH === 0) await nextTurn();
       if (this.#closing) return;
       const record = records[i]!;
       if (this.#records.get(record.id) !== record) continue; // written by the service since
-      if (!isCurrent(record)) stale.push(record.id);
+      // The path without parsing the ID (`<workspace>/<type>/`, built once per type).
+      const type = record.id.slice(0, record.id.indexOf('#'));
+      let typeDir = typeDirs.get(type);
+      if (typeDir === undefined) typeDirs.set(type, (typeDir = `${join(this.workspace, type)}${sep}`));
+      if (!isCurrent(record, typeDir)) stale.push(record.id);
     }
     await inParallel(stale, (id) => this.load(id));
     if (changed || stale.length > 0) await this.save();
