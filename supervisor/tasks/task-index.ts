@@ -8,7 +8,9 @@ import { isTerminal, TASK_FILES } from '../../workers/task-runner/record-files.j
 import { TASK_TYPE } from '../../workers/task-runner/task-sdk.js';
 import { TaskEvents } from './task-events.js';
 import { ChangeLog } from './change-log.js';
-import { readIndexFile, stampOf, statusChunk, statusTexts, StoredRecord, writeIndexFile, type IndexSource, type RecordHome, type Stamp } from './index-file.js';
+import { readIndexFile, writeIndexFile } from './index-file.js';
+import { stampOf, StoredRecord, type IndexSource, type RecordHome, type Stamp } from './stored-record.js';
+import { statusChunk, statusTexts } from './status-texts.js';
 import { isSafeDir, readMetadata, readStatus } from './records.js';
 import { StatusOrder } from './status-order.js';
 import { isTaskIdOfType, parseTaskId, recordedSources, taskDirOf, type TaskIdParts } from './task-ids.js';
