@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { TaskRecord } from './task-index.js';
 import { inFile, type IndexSource } from './stored-record.js';
 
@@ -80,3 +81,15 @@ export function statusChunk(records: readonly TaskRecord[], from: number, other:
   return { json: chunkBytes.toString('utf8', 0, at), next: end };
 }
 
+
+/** The JSON array of the records' statuses as chunks (statusChunk), the event loop free between them. */
+export async function* listingChunks(records: readonly TaskRecord[], other: (record: TaskRecord) => string | null): AsyncGenerator<string> {
+  yield '[';
+  for (let i = 0; i < records.length; ) {
+    if (i > 0) await nextTurn();
+    const { json, next } = statusChunk(records, i, other);
+    yield json;
+    i = next;
+  }
+  yield ']';
+}

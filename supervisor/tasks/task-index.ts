@@ -10,7 +10,7 @@ import { TaskEvents } from './task-events.js';
 import { ChangeLog } from './change-log.js';
 import { readIndexFile, writeIndexFile } from './index-file.js';
 import { stampOf, StoredRecord, type IndexSource, type RecordHome, type Stamp } from './stored-record.js';
-import { statusChunk, statusTexts } from './status-texts.js';
+import { listingChunks, statusTexts } from './status-texts.js';
 import { isSafeDir, readMetadata, readStatus } from './records.js';
 import { StatusOrder } from './status-order.js';
 import { isTaskIdOfType, parseTaskId, recordedSources, taskDirOf, type TaskIdParts } from './task-ids.js';
@@ -359,18 +359,7 @@ export class TaskIndex {
    * between chunks (other requests wait ~1 ms, not the whole listing).
    */
   listing(): StreamedAnswer {
-    return new StreamedAnswer(() => this.#chunks(this.#order.snapshot()));
-  }
-
-  async *#chunks(records: readonly TaskRecord[]): AsyncGenerator<string> {
-    yield '[';
-    for (let i = 0; i < records.length; ) {
-      if (i > 0) await nextTurn();
-      const { json, next } = statusChunk(records, i, (r) => this.jsonOf(r));
-      yield json;
-      i = next;
-    }
-    yield ']';
+    return new StreamedAnswer(() => listingChunks(this.#order.snapshot(), (r) => this.jsonOf(r)));
   }
 
   /** A listed record's status JSON text (null without a status). */
