@@ -54,6 +54,13 @@ export const QueryTaskStatusesInput = Type.Object(
     changed_since: Type.Optional(
       Type.String({ minLength: 1, description: 'version of an earlier answer: only Tasks changed since (matching the filters), plus deleted IDs' }),
     ),
+    fields: Type.Optional(
+      Type.Array(Type.KeyOf(TaskStatus), {
+        minItems: 1,
+        uniqueItems: true,
+        description: 'Only these TaskStatus fields in each item (task_id always comes); without it, whole statuses',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -61,7 +68,7 @@ export type QueryTaskStatusesInput = Static<typeof QueryTaskStatusesInput>;
 
 /** Answer of `query_task_statuses`. */
 export const TaskStatusPage = Type.Object({
-  items: Type.Array(TaskStatus, { description: 'Matching statuses in list_task_statuses order' }),
+  items: Type.Array(TaskStatus, { description: 'Matching statuses in list_task_statuses order (with `fields`: task_id and those fields only)' }),
   total: Type.Union([Type.Integer(), Type.Null()], { description: 'Matching Tasks in all pages (null for a changed_since answer)' }),
   next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'cursor of the next page; null on the last one' }),
   version: Type.String({ description: 'pass as changed_since to receive only what changes after this answer' }),

@@ -1,8 +1,8 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { fstatSync, openSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
-import type { TaskState, TaskStatus } from '../../schemas/tasks.js';
+import type { TaskState } from '../../schemas/tasks.js';
 import type { TaskRecord } from './task-index.js';
-import { parseTaskId, taskDirOf, type TaskIdParts } from './task-ids.js';
+import { IndexSource, StoredRecord, type RecordHome } from './stored-record.js';
 
 /**
  * The index file: every record the index held, one line each, in listing order, written
@@ -13,109 +13,17 @@ import { parseTaskId, taskDirOf, type TaskIdParts } from './task-ids.js';
  * write is a rename inside its directory, so a record changed while the service was down
  * changes that stamp.
  *
- * A line: `[id, stamp, state, hasMetadata, createdAt, sources]` as JSON, a tab, the status JSON
- * (or `null`). A record the service wrote itself has no stamp and is re-read at the next start.
+ * A line: `[id, ino, mtimeMs, state, hasMetadata, createdAt, sources]` as JSON, a tab, the status
+ * JSON (or `null`). A record the service wrote itself has no stamp (null) and is re-read at the next
+ * start. Version 2 files (`[id, "ino:mtimeMs", state, …]`) are read too.
  */
-const VERSION_LINE = 'taskyard-task-index 2';
+const VERSION_LINE = 'taskyard-task-index 3';
+/** The previous format (stamp as one `ino:mtime` string), still read. */
+const OLD_VERSION_LINE = 'taskyard-task-index 2';
 /** Lines per write: their statuses lie within one read of the previous file (MAX_SPAN). */
 const WRITE_BATCH = 1000;
 const READ_BLOCK = 4 << 20;
-/** Largest run of a listing read from the file at once. */
-const MAX_SPAN = 1 << 20;
 const NO_SOURCES: readonly string[] = Object.freeze([]);
-
-/** `ino:mtime` of a directory, as compared at start. */
-export function stampOf(stats: { ino: number; mtimeMs: number }): string {
-  return `${stats.ino}:${stats.mtimeMs}`;
-}
-
-/** An index file held open while records point into it (a newer file may have replaced its name). */
-export class IndexSource {
-  #fd: number | undefined;
-
-  constructor(fd: number) {
-    this.#fd = fd;
-  }
-
-  read(offset: number, length: number): Buffer {
-    if (this.#fd === undefined) throw new Error('the task index file is closed (the service is stopping)');
-    const buf = Buffer.allocUnsafe(length);
-    let done = 0;
-    while (done < length) {
-      const n = readSync(this.#fd, buf, done, length - done, offset + done);
-      if (n === 0) throw new Error('the task index file is shorter than its records say');
-      done += n;
-    }
-    return buf;
-  }
-
-  close(): void {
-    if (this.#fd !== undefined) closeSync(this.#fd);
-    this.#fd = undefined;
-  }
-}
-
-/** Where a stored status's JSON text is: in memory, or a byte range of an index file. */
-export type StatusText = string | { readonly source: IndexSource; readonly offset: number; readonly length: number } | null;
-
-/** A finished (or metadata-only) record: its status stays JSON text until someone reads it. */
-export class StoredRecord implements TaskRecord {
-  #status: TaskStatus | null | undefined;
-
-  constructor(
-    readonly workspace: string,
-    readonly id: string,
-    readonly parts: TaskIdParts,
-    readonly stamp: string,
-    readonly state: TaskState | undefined,
-    readonly hasMetadata: boolean,
-    readonly createdAt: string | null,
-    readonly sources: readonly string[],
-    readonly text: StatusText,
-  ) {}
-
-  get dir(): string {
-    return taskDirOf(this.workspace, this.id, this.parts);
-  }
-
-  /** The status JSON text (null for a metadata-only directory). */
-  json(): string | null {
-    const text = this.text;
-    return text === null || typeof text === 'string' ? text : text.source.read(text.offset, text.length).toString('utf8');
-  }
-
-  get status(): TaskStatus | null {
-    if (this.#status === undefined) {
-      const json = this.json();
-      this.#status = json === null ? null : (JSON.parse(json) as TaskStatus);
-    }
-    return this.#status;
-  }
-}
-
-/**
- * The status texts of `records` (null without a status): those in one index file close together
- * are read with one read; `other` answers the rest.
- */
-export function statusTexts(records: readonly TaskRecord[], other: (record: TaskRecord) => string | null): Array<string | null> {
-  let source: IndexSource | undefined;
-  let lo = Infinity;
-  let hi = 0;
-  for (const r of records) {
-    if (!(r instanceof StoredRecord) || r.text === null || typeof r.text === 'string') continue;
-    source ??= r.text.source;
-    if (r.text.source !== source) continue;
-    lo = Math.min(lo, r.text.offset);
-    hi = Math.max(hi, r.text.offset + r.text.length);
-  }
-  const span = source && hi - lo <= MAX_SPAN ? source.read(lo, hi - lo) : undefined;
-  return records.map((r) => {
-    if (span && r instanceof StoredRecord && r.text !== null && typeof r.text !== 'string' && r.text.source === source) {
-      return span.toString('utf8', r.text.offset - lo, r.text.offset - lo + r.text.length);
-    }
-    return other(r);
-  });
-}
 
 /** Writes the index file from `records` (temp file, then rename); `textsOf` gives their status texts. */
 export async function writeIndexFile(file: string, records: readonly TaskRecord[], textsOf: (batch: readonly TaskRecord[]) => Array<string | null>): Promise<void> {
@@ -126,7 +34,10 @@ export async function writeIndexFile(file: string, records: readonly TaskRecord[
     for (let i = 0; i < records.length; i += WRITE_BATCH) {
       const batch = records.slice(i, i + WRITE_BATCH);
       const texts = textsOf(batch);
-      const lines = batch.map((r, n) => `${JSON.stringify([r.id, r.stamp ?? '', r.state ?? null, r.hasMetadata, r.createdAt, r.sources])}\t${texts[n] ?? 'null'}\n`);
+      const lines = batch.map((r, n) => {
+        const stamp = r.stamp;
+        return `${JSON.stringify([r.id, stamp?.ino ?? null, stamp?.mtimeMs ?? null, r.state ?? null, r.hasMetadata, r.createdAt, r.sources])}\t${texts[n] ?? 'null'}\n`;
+      });
       await handle.write(lines.join(''));
     }
     await handle.close();
@@ -138,11 +49,27 @@ export async function writeIndexFile(file: string, records: readonly TaskRecord[
   }
 }
 
-type Head = [string, string, TaskState | null, boolean, string | null, string[]];
+type Head = [string, number | null, number | null, TaskState | null, boolean, string | null, string[]];
+type OldHead = [string, string, TaskState | null, boolean, string | null, string[]];
 
-/** The records of an index file by ID, with the file held open for their statuses (none when absent or unreadable). */
-export function readIndexFile(file: string, workspace: string): { records: Map<string, StoredRecord>; source: IndexSource | undefined } {
-  const records = new Map<string, StoredRecord>();
+/** A line head of either version as the current one. */
+function headOf(json: string, old: boolean): Head {
+  if (!old) return JSON.parse(json) as Head;
+  const [id, stamp, ...rest] = JSON.parse(json) as OldHead;
+  const colon = stamp.indexOf(':');
+  return colon < 0 ? [id, null, null, ...rest] : [id, Number(stamp.slice(0, colon)), Number(stamp.slice(colon + 1)), ...rest];
+}
+
+/** One string per state, shared by every record in it. */
+const STATES = new Map<string, TaskState>(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => [s, s as TaskState]));
+
+/**
+ * The records of an index file in its order, with the file held open for their statuses (none
+ * when absent or unreadable). IDs are not checked here: a record is only used for a directory of
+ * that exact, valid name.
+ */
+export function readIndexFile(file: string, workspace: string): { records: StoredRecord[]; source: IndexSource | undefined } {
+  const records: StoredRecord[] = [];
   let fd: number;
   try {
     fd = openSync(file, 'r');
@@ -150,37 +77,45 @@ export function readIndexFile(file: string, workspace: string): { records: Map<s
     return { records, source: undefined };
   }
   const source = new IndexSource(fd);
+  const home: RecordHome = { workspace, source };
+  let old = false;
   try {
     const size = fstatSync(fd).size;
-    let carry: Buffer = Buffer.alloc(0);
-    let base = 0; // file offset of carry[0]
+    // One buffer for the whole file: the unfinished line moves to its start, the next block lands after it.
+    let buf = Buffer.allocUnsafe(2 * READ_BLOCK);
+    let carried = 0;
+    let base = 0; // file offset of buf[0]
     let first = true;
     for (let at = 0; at < size; ) {
-      const block = source.read(at, Math.min(READ_BLOCK, size - at));
-      at += block.length;
-      const buf = carry.length ? Buffer.concat([carry, block]) : block;
+      const length = Math.min(READ_BLOCK, size - at);
+      if (carried + length > buf.length) buf = Buffer.concat([buf.subarray(0, carried)], 2 * (carried + length));
+      source.readInto(buf, carried, at, length);
+      at += length;
+      const filled = carried + length;
       let start = 0;
-      for (let end = buf.indexOf(10, start); end !== -1; start = end + 1, end = buf.indexOf(10, start)) {
+      for (let end = buf.indexOf(10, start); end !== -1 && end < filled; start = end + 1, end = buf.indexOf(10, start)) {
         if (first) {
           first = false;
-          if (buf.toString('utf8', start, end) !== VERSION_LINE) throw new Error('an index file of another version');
+          const version = buf.toString('utf8', start, end);
+          if (version !== VERSION_LINE && version !== OLD_VERSION_LINE) throw new Error('an index file of another version');
+          old = version === OLD_VERSION_LINE;
           continue;
         }
         const tab = buf.indexOf(9, start);
-        const [id, stamp, state, hasMetadata, createdAt, sources] = JSON.parse(buf.toString('utf8', start, tab)) as Head;
-        const parts = parseTaskId(id);
-        if (!parts || !stamp) continue;
+        const [id, ino, mtimeMs, state, hasMetadata, createdAt, sources] = headOf(buf.toString('utf8', start, tab), old);
+        if (typeof id !== 'string' || typeof ino !== 'number' || typeof mtimeMs !== 'number') continue;
         const length = end - tab - 1;
-        const text = length === 4 && buf[tab + 1] === 0x6e ? null : { source, offset: base + tab + 1, length };
-        records.set(id, new StoredRecord(workspace, id, parts, stamp, state ?? undefined, hasMetadata, createdAt, sources.length ? sources : NO_SOURCES, text));
+        const isNull = length === 4 && buf[tab + 1] === 0x6e;
+        const known = state === null ? undefined : STATES.get(state);
+        records.push(new StoredRecord(home, id, { ino, mtimeMs }, known, hasMetadata, createdAt, sources.length ? sources : NO_SOURCES, isNull ? null : length, base + tab + 1));
       }
-      carry = buf.subarray(start);
+      carried = buf.copy(buf, 0, start, filled);
       base += start;
     }
   } catch (err) {
     source.close();
     console.error(`taskyard: the task index file is not usable (${(err as Error).message}); reading every record instead`);
-    return { records: new Map(), source: undefined };
+    return { records: [], source: undefined };
   }
   return { records, source };
 }

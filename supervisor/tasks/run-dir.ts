@@ -2,8 +2,8 @@ import { lstat, mkdir, open, readdir, rename, rm, writeFile, type FileHandle } f
 import { dirname, join } from 'node:path';
 import type { TaskStatus } from '../../schemas/tasks.js';
 import { isTempFile, TASK_FILES, toJsonText } from '../../core/task-record/record-files.js';
-import { TASK_TYPE } from '../../core/task-record/id-rules.js';
 import { PermissionError } from '../../core/errors.js';
+import { isSafeDir } from './records.js';
 import { parseTaskId } from './task-ids.js';
 
 /** Hidden names in a type directory: a run being created, and a finished Task being replaced. */
@@ -97,25 +97,21 @@ async function isHollow(dir: string): Promise<boolean> {
 
 /**
  * Start-up, after the index scan: removes what interrupted submits and replacements left (hidden
- * run directories, and Task directories holding no record, only temp files or nothing). Only
- * directories the scan found no record in are looked into, so a large workspace pays one listing
- * per type directory. Answers how many were removed.
+ * run directories, and Task directories holding no record, only temp files or nothing). Only the
+ * entries the scan found no record in are looked into (`[type, name]`), so a large workspace pays
+ * no second listing. Answers how many were removed.
  */
-export async function sweepInterruptedRuns(workspace: string, indexed: (id: string) => boolean): Promise<number> {
+export async function sweepInterruptedRuns(workspace: string, unindexed: ReadonlyArray<readonly [type: string, name: string]>): Promise<number> {
   let removed = 0;
-  for (const type of await readdir(workspace, { withFileTypes: true }).catch(() => [])) {
-    if (!type.isDirectory() || !TASK_TYPE.test(type.name)) continue;
-    const typeDir = join(workspace, type.name);
-    for (const entry of await readdir(typeDir, { withFileTypes: true }).catch(() => [])) {
-      if (!entry.isDirectory() || indexed(entry.name)) continue;
-      const dir = join(typeDir, entry.name);
-      const leftover = entry.name.startsWith(NEW_PREFIX) || entry.name.startsWith(OLD_PREFIX) || (parseTaskId(entry.name)?.type === type.name && (await isHollow(dir)));
-      if (!leftover) continue;
-      await rm(dir, { recursive: true, force: true }).then(
-        () => removed++,
-        (err: unknown) => console.error(`taskyard: cannot remove the leftover ${dir}`, err),
-      );
-    }
+  for (const [type, name] of unindexed) {
+    const dir = join(workspace, type, name);
+    if (!(await isSafeDir(dir))) continue;
+    const leftover = name.startsWith(NEW_PREFIX) || name.startsWith(OLD_PREFIX) || (parseTaskId(name)?.type === type && (await isHollow(dir)));
+    if (!leftover) continue;
+    await rm(dir, { recursive: true, force: true }).then(
+      () => removed++,
+      (err: unknown) => console.error(`taskyard: cannot remove the leftover ${dir}`, err),
+    );
   }
   return removed;
 }

@@ -18,7 +18,11 @@ function before(a: OrderKey, b: OrderKey): boolean {
 
 /** Sort comparator of the listing order. */
 export function compareListed(a: TaskRecord, b: TaskRecord): number {
-  return before(keyOf(a), keyOf(b)) ? -1 : a.id === b.id ? 0 : 1;
+  // No key objects: a start sorts a whole history with this.
+  const ca = a.createdAt ?? '';
+  const cb = b.createdAt ?? '';
+  if (ca !== cb) return ca > cb ? -1 : 1;
+  return a.id > b.id ? -1 : a.id === b.id ? 0 : 1;
 }
 
 /** Index of the first of the sorted `items` not listed before `key` (`after`: nor equal to it). */
@@ -40,6 +44,8 @@ export function seek(items: readonly TaskRecord[], key: OrderKey, after = false)
  */
 export class StatusOrder {
   #items: TaskRecord[] = [];
+  /** True while a snapshot may still be read: the next change copies the list first. */
+  #shared = false;
 
   get size(): number {
     return this.#items.length;
@@ -47,6 +53,10 @@ export class StatusOrder {
 
   /** Replaces `previous` (when listed) by `next` (when it has a status). */
   replace(previous: TaskRecord | undefined, next: TaskRecord | undefined): void {
+    if (this.#shared && ((previous && hasStatus(previous)) || (next && hasStatus(next)))) {
+      this.#items = this.#items.slice();
+      this.#shared = false;
+    }
     if (previous && hasStatus(previous)) {
       const at = seek(this.#items, keyOf(previous));
       if (this.#items[at]?.id === previous.id) {
@@ -63,11 +73,17 @@ export class StatusOrder {
   /** Sorts `records` once (at start: cheaper than one insert each). */
   rebuild(records: Iterable<TaskRecord>): void {
     this.#items = [...records].filter(hasStatus).sort(compareListed);
+    this.#shared = false;
   }
 
-  /** The records in order, as of now (later changes do not alter the answer). */
+  /**
+   * The records in order, as of now (later changes do not alter the answer): the list itself,
+   * copied by the next change instead of by every listing (a lister in a loop would otherwise
+   * copy the whole history each time, straight into the old generation).
+   */
   snapshot(): readonly TaskRecord[] {
-    return this.#items.slice();
+    this.#shared = true;
+    return this.#items;
   }
 
   /** The live list, for reads that finish before the next change (do not modify or keep it). */

@@ -5,6 +5,9 @@ import type { TaskIndex, TaskRecord } from './task-index.js';
 import { compareListed, hasStatus, keyOf, seek, type OrderKey } from './status-order.js';
 
 type Filter = (record: TaskRecord) => boolean;
+type Field = NonNullable<QueryTaskStatusesInput['fields']>[number];
+
+const HASH = 0x23;
 
 /** One predicate for the filters given (an ISO instant compares as text once normalised). */
 function filterOf(q: QueryTaskStatusesInput): Filter {
@@ -13,8 +16,18 @@ function filterOf(q: QueryTaskStatusesInput): Filter {
     const states = new Set<string>(q.state);
     tests.push((r) => states.has(r.state!));
   }
-  if (q.task_type !== undefined) tests.push((r) => r.parts.type === q.task_type);
-  if (q.registration !== undefined) tests.push((r) => r.parts.registration === q.registration);
+  // Compared inside the ID: a stored record keeps no parts, and a filter passes over the whole history.
+  if (q.task_type !== undefined) {
+    const type = q.task_type;
+    tests.push((r) => r.id.startsWith(type) && r.id.charCodeAt(type.length) === HASH);
+  }
+  if (q.registration !== undefined) {
+    const registration = q.registration;
+    tests.push((r) => {
+      const at = r.id.indexOf('#') + 1;
+      return r.id.startsWith(registration, at) && r.id.charCodeAt(at + registration.length) === HASH;
+    });
+  }
   if (q.created_after !== undefined) {
     const after = new Date(q.created_after).toISOString();
     tests.push((r) => (r.createdAt ?? '') > after);
@@ -44,14 +57,24 @@ function decodeCursor(cursor: string): OrderKey {
   throw new ValueError('cursor is not a next_cursor of query_task_statuses; start again without it');
 }
 
-/** The answer as JSON text built from each record's cached status text (the items are never re-serialised). */
-function pageAnswer(index: TaskIndex, items: readonly TaskRecord[], rest: Omit<TaskStatusPage, 'items'>): SerializedAnswer<TaskStatusPage> {
-  const json = `{"items":[${items.map((r) => index.jsonOf(r)).join(',')}],${JSON.stringify(rest).slice(1)}`;
+/** A status's JSON text with task_id and `fields` only (a dashboard's rows need a few of its fields). */
+function projectedJson(record: TaskRecord, fields: readonly Field[]): string {
+  const status = record.status!;
+  const picked: Partial<Record<Field, unknown>> = { task_id: status.task_id };
+  for (const field of fields) picked[field] = status[field];
+  return JSON.stringify(picked);
+}
+
+/** The answer as JSON text built from each record's cached status text (whole statuses are never re-serialised). */
+function pageAnswer(index: TaskIndex, items: readonly TaskRecord[], rest: Omit<TaskStatusPage, 'items'>, fields: readonly Field[] | undefined): SerializedAnswer<TaskStatusPage> {
+  const texts = items.map((r) => (fields ? projectedJson(r, fields) : index.jsonOf(r)));
+  const json = `{"items":[${texts.join(',')}],${JSON.stringify(rest).slice(1)}`;
   return new SerializedAnswer(JSON.parse(json) as TaskStatusPage, json);
 }
 
 /** The records changed since a version, split into those to show and the IDs to drop. */
-function changedPage(index: TaskIndex, ids: readonly string[], matches: Filter, version: string): SerializedAnswer<TaskStatusPage> {
+function changedPage(index: TaskIndex, ids: readonly string[], q: QueryTaskStatusesInput, version: string): SerializedAnswer<TaskStatusPage> {
+  const matches = filterOf(q);
   const items: TaskRecord[] = [];
   const deleted: string[] = [];
   for (const id of ids) {
@@ -59,7 +82,7 @@ function changedPage(index: TaskIndex, ids: readonly string[], matches: Filter, 
     if (record && hasStatus(record) && matches(record)) items.push(record);
     else deleted.push(id);
   }
-  return pageAnswer(index, items.sort(compareListed), { total: null, next_cursor: null, version, deleted: deleted.sort(), reset: false });
+  return pageAnswer(index, items.sort(compareListed), { total: null, next_cursor: null, version, deleted: deleted.sort(), reset: false }, q.fields);
 }
 
 /**
@@ -68,16 +91,16 @@ function changedPage(index: TaskIndex, ids: readonly string[], matches: Filter, 
  * plus one pass of the filter over the history for `total`.
  */
 export function queryStatuses(index: TaskIndex, q: QueryTaskStatusesInput): SerializedAnswer<TaskStatusPage> {
-  const matches = filterOf(q);
   const version = index.changes.cursor();
   const changed = q.changed_since === undefined ? undefined : index.changes.since(q.changed_since);
-  if (changed) return changedPage(index, changed, matches, version);
+  if (changed) return changedPage(index, changed, q, version);
+  const matches = filterOf(q);
   const listed = index.listed();
   const start = q.cursor === undefined ? 0 : seek(listed, decodeCursor(q.cursor), true);
   const items: TaskRecord[] = [];
   let total = 0;
   let next: string | null = null;
-  const unfiltered = Object.keys(q).every((k) => k === 'limit' || k === 'cursor' || k === 'changed_since');
+  const unfiltered = Object.keys(q).every((k) => k === 'limit' || k === 'cursor' || k === 'changed_since' || k === 'fields');
   for (let i = unfiltered ? start : 0; i < listed.length; i++) {
     const record = listed[i]!;
     if (!unfiltered && !matches(record)) continue;
@@ -90,5 +113,5 @@ export function queryStatuses(index: TaskIndex, q: QueryTaskStatusesInput): Seri
     }
   }
   if (unfiltered) total = listed.length;
-  return pageAnswer(index, items, { total, next_cursor: next, version, deleted: [], reset: changed === null });
+  return pageAnswer(index, items, { total, next_cursor: next, version, deleted: [], reset: changed === null }, q.fields);
 }

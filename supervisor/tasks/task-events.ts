@@ -1,10 +1,10 @@
 import type { ProgressEvent } from '../../schemas/events.js';
-import type { TaskStatus } from '../../schemas/tasks.js';
+import type { TaskState, TaskStatus } from '../../schemas/tasks.js';
 
 /** The one typed map of internal task events. */
 export interface TaskEventMap {
-  /** A record was written or read anew; `status` is null when the record disappeared. */
-  'task:status': { id: string; status: TaskStatus | null };
+  /** A record was written or read anew; `status` is null when the record disappeared; `previous`: the state before. */
+  'task:status': { id: string; status: TaskStatus | null; previous: TaskState | undefined };
   /** The log of a live Task grew (or shrank: replaced) to `size` bytes. */
   'task:log': { id: string; size: number };
   /** A progress line was appended to a live Task's `events.jsonl`. */

@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { REGISTRATION_NAME, TASK_NAME, TASK_TYPE } from '../../core/task-record/id-rules.js';
 import { ValueError } from '../../core/errors.js';
 
+/** A whole Task ID: the three part patterns joined by '#'. */
+const TASK_ID = new RegExp(`^${[TASK_TYPE, REGISTRATION_NAME, TASK_NAME].map((re) => re.source.slice(1, -1)).join('#')}$`);
+
 /** The three parts of a Task ID. */
 export interface TaskIdParts {
   type: string;
@@ -16,6 +19,17 @@ export function parseTaskId(id: string): TaskIdParts | null {
   if (parts.length !== 3) return null;
   const [type, registration, name] = parts as [string, string, string];
   if (!TASK_TYPE.test(type) || !REGISTRATION_NAME.test(registration) || !TASK_NAME.test(name)) return null;
+  return { type, registration, name };
+}
+
+/** `parseTaskId(id)?.type === type` in one regex test, without building the parts (a start checks every directory name). */
+export function isTaskIdOfType(id: string, type: string): boolean {
+  return id.length > type.length + 1 && id.startsWith(type) && id.charCodeAt(type.length) === 0x23 && TASK_ID.test(id);
+}
+
+/** The parts of an ID already known to be valid (no checks: records keep the ID only). */
+export function partsOf(id: string): TaskIdParts {
+  const [type, registration, name] = id.split('#') as [string, string, string];
   return { type, registration, name };
 }
 

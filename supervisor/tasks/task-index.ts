@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import { access, lstat, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, sep } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { TaskState, TaskStatus } from '../../schemas/tasks.js';
 import { SerializedAnswer, StreamedAnswer } from '../../schemas/job-response.js';
@@ -8,10 +8,12 @@ import { isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
 import { TASK_TYPE } from '../../core/task-record/id-rules.js';
 import { TaskEvents } from './task-events.js';
 import { ChangeLog } from './change-log.js';
-import { readIndexFile, stampOf, statusTexts, StoredRecord, writeIndexFile, type IndexSource } from './index-file.js';
+import { readIndexFile, writeIndexFile } from './index-file.js';
+import { stampOf, StoredRecord, type IndexSource, type RecordHome, type Stamp } from './stored-record.js';
+import { listingChunks, statusTexts } from './status-texts.js';
 import { isSafeDir, readMetadata, readStatus } from './records.js';
 import { StatusOrder } from './status-order.js';
-import { parseTaskId, recordedSources, taskDirOf, type TaskIdParts } from './task-ids.js';
+import { isTaskIdOfType, parseTaskId, recordedSources, taskDirOf, type TaskIdParts } from './task-ids.js';
 
 /** One Task directory as the service knows it. */
 export interface TaskRecord {
@@ -28,15 +30,32 @@ export interface TaskRecord {
   /** The status's state (readable without parsing a stored status); undefined without a status. */
   readonly state: TaskState | undefined;
   /** Identity and mtime of the directory as read from disk; absent once the service wrote the record. */
-  readonly stamp?: string;
+  readonly stamp?: Stamp | undefined;
 }
 
 const SCAN_CONCURRENCY = 64;
 const STATE_RANK = { queued: 0, running: 1, succeeded: 2, failed: 2, cancelled: 2 } as const;
-/** Statuses per chunk of a streamed listing (~150 KB): small enough that other requests wait ~1 ms. */
-const LIST_CHUNK = 256;
 /** Directories checked against the index file per event-loop turn. */
 const CHECK_BATCH = 4096;
+
+/** Runs `work` over `items`, SCAN_CONCURRENCY at a time. */
+async function inParallel<T>(items: readonly T[], work: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, items.length) }, worker));
+}
+
+/** Whether a record of the index file still describes its directory (anything unreadable is re-read). */
+function isCurrent(record: StoredRecord, typeDir: string): boolean {
+  try {
+    const stats = lstatSync(`${typeDir}${record.id}`, { throwIfNoEntry: false });
+    return stats?.isDirectory() === true && record.matches(stats);
+  } catch {
+    return false;
+  }
+}
 
 async function exists(file: string): Promise<boolean> {
   return access(file).then(
@@ -75,62 +94,98 @@ export class TaskIndex {
   #bulk = false;
   /** Index files that stored records read their statuses from. */
   readonly #sources: IndexSource[] = [];
+  /** Of the finished records read from disk (their texts in memory). */
+  readonly #home: RecordHome;
+  /** Resolves when every record taken from the index file has been checked against its directory. */
+  checked: Promise<void> = Promise.resolve();
+  #closing = false;
 
   constructor(workspace: string, file?: string) {
     this.workspace = workspace;
+    this.#home = { workspace, source: null };
     this.#file = file;
   }
 
   /**
-   * Reads every `<type>/<task_id>` directory of the workspace once: from the index file where a
-   * directory's stamp is unchanged, from disk otherwise.
+   * Builds the index at start. Records of the index file are taken as they are (no read per
+   * record), directories the file does not know are read from disk before the service answers,
+   * and those it knows are checked against their stamps afterwards, a batch per event-loop turn:
+   * `checked` resolves when that is done (Jobs wait for it, so answers stay correct; `/health`
+   * does not). Answers the entries of type directories that are not Task IDs or hold no record
+   * (for the sweep of leftovers), so that nobody lists the type directories again.
    */
-  async scan(): Promise<void> {
-    const { records: stored, source } = this.#file ? readIndexFile(this.#file, this.workspace) : { records: new Map<string, StoredRecord>(), source: undefined };
+  async scan(): Promise<Array<[type: string, name: string]>> {
+    const { records: stored, source } = this.#file ? readIndexFile(this.#file, this.workspace) : { records: [], source: undefined };
     if (source) this.#sources.push(source);
-    const ids: string[] = [];
+    for (const record of stored) this.#adopt(record);
+    const known: StoredRecord[] = [];
+    const unread: string[] = [];
+    const others: Array<[string, string]> = [];
     for (const type of await readdir(this.workspace, { withFileTypes: true })) {
       if (!type.isDirectory() || !TASK_TYPE.test(type.name)) continue;
-      for (const entry of await readdir(join(this.workspace, type.name), { withFileTypes: true }).catch(() => [])) {
-        if (entry.isDirectory() && parseTaskId(entry.name)?.type === type.name) ids.push(entry.name);
+      for (const name of await readdir(join(this.workspace, type.name)).catch(() => [])) {
+        const record = this.#records.get(name);
+        if (!isTaskIdOfType(name, type.name)) others.push([type.name, name]);
+        else if (record) known.push(record as StoredRecord);
+        else unread.push(name);
       }
     }
-    const onDisk = new Set(ids);
-    const unread = ids.filter((id) => !stored.has(id));
-    // Synchronous lstat in batches: ~1 µs each, against ~20 µs for a promise per directory.
-    let checked = 0;
-    for (const record of stored.values()) {
-      if (++checked % CHECK_BATCH === 0) await nextTurn();
-      if (!onDisk.has(record.id)) continue;
-      const stats = lstatSync(record.dir, { throwIfNoEntry: false });
-      if (stats?.isDirectory() && stampOf(stats) === record.stamp) this.#adopt(record);
-      else unread.push(record.id);
+    // Records of the file whose directory is gone (rare: a Set only then).
+    if (known.length < this.#records.size) {
+      const onDisk = new Set(known.map((r) => r.id));
+      for (const record of stored) if (!onDisk.has(record.id) && this.#records.get(record.id) === record) this.#drop(record);
     }
-    stored.clear();
+    stored.length = 0;
     // Read in bulk: the order is sorted once at the end instead of kept at every insert.
     this.#bulk = true;
-    let next = 0;
-    const worker = async () => {
-      while (next < unread.length) await this.load(unread[next++]!);
-    };
     try {
-      await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, unread.length) }, worker));
+      await inParallel(unread, async (id) => {
+        if (!(await this.load(id))) others.push([id.slice(0, id.indexOf('#')), id]);
+      });
     } finally {
       this.#bulk = false;
       this.#order.rebuild(this.#records.values());
     }
-    if (unread.length > 0) this.save();
+    this.checked = this.#check(known, unread.length > 0);
+    return others;
   }
 
-  /** A record from the index file, at start (nobody follows yet: no events; the order is built after). */
+  /** Records of the index file whose directory changed since it was written are read again (see scan). */
+  async #check(records: StoredRecord[], changed: boolean): Promise<void> {
+    const stale: string[] = [];
+    const typeDirs = new Map<string, string>();
+    for (let i = 0; i < records.length; i++) {
+      // Synchronous lstat in batches: ~1 µs each, against ~20 µs for a promise per directory.
+      if (i % CHECK_BATCH === 0) await nextTurn();
+      if (this.#closing) return;
+      const record = records[i]!;
+      if (this.#records.get(record.id) !== record) continue; // written by the service since
+      // The path without parsing the ID (`<workspace>/<type>/`, built once per type).
+      const type = record.id.slice(0, record.id.indexOf('#'));
+      let typeDir = typeDirs.get(type);
+      if (typeDir === undefined) typeDirs.set(type, (typeDir = `${join(this.workspace, type)}${sep}`));
+      if (!isCurrent(record, typeDir)) stale.push(record.id);
+    }
+    await inParallel(stale, (id) => this.load(id));
+    if (changed || stale.length > 0) await this.save();
+  }
+
+  /** A record from the index file, at start (nobody follows yet: no events, no versions; the order is built after). */
   #adopt(record: StoredRecord): void {
-    this.changes.record(record.id);
     this.#link(undefined, record);
     this.#records.set(record.id, record);
   }
 
+  /** Forgets a record of the index file whose directory is gone (at start, before anyone asks). */
+  #drop(record: StoredRecord): void {
+    this.#link(record, undefined);
+    this.#records.delete(record.id);
+  }
+
   /** Writes the index file and lets go of the older ones (call once, when the service stops). */
   async close(): Promise<void> {
+    this.#closing = true;
+    await this.checked;
     await this.save();
     for (const source of this.#sources.splice(0)) source.close();
   }
@@ -165,7 +220,7 @@ export class TaskIndex {
     if (stats && status) {
       const sources = recordedSources(status.config['source_tasks']);
       // A finished record is kept as its JSON text only (a third of the memory of the object).
-      if (isTerminal(status.state)) return this.put(new StoredRecord(this.workspace, id, parts, stampOf(stats), status.state, hasMetadata, status.created_at, sources, JSON.stringify(status)));
+      if (isTerminal(status.state)) return this.put(new StoredRecord(this.#home, id, stats, status.state, hasMetadata, status.created_at, sources, JSON.stringify(status)));
       return this.put({ id, parts, dir, status, state: status.state, stamp: stampOf(stats), hasMetadata, createdAt: status.created_at, sources });
     }
     if (stats && metadata) {
@@ -222,12 +277,14 @@ export class TaskIndex {
   }
 
   put(record: TaskRecord): TaskRecord {
-    this.changes.record(record.id);
     const previous = this.#records.get(record.id);
     this.#link(previous, record);
-    if (!this.#bulk) this.#order.replace(previous, record);
     this.#records.set(record.id, record);
-    this.events.emit('task:status', { id: record.id, status: record.status });
+    // The start-up scan: nobody asks or follows yet (no versions, no events); the order is built after.
+    if (this.#bulk) return record;
+    this.changes.record(record.id);
+    this.#order.replace(previous, record);
+    this.events.emit('task:status', { id: record.id, status: record.status, previous: previous?.state });
     this.notify(record.id);
     return record;
   }
@@ -239,7 +296,7 @@ export class TaskIndex {
     this.#link(previous, undefined);
     if (!this.#bulk) this.#order.replace(previous, undefined);
     this.#records.delete(id);
-    this.events.emit('task:status', { id, status: null });
+    this.events.emit('task:status', { id, status: null, previous: previous.state });
     this.notify(id);
   }
 
@@ -302,17 +359,7 @@ export class TaskIndex {
    * between chunks (other requests wait ~1 ms, not the whole listing).
    */
   listing(): StreamedAnswer<TaskStatus[]> {
-    return new StreamedAnswer(() => this.#chunks(this.#order.snapshot()));
-  }
-
-  async *#chunks(records: readonly TaskRecord[]): AsyncGenerator<string> {
-    yield '[';
-    for (let i = 0; i < records.length; i += LIST_CHUNK) {
-      if (i > 0) await nextTurn();
-      const texts = statusTexts(records.slice(i, i + LIST_CHUNK), (r) => this.jsonOf(r));
-      yield i > 0 ? `,${texts.join(',')}` : texts.join(',');
-    }
-    yield ']';
+    return new StreamedAnswer(() => listingChunks(this.#order.snapshot(), (r) => this.jsonOf(r)));
   }
 
   /** A listed record's status JSON text (null without a status). */

@@ -30,6 +30,11 @@ const INDEX_FILE = 'task-index';
 export class TaskRuntime {
   readonly workspace: string;
   readonly index: TaskIndex;
+  /**
+   * Resolves once the records taken from the index file at start are checked against their
+   * directories (and any run found there taken over): Task Jobs wait for it, `/health` does not.
+   */
+  ready: Promise<void> = Promise.resolve();
   readonly catalog: DefinitionCatalog;
   readonly runs: RunTable;
   readonly #pool: ResourcePool;
@@ -67,12 +72,15 @@ export class TaskRuntime {
   async start(): Promise<void> {
     await this.catalog.reload();
     await this.#clearPool();
-    await this.index.scan();
-    await sweepInterruptedRuns(this.workspace, (id) => this.index.get(id) !== undefined);
+    await sweepInterruptedRuns(this.workspace, await this.index.scan());
     this.#workspaceWatch = new WorkspaceWatch(this.index, (record) => {
       this.takeOver([record]).catch((err: unknown) => console.error(`taskyard: taking over ${record.id} failed`, err));
     });
     await this.takeOver(this.index.active());
+    // A record the index file held that was rewritten while the service was down may be a run to take over.
+    this.ready = this.index.checked
+      .then(() => this.takeOver(this.index.active()))
+      .catch((err: unknown) => console.error('taskyard: checking the index file against the workspace failed', err));
   }
 
   /**

@@ -1,3 +1,4 @@
+import type { Job } from '../../core/job.js';
 import type { Capability, CapabilityFactory, Environment } from '../capability-contract.js';
 import { controlJobs } from './jobs/control-jobs.js';
 import { definitionJobs } from './jobs/definition-jobs.js';
@@ -30,8 +31,10 @@ export const tasksCapability: CapabilityFactory = async (env): Promise<Capabilit
   const rt = new TaskRuntime(env.workspace, env.config, await localCapacity(env.config));
   await rt.start();
   runtimes.set(env, rt);
+  const jobs = [...definitionJobs(rt), submitJob(rt), ...followJobs(rt), ...queryJobs(rt), ...lineageJobs(rt), ...controlJobs(rt)];
   return {
-    jobs: [...definitionJobs(rt), submitJob(rt), ...followJobs(rt), ...queryJobs(rt), ...lineageJobs(rt), ...controlJobs(rt)],
+    // Answers wait for the start-up check of the index file (a second or two after a start with a long history).
+    jobs: jobs.map((job: Job): Job => ({ ...job, run: async (args, ctx) => rt.ready.then(() => job.run(args, ctx)) })),
     close: async () => rt.close(),
   };
 };

@@ -102,6 +102,8 @@ t.test('a restart reads the index file and notices what changed while the servic
   const [rtype] = removed.split('#') as [string];
   await rm(join(workspace, rtype, removed), { recursive: true });
   const added = await writeRecord(workspace, 'base#demo#added-later', { created_at: '2027-01-01T00:00:00.000Z' });
+  // A finished record of the index file rewritten as a run (by another service) while this one was down.
+  const rerun = await writeRecord(workspace, ids[30]!, { state: 'running', pid: 2 ** 22 + 9, created_at: '2026-01-01T00:00:15.000Z', started_at: '2026-06-01T00:00:00.000Z' });
   const lost = await writeRecord(workspace, 'base#demo#was-running', { state: 'running', pid: 2 ** 22 + 7, created_at: '2026-06-01T00:00:00.000Z', started_at: '2026-06-01T00:00:00.000Z' });
 
   const second = await startTestService(t, { workspace });
@@ -111,6 +113,7 @@ t.test('a restart reads the index file and notices what changed while the servic
   t.notOk(listed.some((s) => s.task_id === removed), 'a record removed while down is gone');
   t.match(listed.find((s) => s.task_id === changed), { state: 'failed', error: 'changed while down' }, 'a record rewritten while down is re-read');
   t.match(listed.find((s) => s.task_id === lost), { state: 'failed' }, 'a run left running is settled as lost');
+  t.match(listed.find((s) => s.task_id === rerun), { state: 'failed' }, 'so is a run found by the check of the index file');
   t.same(listed.map((s) => s.task_id), sorted(listed).map((s) => s.task_id));
   t.match((await second.call('status', { task_id: ids[50]! })).body, { success: true, answer: { task_id: ids[50], state: 'succeeded' } });
 });
@@ -159,6 +162,14 @@ t.test('query_task_statuses: filters, pages and changes since a version', async 
   const noLongerRunning = await query(svc, { state: ['running'], changed_since: first!.version });
   t.same(noLongerRunning.items, []);
   t.ok(noLongerRunning.deleted.includes(handle.task_id), 'a Task that left the filter is among the IDs to drop');
+
+  const rows = await query(svc, { changed_since: first!.version, fields: ['state', 'created_at'] });
+  const whole = delta.items[0]!;
+  t.same(rows.items, [{ task_id: whole.task_id, state: whole.state, created_at: whole['created_at'] }], 'fields: task_id and those fields only');
+  const storedRows = await query(svc, { id_contains: 'hist-0042', fields: ['result', 'task_type'] });
+  t.same(storedRows.items, [{ task_id: ids[42], result: { name: 'hist-0042' }, task_type: 'other' }], 'also of a record read from disk');
+  t.equal((await svc.call('query_task_statuses', { fields: ['colour'] })).status, 422, 'an unknown field');
+  t.equal((await svc.call('query_task_statuses', { fields: ['state', 'state'] })).status, 422, 'a field twice');
 
   const stale = await query(svc, { changed_since: 'abc.12', limit: 5 });
   t.match(stale, { reset: true, total: 120 });

@@ -1,16 +1,15 @@
 import { errorText } from '../api/client.js';
-import type { TaskStatus } from '../api/types.js';
 import { every, type PageContext } from '../app/page.js';
 import { href } from '../app/router.js';
 import { h, notice } from '../ui/dom.js';
 import { durationBetween, formatDuration, timeLabel } from '../ui/format.js';
 import { instanceName, progressCell, stateBadge } from '../ui/task-bits.js';
 import { type Column, virtualTable } from '../ui/virtual-table.js';
-import { TaskFeed } from './task-feed.js';
+import { TaskFeed, type TaskRow } from './task-feed.js';
 
 const STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 
-const COLUMNS: readonly Column<TaskStatus>[] = [
+const COLUMNS: readonly Column<TaskRow>[] = [
   { label: 'state', width: '112px', render: (t) => stateBadge(t.state) },
   { label: 'type', width: 'minmax(70px, 0.6fr)', render: (t) => t.task_type },
   { label: 'task', width: 'minmax(90px, 0.8fr)', render: (t) => t.task_name },
@@ -26,7 +25,7 @@ interface Filters {
   text: string;
 }
 
-function matches(t: TaskStatus, f: Filters): boolean {
+function matches(t: TaskRow, f: Filters): boolean {
   if (f.state && t.state !== f.state) return false;
   if (f.type && t.task_type !== f.type) return false;
   return !f.text || t.task_id.toLowerCase().includes(f.text);
@@ -47,7 +46,7 @@ export function renderTasks(container: HTMLElement, ctx: PageContext): void {
   const status = h('div', { class: 'muted', 'aria-live': 'polite' });
   const error = h('div', {});
   const feed = new TaskFeed(ctx.api);
-  let all: readonly TaskStatus[] = [];
+  let all: readonly TaskRow[] = [];
   let lastMs = 0;
   let typeKey = '';
   let shownCount = 0;

@@ -20,7 +20,7 @@ export function currentStep(status: Pick<TaskStatus, 'steps'>): TaskStep | null 
 }
 
 /** Compact progress for a table cell: the current step's bar and name. */
-export function progressCell(status: TaskStatus): Node | string {
+export function progressCell(status: Pick<TaskStatus, 'steps' | 'state'>): Node | string {
   const step = currentStep(status);
   if (!step) return status.state === 'succeeded' ? progressBar(100, 'done') : '';
   const pct = step.finished_at && step.percentage === null ? 100 : step.percentage;
