@@ -2,6 +2,7 @@ import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isTerminal } from '../../core/task-record/record-files.js';
 import { deferExtraCaCerts } from '../../runner/extra-ca-certs.js';
+import { collectGarbage } from '../collect-garbage.js';
 import type { Config } from '../config.js';
 import { STATE_DIR } from '../token-store.js';
 import { DefinitionCatalog } from './definitions.js';
@@ -80,6 +81,8 @@ export class TaskRuntime {
     // A record the index file held that was rewritten while the service was down may be a run to take over.
     this.ready = this.index.checked
       .then(() => this.takeOver(this.index.active()))
+      // The scan's garbage is given back at once instead of after a long idle spell.
+      .then(collectGarbage)
       .catch((err: unknown) => console.error('taskyard: checking the index file against the workspace failed', err));
   }
 
