@@ -57,6 +57,9 @@ export default [
 
 const TEST_TS = `import { execFile } from 'node:child_process';
 import { strict as assert } from 'node:assert';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -65,8 +68,11 @@ const run = promisify(execFile);
 const taskyard = process.env.TASKYARD_BIN ?? ${JSON.stringify(join(PACKAGE_ROOT, 'bin', 'taskyard'))};
 const tasks = fileURLToPath(new URL('../tasks.js', import.meta.url));
 
-test('count-words counts, reports the top words and writes its artifact', async () => {
-  const { stdout } = await run(process.execPath, [taskyard, 'task', 'run', tasks, '--task', 'count-words', '--text', 'a b a c a b', '--top', '2']);
+test('count-words counts, reports the top words and writes its artifact', async (t) => {
+  // A workspace of the test's own, removed after it (without --workspace the record is kept in a new temporary directory).
+  const workspace = await mkdtemp(join(tmpdir(), 'count-words-test-'));
+  t.after(() => rm(workspace, { recursive: true, force: true }));
+  const { stdout } = await run(process.execPath, [taskyard, 'task', 'run', tasks, '--task', 'count-words', '--text', 'a b a c a b', '--top', '2', '--workspace', workspace]);
   assert.match(stdout, /"words": 6/);
   assert.match(stdout, /"top": \\[\\s*"a",\\s*"b"\\s*\\]/);
   assert.match(stdout, /counts: .*words\\.json/);

@@ -29,6 +29,8 @@ t.test('every command of the plugin guide works from a clean directory', async (
     ...process.env,
     PATH: `${bin}:${process.env['PATH'] ?? ''}`,
     HOME: root,
+    // `taskyard task run` keeps its record in a new temporary directory: inside root, removed with it.
+    TMPDIR: root,
     TASKYARD_URL: svc.url,
     TASKYARD_TOKEN: svc.token ?? '',
     // npm's cache is enough for TypeScript and @types/node where the registry is out of reach.

@@ -68,9 +68,16 @@ export async function startTestService(t: Test, opts: TestServiceOptions = {}): 
   const workspace = opts.workspace ?? (await mkdtemp(join(tmpdir(), 'taskyard-test-')));
   const raw = opts.config ?? {};
   const service = { ...((raw['service'] as Record<string, unknown>) ?? {}), workspace, port: 0, host: '127.0.0.1' };
-  const config = validateConfig({ ...raw, service }, 'test');
   const token = opts.token === undefined ? TEST_TOKEN : opts.token;
-  const running = await startService({ config, token, ...(opts.capabilities ? { capabilities: opts.capabilities } : {}) });
+  let running: RunningService;
+  try {
+    const config = validateConfig({ ...raw, service }, 'test');
+    running = await startService({ config, token, ...(opts.capabilities ? { capabilities: opts.capabilities } : {}) });
+  } catch (err) {
+    // A start that fails (tests of bad configuration) leaves no workspace behind either.
+    if (!opts.workspace) await rm(workspace, { recursive: true, force: true });
+    throw err;
+  }
   t.teardown(async () => {
     // Tasks outlive the service by design (a restart adopts them); a test must not leave any:
     // a leftover fails the test, named, and is then killed so the next test starts clean.

@@ -60,6 +60,8 @@ t.test('Agent page: streamed blocks, folded thinking, tool calls with their Job 
   await page.click('.session-actions >> text=Delete');
   await page.waitForSelector('.session-head h2 >> text=New chat');
   await page.waitForSelector(`.session-list a[data-session="${sessionId}"]`);
+  // The list is read again after the delete: wait (bounded) for the fork to leave it.
+  await page.waitForSelector(`.session-list a[data-session="${forkId}"]`, { state: 'detached', timeout: 10_000 });
   t.equal(await page.locator(`.session-list a[data-session="${forkId}"]`).count(), 0, 'the deleted fork left the list');
   t.match((await svc.call('get_agent_session', { session_id: forkId })).body, { success: false, answer: /^KeyError/ });
   t.same(errors, []);
