@@ -7,13 +7,14 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
 import { rawRequest, runLoad, type LoadResult } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
+import { processCpuSeconds } from './lib/process-cpu.js';
 import { isMain, printTable } from './lib/table.js';
 
 const CONNECTIONS = 32;
@@ -21,12 +22,6 @@ const DURATION_MS = Number(process.env['BENCH_DURATION_MS'] ?? 3000);
 const STREAM_MIB = 128;
 const MiB = 1024 * 1024;
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
-
-/** CPU seconds (user + system) a process has used so far. */
-async function cpuSeconds(pid: number): Promise<number> {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ 100)
-}
 
 /** A load result with the CPU time per request of the load client (this process) and each server. */
 type Costed = LoadResult & { cpu: string };
@@ -36,11 +31,11 @@ type Costed = LoadResult & { cpu: string };
  * competes with the servers, so a direct rate limited by the client shows up here.
  */
 async function load(port: number, request: Buffer, servers: Record<string, number>): Promise<Costed> {
-  const before = await Promise.all(Object.values(servers).map(cpuSeconds));
+  const before = await Promise.all(Object.values(servers).map(processCpuSeconds));
   const client = process.cpuUsage();
   const result = await runLoad({ port, request, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: 500 });
   const used = process.cpuUsage(client);
-  const after = await Promise.all(Object.values(servers).map(cpuSeconds));
+  const after = await Promise.all(Object.values(servers).map(processCpuSeconds));
   const per = (seconds: number) => `${((seconds * 1e6) / result.answered).toFixed(0)}`;
   const parts = [`client ${per((used.user + used.system) / 1e6)}`, ...Object.keys(servers).map((name, i) => `${name} ${per(after[i]! - before[i]!)}`)];
   return { ...result, cpu: parts.join(' · ') };

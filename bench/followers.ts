@@ -17,14 +17,13 @@ import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { percentile } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
+import { processCpuSeconds } from './lib/process-cpu.js';
 import { followAll } from './lib/sse-followers.js';
 import { isMain, printTable } from './lib/table.js';
 
 const SIZES = (process.env['BENCH_FOLLOWERS'] ?? '1000,5000,10000,15000').split(',').map(Number);
 const WINDOW_MS = Number(process.env['BENCH_FOLLOW_WINDOW_S'] ?? 30) * 1000;
 const TASKS = 10;
-/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
-const USER_HZ = 100;
 
 interface Measured {
   p50: number;
@@ -38,11 +37,6 @@ interface Measured {
    * holds when the client, starved on a loaded machine, reads fewer lines than were written.
    */
   cpuUsPerLine: number;
-}
-
-async function cpuSeconds(pid: number): Promise<number> {
-  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
 }
 
 async function rssMb(pid: number): Promise<number> {
@@ -62,11 +56,11 @@ async function measure(server: ChildServer, taskIds: string[], perTask: number):
     openLimitMs: 120_000,
     sources: 1000,
     onSteady: () => {
-      void cpuSeconds(pid).then((s) => (cpuStart = s));
+      void processCpuSeconds(pid).then((s) => (cpuStart = s));
       sampler = setInterval(() => void rssMb(pid).then((r) => (peak = Math.max(peak, r))), 250);
     },
   });
-  const cpu = (await cpuSeconds(pid)) - cpuStart;
+  const cpu = (await processCpuSeconds(pid)) - cpuStart;
   clearInterval(sampler);
   const sorted = stats.latencies.sort((a, b) => a - b);
   const m = { p50: percentile(sorted, 50), p99: percentile(sorted, 99), timed: sorted.length, errors: stats.errors, rssMb: peak, cpuPer30s: (cpu * 30_000) / WINDOW_MS, cpuUsPerLine: sorted.length ? (cpu * 1e6) / sorted.length : NaN };

@@ -29,3 +29,14 @@ export async function childPids(pid: number): Promise<number[]> {
   }
   return pids;
 }
+
+/** CPU seconds (user + system) another process has used so far. */
+export async function processCpuSeconds(pid: number): Promise<number> {
+  return (await processCpu(pid)).self;
+}
+
+/** CPU seconds (user + system) this process has used so far. */
+export function ownCpuSeconds(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+}
