@@ -68,7 +68,8 @@ const storedResults = new StoredResults();
  * (toolResult): here it is serialized once and that text used for both.
  */
 export async function answerPlainCall(call: PlainCall, registry: JobRegistry, signals: () => AbortSignal[]): Promise<string> {
-  const id = JSON.stringify(call.id);
+  // String() for the usual numeric id: JSON.stringify of a number takes its slow generic path.
+  const id = typeof call.id === 'number' ? String(call.id) : JSON.stringify(call.id);
   try {
     const { entry, args } = resolveCall(registry, call.name, call.arguments);
     const response = await runTool(registry, entry, args, createJobContext(signals, false));

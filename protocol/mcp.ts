@@ -48,12 +48,18 @@ function readMessages(body: unknown): Messages {
  * sessions: 405. Header rules follow the SDK's transport.
  */
 export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: ResponseSink) => Promise<void> {
-  const servers = new McpServerPool(opts);
-  const rebinding = rebindingGuard(opts.loopbackOnly, opts.allowedOrigins);
-  return (req, res) => handleMcp(req, res, opts, servers, rebinding);
+  const endpoint: McpEndpoint = { opts, servers: new McpServerPool(opts), rebinding: rebindingGuard(opts.loopbackOnly, opts.allowedOrigins) };
+  return (req, res) => handleMcp(req, res, endpoint);
 }
 
-async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: McpOptions, servers: McpServerPool, rebinding: RebindingGuard): Promise<void> {
+/** What every POST to `/mcp` shares. */
+interface McpEndpoint {
+  opts: McpOptions;
+  servers: McpServerPool;
+  rebinding: RebindingGuard;
+}
+
+async function handleMcp(req: IncomingRequest, res: ResponseSink, { opts, servers, rebinding }: McpEndpoint): Promise<void> {
   const problem = rebinding(req.headers);
   if (problem) return rpcError(res, 403, ErrorCode.InvalidRequest, problem);
   if (req.method !== 'POST') {
