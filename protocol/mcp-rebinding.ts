@@ -35,9 +35,9 @@ function isLoopbackOrigin(origin: string): boolean {
 export type RebindingGuard = (headers: IncomingRequest['headers']) => string | undefined;
 
 /**
- * The guard against DNS rebinding: a page on another site must not reach a loopback service. An Origin must be a
- * loopback one or one of `allowedOrigins`; the Host must name loopback when the service listens
- * on loopback only.
+ * The guard against DNS rebinding: a page on another site must not reach a loopback service. An
+ * Origin must be a loopback one or one of `allowedOrigins` (fixed for the service's life); the Host
+ * must name loopback when the service listens on loopback only.
  */
 export function rebindingGuard(loopbackOnly: boolean, allowedOrigins: readonly string[]): RebindingGuard {
   const originAllowed = remembered((origin) => isLoopbackOrigin(origin) || allowedOrigins.includes(origin));
