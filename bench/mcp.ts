@@ -116,10 +116,12 @@ async function callCost(): Promise<void> {
       for (const [i, { label }] of targets.entries()) {
         const [h, m] = [medianOf(runs[i]!.http), medianOf(runs[i]!.mcp)];
         const cpu = (us: number) => us.toFixed(1);
+        // Three decimals: at concurrency 1 a call takes tens of microseconds.
+        const ms = (value: number) => value.toFixed(3);
         // Service and client share the cores: their CPU per call together bounds the throughput.
         const cpuRatio = (m.serviceUs + m.clientUs) / (h.serviceUs + h.clientUs);
-        rows.push([`${label}HTTP JSON status, ${connections}`, h.rps, h.p50, h.p99, h.errors, cpu(h.serviceUs), cpu(h.clientUs), '1.00', '1.00', '1.00']);
-        rows.push([`${label}MCP tools/call status, ${connections}`, m.rps, m.p50, m.p99, m.errors, cpu(m.serviceUs), cpu(m.clientUs), (m.p50 / h.p50).toFixed(2), (h.rps / m.rps).toFixed(2), cpuRatio.toFixed(2)]);
+        rows.push([`${label}HTTP JSON status, ${connections}`, h.rps, ms(h.p50), ms(h.p99), h.errors, cpu(h.serviceUs), cpu(h.clientUs), '1.00', '1.00', '1.00']);
+        rows.push([`${label}MCP tools/call status, ${connections}`, m.rps, ms(m.p50), ms(m.p99), m.errors, cpu(m.serviceUs), cpu(m.clientUs), (m.p50 / h.p50).toFixed(2), (h.rps / m.rps).toFixed(2), cpuRatio.toFixed(2)]);
       }
     }
     printTable(`MCP call cost against HTTP JSON (uws; medians of ${ROUNDS} alternating rounds of ${DURATION_MS / 1000} s; target <= 1.3x)`, ['call, concurrency', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'service CPU us/call', 'client CPU us/call', 'p50 x HTTP', 'HTTP/MCP req/s', 'CPU/call x HTTP'], rows);

@@ -2,7 +2,7 @@ import { ErrorCode, McpError, type JSONRPCError } from '@modelcontextprotocol/sd
 import { isObject } from '../core/is-object.js';
 import { createJobContext } from '../core/job.js';
 import type { JobRegistry } from '../core/registry.js';
-import { plainAnswer, responseJson, StreamedAnswer, type JobResponse } from '../schemas/job-response.js';
+import { plainAnswer, responseJson, SerializedAnswer, StreamedAnswer, tailJson, type JobResponse } from '../schemas/job-response.js';
 import { wireErrorMessage } from './mcp-exchange.js';
 import { resolveCall, runTool } from './mcp-tools.js';
 
@@ -33,6 +33,34 @@ export function plainToolCall(body: unknown): PlainCall | undefined {
   return { id, name, arguments: args };
 }
 
+/** The tool result of a JobResponse's JSON text: the text block (escaped) and the structured content. */
+const toolResultJson = (json: string, success: boolean) => `{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json},"isError":${!success}}`;
+
+/**
+ * Tool results of answers whose text the service stores (a Task's status), by that stored text:
+ * the same status is asked for again and again (an agent polling), and escaping its JobResponse
+ * afresh for the text block was a tenth of a call's CPU, with its garbage. The stored text is one
+ * string kept by the service, so looking it up hashes it once, not at every call. Bounded: the
+ * last MAX answers, each at most MAX_TEXT characters (a few MB at worst).
+ */
+class StoredResults {
+  static readonly MAX = 256;
+  static readonly MAX_TEXT = 8192;
+  readonly #results = new Map<string, { tail: string; result: string }>();
+
+  get(answer: SerializedAnswer, response: JobResponse): string {
+    if (answer.json.length > StoredResults.MAX_TEXT) return toolResultJson(responseJson(response), response.success);
+    const tail = tailJson(response);
+    const known = this.#results.get(answer.json);
+    if (known?.tail === tail) return known.result;
+    const result = toolResultJson(responseJson(response), response.success);
+    if (!known && this.#results.size >= StoredResults.MAX) this.#results.delete(this.#results.keys().next().value!);
+    this.#results.set(answer.json, { tail, result });
+    return result;
+  }
+}
+const storedResults = new StoredResults();
+
 /**
  * Answers a plain call, as JSON text, with the same resolveCall/runTool as the SDK's handler, so
  * results and errors are the same on both paths (an error shaped as the SDK's server shapes a
@@ -40,14 +68,19 @@ export function plainToolCall(body: unknown): PlainCall | undefined {
  * (toolResult): here it is serialized once and that text used for both.
  */
 export async function answerPlainCall(call: PlainCall, registry: JobRegistry, signals: () => AbortSignal[]): Promise<string> {
-  const id = JSON.stringify(call.id);
+  // String() for the usual numeric id: JSON.stringify of a number takes its slow generic path.
+  const id = typeof call.id === 'number' ? String(call.id) : JSON.stringify(call.id);
   try {
     const { entry, args } = resolveCall(registry, call.name, call.arguments);
     const response = await runTool(registry, entry, args, createJobContext(signals, false));
     // The JobResponse's text as HTTP JSON writes it: an answer whose text is already known (a
-    // Task's status) is not serialized again; a streamed answer is made whole first.
-    const json = response.answer instanceof StreamedAnswer ? JSON.stringify(await plainAnswer(response)) : responseJson(response);
-    return `{"jsonrpc":"2.0","id":${id},"result":{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json},"isError":${!response.success}}}`;
+    // Task's status) is not serialized again, nor escaped again; a streamed answer is made whole first.
+    const { answer } = response;
+    const result =
+      answer instanceof SerializedAnswer
+        ? storedResults.get(answer, response)
+        : toolResultJson(answer instanceof StreamedAnswer ? JSON.stringify(await plainAnswer(response)) : responseJson(response), response.success);
+    return `{"jsonrpc":"2.0","id":${id},"result":${result}}`;
   } catch (err) {
     const code = err instanceof McpError ? err.code : ErrorCode.InternalError;
     const data = err instanceof McpError ? err.data : undefined;

@@ -1,7 +1,7 @@
 import { ErrorCode, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { HttpError } from '../core/errors.js';
-import { isLoopbackHost } from '../core/loopback.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
+import { rebindingGuard, type RebindingGuard } from './mcp-rebinding.js';
 import { McpServerPool } from './mcp-server-pool.js';
 import { answerPlainCall, plainToolCall } from './mcp-plain-call.js';
 import type { McpToolsOptions } from './mcp-tools.js';
@@ -18,24 +18,6 @@ export interface McpOptions extends McpToolsOptions {
 
 /** Most messages one POST may carry (the SDK transport's limit). */
 const MAX_BATCH = 100;
-
-function isLoopbackOrigin(origin: string): boolean {
-  try {
-    const url = new URL(origin);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && isLoopbackHost(url.host);
-  } catch {
-    return false;
-  }
-}
-
-/** Guards against DNS rebinding: a page on another site must not reach a loopback service. */
-function rebindingProblem(req: IncomingRequest, opts: McpOptions): string | undefined {
-  const origin = req.headers['origin'];
-  if (origin !== undefined && !isLoopbackOrigin(origin) && !opts.allowedOrigins.includes(origin)) return `Origin not allowed: ${origin}`;
-  const host = req.headers['host'];
-  if (opts.loopbackOnly && host !== undefined && !isLoopbackHost(host)) return `Host not allowed: ${host}`;
-  return undefined;
-}
 
 function rpcError(res: ResponseSink, status: number, code: number, message: string): void {
   sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
@@ -66,12 +48,19 @@ function readMessages(body: unknown): Messages {
  * sessions: 405. Header rules follow the SDK's transport.
  */
 export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: ResponseSink) => Promise<void> {
-  const servers = new McpServerPool(opts);
-  return (req, res) => handleMcp(req, res, opts, servers);
+  const endpoint: McpEndpoint = { opts, servers: new McpServerPool(opts), rebinding: rebindingGuard(opts.loopbackOnly, opts.allowedOrigins) };
+  return (req, res) => handleMcp(req, res, endpoint);
 }
 
-async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: McpOptions, servers: McpServerPool): Promise<void> {
-  const problem = rebindingProblem(req, opts);
+/** What every POST to `/mcp` shares. */
+interface McpEndpoint {
+  opts: McpOptions;
+  servers: McpServerPool;
+  rebinding: RebindingGuard;
+}
+
+async function handleMcp(req: IncomingRequest, res: ResponseSink, { opts, servers, rebinding }: McpEndpoint): Promise<void> {
+  const problem = rebinding(req.headers);
   if (problem) return rpcError(res, 403, ErrorCode.InvalidRequest, problem);
   if (req.method !== 'POST') {
     res.send(405, { allow: 'POST, OPTIONS', ...JSON_HEADERS }, JSON.stringify({ jsonrpc: '2.0', error: { code: ErrorCode.ConnectionClosed, message: 'Method not allowed: this server is stateless and only accepts POST' }, id: null }));
@@ -95,7 +84,7 @@ async function handleMcp(req: IncomingRequest, res: ResponseSink, opts: McpOptio
   const plain = plainToolCall(body);
   if (plain) {
     if (unsupported(version)) return rpcError(res, 400, ErrorCode.ConnectionClosed, unsupportedVersion(version!));
-    return res.send(200, { ...JSON_HEADERS }, await answerPlainCall(plain, opts.registry, () => [req.signal, opts.shutdown]));
+    return res.send(200, JSON_HEADERS, await answerPlainCall(plain, opts.registry, () => [req.signal, opts.shutdown]));
   }
   const read = readMessages(body);
   if (!read.ok) return rpcError(res, read.status, read.code, read.message);

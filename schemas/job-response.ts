@@ -103,7 +103,8 @@ export class StreamedAnswer<T = unknown> {
   }
 }
 
-function tailJson(response: JobResponse): string {
+/** The JSON text of a JobResponse after its answer: success and metadata, and the closing brace. */
+export function tailJson(response: JobResponse): string {
   return `,"success":${response.success},"metadata":${JSON.stringify(response.metadata)}}`;
 }
 

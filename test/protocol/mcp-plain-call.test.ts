@@ -1,7 +1,7 @@
 // Runs on every HTTP front end.
 import t from 'tap';
 import { plainToolCall } from '../../protocol/mcp-plain-call.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
@@ -37,6 +37,31 @@ t.test('a plain tools/call answers exactly as the SDK server does: results, busi
   t.equal(unknown.code, -32602, 'an unknown tool is InvalidParams');
   const bad = (await bothWays(svc, { name: 'wait_task', arguments: { task_id: 'x' } })).plain.body['error'] as { message: string };
   t.match(bad.message, /arguments\.run_id/, 'bad arguments are named in MCP words');
+});
+
+t.test("a Task's status over a plain call: the text block is HTTP JSON's answer, asked again it stays the same, and it follows the Task", async (t) => {
+  const svc = await startTestService(t);
+  const submitted = await svc.fetch('/jobs/submit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task: 'sleep', seconds: 1 } }) });
+  const { task_id } = ((await submitted.json()) as { answer: { task_id: string } }).answer;
+  const httpStatus = async () => (await svc.fetch('/jobs/status', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id } }) })).text();
+  type Result = { content: Array<{ text: string }>; structuredContent: { answer: { state: string } }; isError: boolean };
+  const mcpStatus = async (id: number | string) => {
+    const { body } = await post(svc, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'status', arguments: { task_id } } });
+    return { id: body['id'], ...(body['result'] as Result) };
+  };
+  const { id, ...first } = await mcpStatus(1);
+  t.equal(id, 1, 'the answer carries the call id');
+  t.same(JSON.parse(first.content[0]!.text), first.structuredContent, 'the text block and the structured content hold the same JobResponse');
+  t.not(first.structuredContent.answer.state, 'succeeded', 'the first answer is of the Task under way');
+  const done = await waitFor(async () => {
+    const { id: _, ...result } = await mcpStatus(3);
+    return result.structuredContent.answer.state === 'succeeded' ? result : undefined;
+  }, 20_000, 'the status to say succeeded');
+  t.equal(done.content[0]!.text, await httpStatus(), "the text block is exactly HTTP JSON's answer, not an earlier status");
+  t.equal(done.isError, false);
+  t.same(await mcpStatus('again'), { id: 'again', ...done }, 'asked again (another id), the same result');
+  const { viaSdk } = await bothWays(svc, { name: 'status', arguments: { task_id } });
+  t.same(viaSdk.body, { jsonrpc: '2.0', id: 7, result: done }, "the SDK's server answers the same");
 });
 
 t.test('only the plain shape takes the short path', async (t) => {
