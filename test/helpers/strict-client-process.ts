@@ -32,8 +32,10 @@ export interface StrictJob {
   readonly requests: readonly StrictRequest[];
   /** 'fast', or 'jitter': pauses of 1-5 ms after some reads. */
   readonly pace: 'fast' | 'jitter';
-  /** Repeat the requests until this many milliseconds have passed (0: once). */
+  /** Repeat the requests until this many milliseconds have passed (0: once) ... */
   readonly forMs?: number;
+  /** ... and at least this many times (default 1). */
+  readonly times?: number;
 }
 
 function pace(kind: StrictJob['pace']): ReadPace {
@@ -52,7 +54,7 @@ async function runJob(job: StrictJob): Promise<void> {
   const conn = await StrictConnection.open(job.port, pace(job.pace));
   const until = Date.now() + (job.forMs ?? 0);
   try {
-    do {
+    for (let round = 0; round < (job.times ?? 1) || Date.now() < until; round++) {
       for (const r of job.requests) {
         const answer = await conn.request(r.method, r.path, r.headers, r.body);
         const json = (answer.headers['content-type'] ?? '').startsWith('application/json');
@@ -60,7 +62,7 @@ async function runJob(job: StrictJob): Promise<void> {
         const report: StrictReport = { status: answer.status, bytes: answer.body.length, sha256: createHash('sha256').update(answer.body).digest('hex'), ...(answers === undefined ? {} : { answers }) };
         process.stdout.write(`${JSON.stringify(report)}\n`);
       }
-    } while (Date.now() < until);
+    }
   } finally {
     conn.close();
   }
