@@ -61,6 +61,26 @@ function withoutLead(chunk: Uint8Array, lead: string): Uint8Array {
   return rest;
 }
 
+/**
+ * Bytes of data one cork carries at most. A write inside a cork that overflows uWS's 16 KiB cork
+ * buffer makes uWS flush the buffer first and then write the data; in this build, when that flush
+ * fails (the socket is full while uWS's own buffer is empty), uWS buffers the corked bytes and
+ * drops the data (AsyncSocket::uncork; fixed upstream in uWebSockets v20.77, commit 6b7f354). For
+ * a streamed body that means a chunk header on the wire without its chunk: the client reads the
+ * next chunk's framing as data and fails (`Invalid character in chunk size`). So a body chunk
+ * never shares a cork with more than fits: a larger one is written as several chunks, one cork
+ * each, and a large complete answer goes through tryEnd, whose writes are optional (an optional
+ * write that cannot be sent is reported, not dropped). The margin covers a chunk's framing, the
+ * first write's header lines and a lead.
+ */
+const CORK_PIECE = 16 * 1024 - 1024;
+
+/** Byte length of a chunk, without scanning a string that cannot exceed `limit` in UTF-8. */
+function exceeds(chunk: string | Uint8Array, limit: number): boolean {
+  if (typeof chunk !== 'string') return chunk.byteLength > limit;
+  return chunk.length * 3 > limit && Buffer.byteLength(chunk) > limit;
+}
+
 const NUDGE_MIN_MS = 50;
 const NUDGE_MAX_MS = 2000;
 /** How long an answer given before its request body ended waits for the rest of the body. */
@@ -68,6 +88,8 @@ const LINGER_MS = 2000;
 
 class UwsResponse implements ResponseSink {
   aborted = false;
+  /** Whether send() answered (a large answer is still being written while this is set). */
+  #answered = false;
   /** True once the client went away (as opposed to the response being finished). */
   disconnected = false;
   #controller: AbortController | null = null;
@@ -113,10 +135,21 @@ class UwsResponse implements ResponseSink {
   }
 
   send(status: number, headers: ResponseHeaders, body: string | Uint8Array = ''): void {
-    if (this.aborted) return;
-    this.aborted = true; // a response is finished once; later calls are ignored
-    if (this.requestBody && !this.requestBody.complete) return this.#answerThenLinger(status, headers, body);
+    if (this.aborted || this.#answered) return;
+    this.#answered = true; // a response is answered once; later calls are ignored
     const close = headers['connection'] === 'close';
+    if (this.requestBody && !this.requestBody.complete) {
+      this.aborted = true;
+      return this.#answerThenLinger(status, headers, body);
+    }
+    if (!this.headOnly && exceeds(body, CORK_PIECE)) {
+      // Too large for one cork (see CORK_PIECE): written with tryEnd, which ends the response.
+      const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+      this.res.cork(() => this.#head(status, headers, close));
+      void this.#sized(bytes.byteLength).write(bytes);
+      return;
+    }
+    this.aborted = true;
     this.res.cork(() => {
       this.#head(status, headers);
       if (!this.headOnly) return void this.res.end(body, close);
@@ -136,10 +169,8 @@ class UwsResponse implements ResponseSink {
    * connection is cut after LINGER_MS.
    */
   #answerThenLinger(status: number, headers: ResponseHeaders, body: string | Uint8Array): void {
-    this.res.cork(() => {
-      this.#head(status, headers, true);
-      this.res.write(body);
-    });
+    this.res.cork(() => this.#head(status, headers, true));
+    this.#writeChunk(body);
     const timer = setTimeout(() => {
       if (!this.disconnected) this.res.close();
     }, LINGER_MS);
@@ -158,7 +189,11 @@ class UwsResponse implements ResponseSink {
    */
   #writable(): Promise<void> {
     return new Promise<void>((resolve) => {
+      let waiting = true;
+      // uWS keeps calling an onWritable handler until another replaces it: only the first call counts.
       const done = () => {
+        if (!waiting) return;
+        waiting = false;
         clearTimeout(timer);
         this.#drained = null;
         resolve();
@@ -177,6 +212,29 @@ class UwsResponse implements ResponseSink {
         return true;
       });
     });
+  }
+
+  /**
+   * Writes `data` as one chunk, or as several when it is too large for one cork (CORK_PIECE),
+   * `after` (a lead) right behind the last; false when the socket buffered some of it.
+   */
+  #writeChunk(data: string | Uint8Array, after?: string): boolean {
+    let ok = true;
+    let last = data;
+    if (exceeds(data, CORK_PIECE)) {
+      const bytes = typeof data === 'string' ? Buffer.from(data) : data;
+      let at = 0;
+      for (; bytes.byteLength - at > CORK_PIECE; at += CORK_PIECE) {
+        const piece = bytes.subarray(at, at + CORK_PIECE);
+        this.res.cork(() => (ok = this.res.write(piece) && ok));
+      }
+      last = bytes.subarray(at);
+    }
+    this.res.cork(() => {
+      ok = this.res.write(last) && ok;
+      if (after !== undefined) ok = this.res.write(after) && ok;
+    });
+    return ok;
   }
 
   stream(status: number, headers: ResponseHeaders, opts: StreamOptions = {}): BodyWriter {
@@ -207,11 +265,7 @@ class UwsResponse implements ResponseSink {
       if (this.aborted) return false;
       const data = rest(chunk);
       leadSent = lead !== undefined && !continues;
-      let ok = true;
-      this.res.cork(() => {
-        ok = this.res.write(data);
-        if (leadSent) ok = this.res.write(lead!) && ok;
-      });
+      const ok = this.#writeChunk(data, leadSent ? lead : undefined);
       if (!ok && !this.aborted) await this.#writable();
       return !this.aborted;
     };
@@ -232,7 +286,8 @@ class UwsResponse implements ResponseSink {
         // After a chunk that continues, the next one is written as it is: the ordinary way.
         if (lead !== undefined && !leadSent) return write(chunk);
         shared = lead === undefined ? chunk : withoutLead(chunk, lead);
-        this.res.cork(writeCorked);
+        if (shared.byteLength > CORK_PIECE) sharedTaken = this.#writeChunk(shared, lead);
+        else this.res.cork(writeCorked);
         shared = EMPTY_CHUNK;
         if (sharedTaken) return true;
         return this.aborted ? false : this.#writable().then(() => !this.aborted);
@@ -242,7 +297,11 @@ class UwsResponse implements ResponseSink {
         this.aborted = true;
         // Body chunks still to come have no reader now; the ended response must not be paused.
         if (this.requestBody && !this.requestBody.complete) void this.requestBody.discard();
-        const data = last === undefined ? undefined : rest(last);
+        let data = last === undefined ? undefined : rest(last);
+        if (data !== undefined && exceeds(data, CORK_PIECE)) {
+          this.#writeChunk(data);
+          data = undefined;
+        }
         this.res.cork(() => (data === undefined ? this.res.end() : this.res.end(data)));
       },
       abort: () => {
