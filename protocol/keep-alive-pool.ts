@@ -16,7 +16,7 @@ export interface PoolRequest {
   path: string;
   /** Header lines, each `name: value\r\n` (host and content-length are added). */
   headerLines: string;
-  body?: string;
+  body?: string | undefined;
   /** Aborting drops the connection, a body still being read included. */
   signal?: AbortSignal;
   /**
@@ -37,31 +37,67 @@ interface Carried {
   closed(): void;
 }
 
+/**
+ * Where plain TCP connections read into: the bytes are copied out before the read callback
+ * returns, so one buffer serves every connection (reads run one at a time on this thread).
+ */
+const READ_BUFFER = Buffer.allocUnsafeSlow(64 * 1024);
+
 /** A socket and what it carries now (nothing while idle: stray bytes then drop it). */
 class Connection {
   carried: Carried | undefined;
   failure: Error | undefined;
   served = 0;
+  /** When it was last parked idle (performance.now()). */
+  idleSince = 0;
+  readonly socket: Socket;
 
-  constructor(readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => (this.carried ? this.carried.data(chunk) : socket.destroy()));
-    socket.on('error', (err) => (this.failure = err));
-    socket.on('close', () => this.carried?.closed());
+  /**
+   * `origin` is plain TCP or TLS. TCP reads straight into READ_BUFFER (net's `onread`), skipping
+   * the stream machinery's per-read work (push, 'data', a nextTick to read more), which cost a
+   * forwarded call more than framing its answer; TLS has no such option and reads as a stream.
+   */
+  constructor(origin: { host: string; port: number; tls: boolean }) {
+    const received = (chunk: Buffer) => (this.carried ? this.carried.data(chunk) : this.socket.destroy());
+    if (origin.tls) {
+      this.socket = connectTls({ host: origin.host, port: origin.port, servername: origin.host, ALPNProtocols: ['http/1.1'] });
+      this.socket.on('data', received);
+    } else {
+      const callback = (n: number): boolean => {
+        const chunk = Buffer.allocUnsafe(n);
+        READ_BUFFER.copy(chunk, 0, 0, n);
+        received(chunk);
+        return true; // false would pause the socket
+      };
+      this.socket = connectTcp({ host: origin.host, port: origin.port, onread: { buffer: READ_BUFFER, callback } });
+    }
+    this.socket.on('error', (err) => (this.failure = err));
+    this.socket.on('close', () => this.carried?.closed());
   }
 }
 
 /**
  * A lean keep-alive HTTP/1.1 client for one origin: a request goes out in one write on an idle
- * connection (or a new one) and its answer is framed by ResponseReader. No timer runs per
- * request: only connecting is bounded, and idle connections time out on the socket's own timer.
- * Made for forwarded Job calls, where undici's general request path cost more than the call.
+ * connection (or a new one) and its answer is framed by ResponseReader. No timer is set per
+ * request: only connecting is bounded (the socket's timer, once per connection), and one pool
+ * timer closes connections idle for `idleMs` (re-arming a socket's timer at every exchange cost
+ * a forwarded call more than its framing). Made for forwarded Job calls, where undici's general
+ * request path cost more than the call.
  */
 export class KeepAlivePool {
+  /** Idle connections, oldest parked first: reuse takes the newest, the sweep drops the oldest. */
   readonly #idle: Connection[] = [];
   readonly #all = new Set<Connection>();
+  readonly #idleMs: number;
+  #sweep: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(private readonly origin: URL) {}
+  constructor(
+    private readonly origin: URL,
+    opts: { idleMs?: number } = {},
+  ) {
+    this.#idleMs = opts.idleMs ?? IDLE_MS;
+  }
 
   /** One exchange as one awaited value: the answer, or an UpstreamError (the signal's reason when aborted). */
   request(req: PoolRequest): Promise<PooledResponse> {
@@ -75,6 +111,7 @@ export class KeepAlivePool {
   /** Drops every connection, idle or busy; later requests fail. */
   close(): void {
     this.#closed = true;
+    clearTimeout(this.#sweep);
     for (const conn of this.#all) conn.socket.destroy();
     this.#idle.length = 0;
   }
@@ -83,10 +120,7 @@ export class KeepAlivePool {
     const conn = this.#idle.pop() ?? this.#connect();
     const { socket } = conn;
     const reused = conn.served++ > 0;
-    if (reused) {
-      socket.ref();
-      socket.setTimeout(0);
-    }
+    if (reused) socket.ref();
     let head: ResponseHead | undefined;
     let parts: Buffer[] = [];
     let size = 0;
@@ -162,18 +196,15 @@ export class KeepAlivePool {
 
   #connect(): Connection {
     const { hostname, port, protocol } = this.origin;
-    const host = hostname.replace(/^\[|\]$/g, '');
-    const options = { host, port: Number(port || (protocol === 'https:' ? 443 : 80)) };
-    const socket = protocol === 'https:' ? connectTls({ ...options, servername: host, ALPNProtocols: ['http/1.1'] }) : connectTcp(options);
-    const conn = new Connection(socket);
+    const tls = protocol === 'https:';
+    const conn = new Connection({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || (tls ? 443 : 80)), tls });
+    const { socket } = conn;
     this.#all.add(conn);
     socket.setNoDelay(true);
-    // One timer per connection: connecting, then idling (a busy connection has none).
+    // The socket's timer bounds connecting only; idling is the pool's sweep.
     socket.setTimeout(CONNECT_TIMEOUT_MS);
-    socket.on('timeout', () => socket.destroy(conn.served > 0 && !conn.carried ? undefined : new UpstreamError(`connect timeout after ${CONNECT_TIMEOUT_MS} ms`, 'ETIMEDOUT')));
-    socket.once(protocol === 'https:' ? 'secureConnect' : 'connect', () => {
-      if (conn.carried) socket.setTimeout(0);
-    });
+    socket.once('timeout', () => socket.destroy(new UpstreamError(`connect timeout after ${CONNECT_TIMEOUT_MS} ms`, 'ETIMEDOUT')));
+    socket.once(tls ? 'secureConnect' : 'connect', () => socket.setTimeout(0));
     socket.on('close', () => {
       this.#all.delete(conn);
       const at = this.#idle.indexOf(conn);
@@ -186,8 +217,20 @@ export class KeepAlivePool {
   #park(conn: Connection): void {
     conn.socket.resume();
     conn.socket.unref();
-    conn.socket.setTimeout(IDLE_MS);
+    conn.idleSince = performance.now();
     this.#idle.push(conn);
+    this.#sweep ??= setTimeout(() => this.#sweepIdle(), this.#idleMs).unref();
+  }
+
+  /** Closes the connections idle for `idleMs` or more, and waits for the next one to be due. */
+  #sweepIdle(): void {
+    this.#sweep = undefined;
+    const now = performance.now();
+    let stale = 0;
+    while (stale < this.#idle.length && now - this.#idle[stale]!.idleSince >= this.#idleMs) stale++;
+    for (const conn of this.#idle.splice(0, stale)) conn.socket.destroy();
+    const oldest = this.#idle[0];
+    if (oldest && !this.#closed) this.#sweep = setTimeout(() => this.#sweepIdle(), this.#idleMs - (now - oldest.idleSince)).unref();
   }
 }
 
