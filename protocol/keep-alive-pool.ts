@@ -31,6 +31,32 @@ export interface PooledResponse extends UpstreamResponse {
   readonly whole: Buffer | undefined;
 }
 
+/**
+ * A PooledResponse as a class: an object literal with a computed `[Symbol.asyncIterator]` key
+ * goes through V8's slow path for every answer.
+ */
+class Answer implements PooledResponse {
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    head: ResponseHead,
+    readonly whole: Buffer | undefined,
+    private readonly channel: BodyChannel | undefined,
+  ) {
+    this.statusCode = head.statusCode;
+    this.headers = head.headers;
+  }
+
+  destroy(): void {
+    this.channel?.destroy();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return (this.channel ?? BodyChannel.of(this.whole!))[Symbol.asyncIterator]();
+  }
+}
+
 /** The exchange a connection is carrying, as its socket events see it. */
 interface Carried {
   data(chunk: Buffer): void;
@@ -125,14 +151,7 @@ export class KeepAlivePool {
     let parts: Buffer[] = [];
     let size = 0;
     let channel: BodyChannel | undefined;
-    const answer = (whole: Buffer | undefined) =>
-      resolve({
-        statusCode: head!.statusCode,
-        headers: head!.headers,
-        whole,
-        destroy: () => channel?.destroy(),
-        [Symbol.asyncIterator]: () => (channel ?? BodyChannel.of(whole!))[Symbol.asyncIterator](),
-      });
+    const answer = (whole: Buffer | undefined) => resolve(new Answer(head!, whole, channel));
     // From here on the body streams: what was read so far first, the rest as it arrives.
     const stream = () => {
       channel = new BodyChannel({ pause: () => socket.pause(), resume: () => socket.resume(), destroy: () => socket.destroy() });
