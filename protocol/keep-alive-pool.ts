@@ -1,6 +1,5 @@
-import { connect as connectTcp, type Socket } from 'node:net';
-import { connect as connectTls } from 'node:tls';
 import { BodyChannel } from './body-channel.js';
+import { Connection, writeSoon } from './pool-connection.js';
 import { ResponseReader, type ResponseHead } from './http1-response-reader.js';
 import { CONNECT_TIMEOUT_MS, UpstreamError, type UpstreamResponse } from './upstream.js';
 
@@ -57,54 +56,10 @@ class Answer implements PooledResponse {
   }
 }
 
-/** The exchange a connection is carrying, as its socket events see it. */
-interface Carried {
-  data(chunk: Buffer): void;
-  closed(): void;
-}
-
-/**
- * Where plain TCP connections read into: the bytes are copied out before the read callback
- * returns, so one buffer serves every connection (reads run one at a time on this thread).
- */
-const READ_BUFFER = Buffer.allocUnsafeSlow(64 * 1024);
-
-/** A socket and what it carries now (nothing while idle: stray bytes then drop it). */
-class Connection {
-  carried: Carried | undefined;
-  failure: Error | undefined;
-  served = 0;
-  /** When it was last parked idle (performance.now()). */
-  idleSince = 0;
-  readonly socket: Socket;
-
-  /**
-   * `origin` is plain TCP or TLS. TCP reads straight into READ_BUFFER (net's `onread`), skipping
-   * the stream machinery's per-read work (push, 'data', a nextTick to read more), which cost a
-   * forwarded call more than framing its answer; TLS has no such option and reads as a stream.
-   */
-  constructor(origin: { host: string; port: number; tls: boolean }) {
-    const received = (chunk: Buffer) => (this.carried ? this.carried.data(chunk) : this.socket.destroy());
-    if (origin.tls) {
-      this.socket = connectTls({ host: origin.host, port: origin.port, servername: origin.host, ALPNProtocols: ['http/1.1'] });
-      this.socket.on('data', received);
-    } else {
-      const callback = (n: number): boolean => {
-        const chunk = Buffer.allocUnsafe(n);
-        READ_BUFFER.copy(chunk, 0, 0, n);
-        received(chunk);
-        return true; // false would pause the socket
-      };
-      this.socket = connectTcp({ host: origin.host, port: origin.port, onread: { buffer: READ_BUFFER, callback } });
-    }
-    this.socket.on('error', (err) => (this.failure = err));
-    this.socket.on('close', () => this.carried?.closed());
-  }
-}
-
 /**
  * A lean keep-alive HTTP/1.1 client for one origin: a request goes out in one write on an idle
- * connection (or a new one) and its answer is framed by ResponseReader. No timer is set per
+ * connection (or a new one), batched with the others of the same event-loop turn (`writeSoon`),
+ * and its answer is framed by ResponseReader. No timer is set per
  * request: only connecting is bounded (the socket's timer, once per connection), and one pool
  * timer closes connections idle for `idleMs` (re-arming a socket's timer at every exchange cost
  * a forwarded call more than its framing). Made for forwarded Job calls, where undici's general
@@ -209,8 +164,8 @@ export class KeepAlivePool {
         }
       },
     };
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    socket.write(bytes);
+    req.signal?.addEventListener('abort', onAbort); // removed when the exchange ends (no options object to read per call)
+    writeSoon(socket, bytes);
   }
 
   #connect(): Connection {

@@ -21,6 +21,16 @@ class Upstream {
 
   constructor() {
     this.socket.setNoDelay(true);
+    // The target closes idle keep-alive connections (uWS: after 10 s): forget this one, and send
+    // a request it was carrying again on a new one.
+    this.socket.on('error', () => undefined);
+    this.socket.on('close', () => {
+      const at = idle.indexOf(this);
+      if (at !== -1) idle.splice(at, 1);
+      const done = this.#done;
+      this.#done = undefined;
+      if (done) new Upstream().send(done);
+    });
     this.socket.on('data', (chunk: Buffer) => {
       this.#buffer = this.#buffer.length ? Buffer.concat([this.#buffer, chunk]) : chunk;
       const headEnd = this.#buffer.indexOf('\r\n\r\n');
@@ -31,6 +41,7 @@ class Upstream {
       this.#buffer = Buffer.alloc(0);
       const done = this.#done!;
       this.#done = undefined;
+      idle.push(this);
       done(answer);
     });
   }
@@ -51,7 +62,6 @@ uws
       if (!last) return;
       const upstream = idle.pop() ?? new Upstream();
       upstream.send((answer) => {
-        idle.push(upstream);
         if (!aborted) res.cork(() => res.writeStatus('200 OK').writeHeader('content-type', 'application/json').end(answer));
       });
     });
