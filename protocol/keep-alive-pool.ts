@@ -189,7 +189,7 @@ export class KeepAlivePool {
 
   /** Keeps a connection for the next request; an idle one does not keep the process alive. */
   #park(conn: Connection): void {
-    conn.socket.resume();
+    if (conn.socket.isPaused()) conn.socket.resume(); // a streamed body paused it; resume() on a flowing one still costs a tick
     conn.socket.unref();
     conn.idleSince = performance.now();
     this.#idle.push(conn);

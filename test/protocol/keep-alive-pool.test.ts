@@ -114,7 +114,7 @@ t.test('idle connections close after the idle time, and the next request opens a
   const [a, b] = await Promise.all([1, 2].map(() => p.request({ method: 'GET', path: '/', headerLines: '', wholeUpTo: 10 })));
   t.same([a!.whole!.toString(), b!.whole!.toString()], ['ok', 'ok']);
   t.equal(server.connections(), 2, 'two at once: two connections');
-  await waitFor(() => open.size === 0, 5000, 'the idle connections to be closed');
+  await waitFor(() => open.size === 0, 3000, 'the idle connections to be closed (the default idle time is 4 s)');
   const again = await p.request({ method: 'GET', path: '/', headerLines: '', wholeUpTo: 10 });
   t.equal(again.whole!.toString(), 'ok');
   t.equal(server.connections(), 3, 'a new connection after the idle ones closed');
