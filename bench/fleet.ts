@@ -1,6 +1,9 @@
 /**
  * Cost of the fleet paths, each next to its own direct baseline measured in the same run:
- * a forwarded `POST /jobs/version` (A → B with B's stored token) against calling B directly, the
+ * a forwarded `POST /jobs/version` (A → B with B's stored token) against calling B directly and
+ * against the floor of any forwarder (`servers/bare-relay.ts`: uWS relaying to B over kept-alive
+ * raw sockets, nothing checked), in alternating rounds (`BENCH_FLEET_ROUNDS`, default 3) so a
+ * burst of load elsewhere on a shared machine does not land on one side only; the
  * same over SSE (`/jobs/version/events`, one complete stream per request), a
  * small GET through `/proxy` against the bare node:http upstream, and streaming a large body
  * through the proxy against reading it straight from the upstream.
@@ -19,6 +22,7 @@ import { isMain, printTable } from './lib/table.js';
 
 const CONNECTIONS = 32;
 const DURATION_MS = Number(process.env['BENCH_DURATION_MS'] ?? 3000);
+const ROUNDS = Number(process.env['BENCH_FLEET_ROUNDS'] ?? 3);
 const STREAM_MIB = 128;
 const MiB = 1024 * 1024;
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
@@ -27,18 +31,49 @@ const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'applicat
 type Costed = LoadResult & { cpu: string };
 
 /**
- * Runs the load and says what each request cost in CPU, client included: on two cores the client
+ * Several loads of the same request, interleaved with the other paths by the caller: the mean
+ * rate, the worst p99, and the CPU per request summed over rounds.
+ */
+class Rounds {
+  readonly #runs: Array<LoadResult & { cpuParts: Record<string, number>; clientUs: number }> = [];
+
+  constructor(readonly port: number, readonly request: Buffer, readonly servers: Record<string, number>) {}
+
+  async once(): Promise<void> {
+    const before = await Promise.all(Object.values(this.servers).map(processCpuSeconds));
+    const client = process.cpuUsage();
+    const result = await runLoad({ port: this.port, request: this.request, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: 500 });
+    const used = process.cpuUsage(client);
+    const after = await Promise.all(Object.values(this.servers).map(processCpuSeconds));
+    const cpuParts = Object.fromEntries(Object.keys(this.servers).map((name, i) => [name, (after[i]! - before[i]!) * 1e6]));
+    this.#runs.push({ ...result, cpuParts, clientUs: used.user + used.system });
+  }
+
+  get result(): Costed {
+    const runs = this.#runs;
+    const answered = runs.reduce((n, r) => n + r.answered, 0);
+    const per = (us: number) => (us / answered).toFixed(0);
+    const parts = [`client ${per(runs.reduce((n, r) => n + r.clientUs, 0))}`, ...Object.keys(this.servers).map((name) => `${name} ${per(runs.reduce((n, r) => n + r.cpuParts[name]!, 0))}`)];
+    return {
+      requests: runs.reduce((n, r) => n + r.requests, 0),
+      rps: runs.reduce((n, r) => n + r.rps, 0) / runs.length,
+      p50: runs.reduce((n, r) => n + r.p50, 0) / runs.length,
+      p99: Math.max(...runs.map((r) => r.p99)),
+      errors: runs.reduce((n, r) => n + r.errors, 0),
+      answered,
+      cpu: parts.join(' · '),
+    };
+  }
+}
+
+/**
+ * One load, with what each request cost in CPU, client included: on two cores the client
  * competes with the servers, so a direct rate limited by the client shows up here.
  */
 async function load(port: number, request: Buffer, servers: Record<string, number>): Promise<Costed> {
-  const before = await Promise.all(Object.values(servers).map(processCpuSeconds));
-  const client = process.cpuUsage();
-  const result = await runLoad({ port, request, connections: CONNECTIONS, durationMs: DURATION_MS, warmupMs: 500 });
-  const used = process.cpuUsage(client);
-  const after = await Promise.all(Object.values(servers).map(processCpuSeconds));
-  const per = (seconds: number) => `${((seconds * 1e6) / result.answered).toFixed(0)}`;
-  const parts = [`client ${per((used.user + used.system) / 1e6)}`, ...Object.keys(servers).map((name, i) => `${name} ${per(after[i]! - before[i]!)}`)];
-  return { ...result, cpu: parts.join(' · ') };
+  const rounds = new Rounds(port, request, servers);
+  await rounds.once();
+  return rounds.result;
 }
 
 /** An upstream that streams STREAM_MIB of bytes in 1 MiB chunks, honouring backpressure. */
@@ -102,17 +137,22 @@ export async function run(): Promise<void> {
     proxy: { small: { url: `http://127.0.0.1:${bare.port}` }, big: { url: streaming.url } },
   }));
   const a = await startServiceProcess({ adapter: 'uws', args: ['--config', config] });
+  const relay = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'bare-relay.js'), [String(b.port), 'version', BENCH_TOKEN]);
   try {
     const pids = { A: a.child.pid!, B: b.child.pid! };
-    const direct = await load(b.port, rawRequest('POST', '/jobs/version', auth, '{"arguments":{}}'), pids);
-    const forwarded = await load(a.port, rawRequest('POST', '/jobs/version', auth, JSON.stringify({ arguments: {}, target: b.url })), pids);
+    const directRounds = new Rounds(b.port, rawRequest('POST', '/jobs/version', auth, '{"arguments":{}}'), pids);
+    const forwardedRounds = new Rounds(a.port, rawRequest('POST', '/jobs/version', auth, JSON.stringify({ arguments: {}, target: b.url })), pids);
+    const relayRounds = new Rounds(relay.port, rawRequest('POST', '/jobs/version', auth, JSON.stringify({ arguments: {}, target: b.url })), { relay: relay.child.pid!, B: b.child.pid! });
+    for (let i = 0; i < ROUNDS; i++) for (const r of i % 2 ? [relayRounds, forwardedRounds, directRounds] : [directRounds, forwardedRounds, relayRounds]) await r.once();
+    const [direct, forwarded, relayed] = [directRounds.result, forwardedRounds.result, relayRounds.result];
     const sseDirect = await sseRate(`${b.url}/jobs/version/events`, '{"arguments":{}}', CONNECTIONS);
     const sseForwarded = await sseRate(`${a.url}/jobs/version/events`, JSON.stringify({ arguments: {}, target: b.url }), CONNECTIONS);
     const upstream = await load(bare.port, rawRequest('GET', '/'), { A: a.child.pid!, bare: bare.child.pid! });
     const proxied = await load(a.port, rawRequest('GET', '/proxy/small/'), { A: a.child.pid!, bare: bare.child.pid! });
-    printTable(`Fleet paths, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s each (uWS front end)`, ['request', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'x baseline req/s', 'CPU µs per request'], [
+    printTable(`Fleet paths, ${CONNECTIONS} connections, ${DURATION_MS / 1000} s each (version: mean of ${ROUNDS} alternating rounds; uWS front end)`, ['request', 'req/s', 'p50 ms', 'p99 ms', 'errors', 'x baseline req/s', 'CPU µs per request'], [
       ['B: POST /jobs/version (baseline)', direct.rps, direct.p50, direct.p99, direct.errors, '1.00', direct.cpu],
       ['A → B: POST /jobs/version {target}', forwarded.rps, forwarded.p50, forwarded.p99, forwarded.errors, (forwarded.rps / direct.rps).toFixed(2), forwarded.cpu],
+      ['bare uWS relay → B (floor of forwarding)', relayed.rps, relayed.p50, relayed.p99, relayed.errors, (relayed.rps / direct.rps).toFixed(2), relayed.cpu],
       ['B: POST /jobs/version/events (baseline, fetch client)', sseDirect.rps, '', '', sseDirect.errors, '1.00', ''],
       ['A → B: POST /jobs/version/events {target}', sseForwarded.rps, '', '', sseForwarded.errors, (sseForwarded.rps / sseDirect.rps).toFixed(2), ''],
       ['bare node:http GET (baseline)', upstream.rps, upstream.p50, upstream.p99, upstream.errors, '1.00', upstream.cpu],
@@ -125,6 +165,7 @@ export async function run(): Promise<void> {
       ['through /proxy', through, (through / straight).toFixed(2)],
     ]);
   } finally {
+    await relay.stop();
     await a.stop();
     await b.stop();
     await bare.stop();

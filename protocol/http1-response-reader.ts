@@ -4,6 +4,7 @@ const MAX_HEAD_BYTES = 64 * 1024;
 const MAX_LINE_BYTES = 4096;
 const CR = 13;
 const LF = 10;
+const STATUS_LINE = /^HTTP\/1\.[01] (\d{3})(?: |$)/;
 
 /** The head of an HTTP/1.1 response: repeated headers are joined with `, `. */
 export interface ResponseHead {
@@ -91,18 +92,23 @@ export class ResponseReader {
       return chunk.length;
     }
     this.#pending = undefined;
-    const lines = data.toString('latin1', 0, end).split('\r\n');
-    const status = /^HTTP\/1\.[01] (\d{3})(?: |$)/.exec(lines[0]!);
-    if (!status) throw new Error(`not an HTTP/1.1 response: ${JSON.stringify(lines[0]!.slice(0, 40))}`);
+    const head = data.toString('latin1', 0, end);
+    const eol = head.indexOf('\r\n');
+    const status = STATUS_LINE.exec(eol === -1 ? head : head.slice(0, eol));
+    if (!status) throw new Error(`not an HTTP/1.1 response: ${JSON.stringify(head.slice(0, 40))}`);
     const statusCode = Number(status[1]);
-    const headers: Record<string, string> = {};
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i]!;
-      const colon = line.indexOf(':');
-      if (colon <= 0) throw new Error('malformed response header line');
-      const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim();
-      headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+    // No prototype: a header named `constructor` or `__proto__` is just a header.
+    const headers = Object.create(null) as Record<string, string>;
+    // One pass over the header lines, without splitting the head into an array first.
+    for (let line = eol === -1 ? head.length : eol + 2; line < head.length; ) {
+      const next = head.indexOf('\r\n', line);
+      const stop = next === -1 ? head.length : next;
+      const colon = head.indexOf(':', line);
+      if (colon <= line || colon > stop) throw new Error('malformed response header line');
+      const name = head.slice(line, colon).trim().toLowerCase();
+      const value = head.slice(colon + 1, stop).trim();
+      headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+      line = stop + 2;
     }
     const consumed = at + end + 4 - before;
     if (statusCode < 200) return consumed; // 100 Continue and friends: the real head follows
@@ -114,10 +120,12 @@ export class ResponseReader {
 
   /** Picks how the body ends, as RFC 9112 section 6.3 orders it. */
   #frame(statusCode: number, headers: Record<string, string>): void {
-    this.#reusable = !/(?:^|,)\s*close\s*(?:,|$)/i.test(headers['connection'] ?? '');
+    const connection = headers['connection'];
+    const encoding = headers['transfer-encoding'];
+    this.#reusable = connection === undefined || !/(?:^|,)\s*close\s*(?:,|$)/i.test(connection);
     const length = headers['content-length'];
     if (this.headRequest || statusCode === 204 || statusCode === 304) this.#state = 'done';
-    else if (/(?:^|,)\s*chunked\s*$/i.test(headers['transfer-encoding'] ?? '')) this.#state = 'chunk-size';
+    else if (encoding !== undefined && /(?:^|,)\s*chunked\s*$/i.test(encoding)) this.#state = 'chunk-size';
     else if (length !== undefined) {
       if (!/^\d{1,15}$/.test(length)) throw new Error(`malformed Content-Length ${JSON.stringify(length.slice(0, 40))}`);
       this.#remaining = Number(length);

@@ -1,6 +1,5 @@
-import { connect as connectTcp, type Socket } from 'node:net';
-import { connect as connectTls } from 'node:tls';
 import { BodyChannel } from './body-channel.js';
+import { Connection, writeSoon } from './pool-connection.js';
 import { ResponseReader, type ResponseHead } from './http1-response-reader.js';
 import { CONNECT_TIMEOUT_MS, UpstreamError, type UpstreamResponse } from './upstream.js';
 
@@ -16,7 +15,7 @@ export interface PoolRequest {
   path: string;
   /** Header lines, each `name: value\r\n` (host and content-length are added). */
   headerLines: string;
-  body?: string;
+  body?: string | undefined;
   /** Aborting drops the connection, a body still being read included. */
   signal?: AbortSignal;
   /**
@@ -31,37 +30,55 @@ export interface PooledResponse extends UpstreamResponse {
   readonly whole: Buffer | undefined;
 }
 
-/** The exchange a connection is carrying, as its socket events see it. */
-interface Carried {
-  data(chunk: Buffer): void;
-  closed(): void;
-}
+/**
+ * A PooledResponse as a class: an object literal with a computed `[Symbol.asyncIterator]` key
+ * goes through V8's slow path for every answer.
+ */
+class Answer implements PooledResponse {
+  readonly statusCode: number;
+  readonly headers: Record<string, string>;
 
-/** A socket and what it carries now (nothing while idle: stray bytes then drop it). */
-class Connection {
-  carried: Carried | undefined;
-  failure: Error | undefined;
-  served = 0;
+  constructor(
+    head: ResponseHead,
+    readonly whole: Buffer | undefined,
+    private readonly channel: BodyChannel | undefined,
+  ) {
+    this.statusCode = head.statusCode;
+    this.headers = head.headers;
+  }
 
-  constructor(readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => (this.carried ? this.carried.data(chunk) : socket.destroy()));
-    socket.on('error', (err) => (this.failure = err));
-    socket.on('close', () => this.carried?.closed());
+  destroy(): void {
+    this.channel?.destroy();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return (this.channel ?? BodyChannel.of(this.whole!))[Symbol.asyncIterator]();
   }
 }
 
 /**
  * A lean keep-alive HTTP/1.1 client for one origin: a request goes out in one write on an idle
- * connection (or a new one) and its answer is framed by ResponseReader. No timer runs per
- * request: only connecting is bounded, and idle connections time out on the socket's own timer.
- * Made for forwarded Job calls, where undici's general request path cost more than the call.
+ * connection (or a new one), batched with the others of the same event-loop turn (`writeSoon`),
+ * and its answer is framed by ResponseReader. No timer is set per
+ * request: only connecting is bounded (the socket's timer, once per connection), and one pool
+ * timer closes connections idle for `idleMs` (re-arming a socket's timer at every exchange cost
+ * a forwarded call more than its framing). Made for forwarded Job calls, where undici's general
+ * request path cost more than the call.
  */
 export class KeepAlivePool {
+  /** Idle connections, oldest parked first: reuse takes the newest, the sweep drops the oldest. */
   readonly #idle: Connection[] = [];
   readonly #all = new Set<Connection>();
+  readonly #idleMs: number;
+  #sweep: NodeJS.Timeout | undefined;
   #closed = false;
 
-  constructor(private readonly origin: URL) {}
+  constructor(
+    private readonly origin: URL,
+    opts: { idleMs?: number } = {},
+  ) {
+    this.#idleMs = opts.idleMs ?? IDLE_MS;
+  }
 
   /** One exchange as one awaited value: the answer, or an UpstreamError (the signal's reason when aborted). */
   request(req: PoolRequest): Promise<PooledResponse> {
@@ -75,6 +92,7 @@ export class KeepAlivePool {
   /** Drops every connection, idle or busy; later requests fail. */
   close(): void {
     this.#closed = true;
+    clearTimeout(this.#sweep);
     for (const conn of this.#all) conn.socket.destroy();
     this.#idle.length = 0;
   }
@@ -83,22 +101,12 @@ export class KeepAlivePool {
     const conn = this.#idle.pop() ?? this.#connect();
     const { socket } = conn;
     const reused = conn.served++ > 0;
-    if (reused) {
-      socket.ref();
-      socket.setTimeout(0);
-    }
+    if (reused) socket.ref();
     let head: ResponseHead | undefined;
     let parts: Buffer[] = [];
     let size = 0;
     let channel: BodyChannel | undefined;
-    const answer = (whole: Buffer | undefined) =>
-      resolve({
-        statusCode: head!.statusCode,
-        headers: head!.headers,
-        whole,
-        destroy: () => channel?.destroy(),
-        [Symbol.asyncIterator]: () => (channel ?? BodyChannel.of(whole!))[Symbol.asyncIterator](),
-      });
+    const answer = (whole: Buffer | undefined) => resolve(new Answer(head!, whole, channel));
     // From here on the body streams: what was read so far first, the rest as it arrives.
     const stream = () => {
       channel = new BodyChannel({ pause: () => socket.pause(), resume: () => socket.resume(), destroy: () => socket.destroy() });
@@ -156,24 +164,21 @@ export class KeepAlivePool {
         }
       },
     };
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-    socket.write(bytes);
+    req.signal?.addEventListener('abort', onAbort); // removed when the exchange ends (no options object to read per call)
+    writeSoon(socket, bytes);
   }
 
   #connect(): Connection {
     const { hostname, port, protocol } = this.origin;
-    const host = hostname.replace(/^\[|\]$/g, '');
-    const options = { host, port: Number(port || (protocol === 'https:' ? 443 : 80)) };
-    const socket = protocol === 'https:' ? connectTls({ ...options, servername: host, ALPNProtocols: ['http/1.1'] }) : connectTcp(options);
-    const conn = new Connection(socket);
+    const tls = protocol === 'https:';
+    const conn = new Connection({ host: hostname.replace(/^\[|\]$/g, ''), port: Number(port || (tls ? 443 : 80)), tls });
+    const { socket } = conn;
     this.#all.add(conn);
     socket.setNoDelay(true);
-    // One timer per connection: connecting, then idling (a busy connection has none).
+    // The socket's timer bounds connecting only; idling is the pool's sweep.
     socket.setTimeout(CONNECT_TIMEOUT_MS);
-    socket.on('timeout', () => socket.destroy(conn.served > 0 && !conn.carried ? undefined : new UpstreamError(`connect timeout after ${CONNECT_TIMEOUT_MS} ms`, 'ETIMEDOUT')));
-    socket.once(protocol === 'https:' ? 'secureConnect' : 'connect', () => {
-      if (conn.carried) socket.setTimeout(0);
-    });
+    socket.once('timeout', () => socket.destroy(new UpstreamError(`connect timeout after ${CONNECT_TIMEOUT_MS} ms`, 'ETIMEDOUT')));
+    socket.once(tls ? 'secureConnect' : 'connect', () => socket.setTimeout(0));
     socket.on('close', () => {
       this.#all.delete(conn);
       const at = this.#idle.indexOf(conn);
@@ -184,10 +189,22 @@ export class KeepAlivePool {
 
   /** Keeps a connection for the next request; an idle one does not keep the process alive. */
   #park(conn: Connection): void {
-    conn.socket.resume();
+    if (conn.socket.isPaused()) conn.socket.resume(); // a streamed body paused it; resume() on a flowing one still costs a tick
     conn.socket.unref();
-    conn.socket.setTimeout(IDLE_MS);
+    conn.idleSince = performance.now();
     this.#idle.push(conn);
+    this.#sweep ??= setTimeout(() => this.#sweepIdle(), this.#idleMs).unref();
+  }
+
+  /** Closes the connections idle for `idleMs` or more, and waits for the next one to be due. */
+  #sweepIdle(): void {
+    this.#sweep = undefined;
+    const now = performance.now();
+    let stale = 0;
+    while (stale < this.#idle.length && now - this.#idle[stale]!.idleSince >= this.#idleMs) stale++;
+    for (const conn of this.#idle.splice(0, stale)) conn.socket.destroy();
+    const oldest = this.#idle[0];
+    if (oldest && !this.#closed) this.#sweep = setTimeout(() => this.#sweepIdle(), this.#idleMs - (now - oldest.idleSince)).unref();
   }
 }
 

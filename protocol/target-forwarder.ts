@@ -40,6 +40,8 @@ export interface Forwarder {
   close(): void;
 }
 
+type Accept = 'application/json' | 'text/event-stream';
+
 const isJobResponse = (v: unknown): v is JobResponse => isObject(v) && typeof v['success'] === 'boolean';
 const isCatalog = (v: unknown): v is JobCatalog => isObject(v) && Array.isArray(v['items']) && typeof v['total'] === 'number';
 
@@ -54,25 +56,27 @@ function parse(text: string): unknown {
 /** A target with its connections and the header lines every request to it carries. */
 class Target {
   readonly pool: KeepAlivePool;
-  /** Only the stored token goes out: the caller's own headers never reach the target. */
-  readonly #auth: string;
+  /**
+   * The header lines of a request by what it accepts, made once: only the stored token goes out,
+   * the caller's own headers never reach the target.
+   */
+  readonly #headerLines: Record<Accept, string>;
 
   constructor(readonly entry: TargetEntry) {
     this.pool = new KeepAlivePool(new URL(entry.address));
-    this.#auth = entry.token ? `authorization: Bearer ${entry.token}\r\n` : '';
+    const auth = entry.token ? `authorization: Bearer ${entry.token}\r\n` : '';
+    const lines = (accept: Accept) => `accept: ${accept}\r\ncontent-type: application/json\r\n${auth}`;
+    this.#headerLines = { 'application/json': lines('application/json'), 'text/event-stream': lines('text/event-stream') };
   }
 
   /** Sends one request; failing to get a response head is a 502. */
-  async exchange(method: string, path: string, accept: string, body: string | undefined, signal: AbortSignal, wholeUpTo: number): Promise<PooledResponse> {
-    const headerLines = `accept: ${accept}\r\ncontent-type: application/json\r\n${this.#auth}`;
-    try {
-      return await this.pool.request({ method, path, headerLines, ...(body === undefined ? {} : { body }), signal, wholeUpTo });
-    } catch (err) {
+  exchange(method: string, path: string, accept: Accept, body: string | undefined, signal: AbortSignal, wholeUpTo: number): Promise<PooledResponse> {
+    return this.pool.request({ method, path, headerLines: this.#headerLines[accept], body, signal, wholeUpTo }).catch((err: unknown) => {
       // Nobody is left to read the answer (client gone or service stopping): no 502, no log line.
       if (signal.aborted) throw new HttpError(503, 'Forwarded call aborted');
       if (err instanceof UpstreamError && err.afterHead) throw new HttpError(502, `Target ${this.entry.address} broke off its answer: ${err.message}`);
       throw new HttpError(502, `Cannot reach target ${this.entry.address}: ${(err as Error).message}`);
-    }
+    });
   }
 
   /** The whole body as text, refusing more than `limit` bytes (502). */
@@ -111,14 +115,18 @@ class Target {
   /**
    * A forwarded JobResponse, passed on as the target's bytes: checked whole when small; a large
    * one is streamed once its first bytes look like a JSON object (a break later reaches the
-   * caller as a broken response, not a short one).
+   * caller as a broken response, not a short one). A whole answer comes back without a promise.
    */
-  async answer(res: PooledResponse): Promise<ForwardedAnswer> {
-    if (res.statusCode !== 200) throw await this.failure(res);
-    if (res.whole) {
+  answer(res: PooledResponse): ForwardedAnswer | Promise<ForwardedAnswer> {
+    if (res.statusCode === 200 && res.whole) {
       this.checked(parse(res.whole.toString('utf8')), isJobResponse, 'a JobResponse');
       return { json: res.whole };
     }
+    return this.#streamedAnswer(res);
+  }
+
+  async #streamedAnswer(res: PooledResponse): Promise<ForwardedAnswer> {
+    if (res.statusCode !== 200) throw await this.failure(res);
     const chunks = res[Symbol.asyncIterator]();
     const first = await chunks.next().catch((err: Error) => {
       throw new HttpError(502, `Target ${this.entry.address} broke off its answer: ${err.message}`);
@@ -156,6 +164,7 @@ export function createForwarder(targets: readonly TargetEntry[]): Forwarder {
   };
   return {
     resolve(address) {
+      if (byAddress.has(address)) return address; // already normalised: the usual case, no URL parsing
       try {
         const normalized = normalizeAddress(address);
         return byAddress.has(normalized) ? normalized : undefined;
@@ -165,8 +174,7 @@ export function createForwarder(targets: readonly TargetEntry[]): Forwarder {
     },
     async call(address, job, args, signal) {
       const target = get(address);
-      const res = await target.exchange('POST', `/jobs/${encodeURIComponent(job)}`, 'application/json', JSON.stringify({ arguments: args }), signal, WHOLE_ANSWER_BYTES);
-      return target.answer(res);
+      return target.answer(await target.exchange('POST', `/jobs/${encodeURIComponent(job)}`, 'application/json', JSON.stringify({ arguments: args }), signal, WHOLE_ANSWER_BYTES));
     },
     async openStream(address, job, args, signal) {
       const target = get(address);

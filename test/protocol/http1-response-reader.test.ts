@@ -41,6 +41,14 @@ t.test('a chunked answer with extensions and trailers, after a 100 Continue, cut
   });
 });
 
+t.test('header names are plain keys, whatever they are called', async (t) => {
+  everyCut(t, 'HTTP/1.1 200 OK\r\nConstructor: a\r\n__proto__: b\r\ntoString: c\r\nContent-Length: 2\r\n\r\nok', (read, how) => {
+    const headers = read.heads[0]?.headers;
+    if (!headers || read.body !== 'ok' || read.ends.join() !== 'true') t.fail(how, read);
+    else if (headers['constructor'] !== 'a' || headers['__proto__'] !== 'b' || headers['tostring'] !== 'c' || Object.keys(headers).length !== 4) t.fail(how, read);
+  });
+});
+
 t.test('bodies that end with the connection, or have none', async (t) => {
   const untilClose = reader();
   untilClose.reader.feed(Buffer.from('HTTP/1.1 200 OK\r\n\r\nall of it'));
@@ -65,6 +73,8 @@ t.test('a broken peer is an error, never a short answer passed off as complete',
     ['HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n', /malformed Content-Length/],
     ['HTTP/1.1 200 OK\r\nContent-Length: 1, 2\r\n\r\n', /malformed Content-Length/],
     ['HTTP/1.1 200 OK\r\nno colon here\r\n\r\n', /malformed response header/],
+    ['HTTP/1.1 200 OK\r\nno colon here\r\nx: 1\r\n\r\n', /malformed response header/],
+    ['HTTP/1.1 200 OK\r\n: nameless\r\n\r\n', /malformed response header/],
     ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n', /malformed chunk size/],
     ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabX', /no CRLF after a chunk/],
     ['HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA', /bytes after its answer/],

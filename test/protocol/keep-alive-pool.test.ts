@@ -102,6 +102,39 @@ t.test('large answers stream with backpressure; abort and close drop the connect
   await t.rejects(p.request({ method: 'GET', path: '/', headerLines: '', wholeUpTo: 0 }), { name: 'UpstreamError', code: 'ECLOSED' });
 });
 
+t.test('idle connections close after the idle time, and the next request opens a new one', async (t) => {
+  const open = new Set<Socket>();
+  const server = await rawServer(t, (socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+    socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+  });
+  const p = new KeepAlivePool(new URL(server.url), { idleMs: 150 });
+  t.teardown(() => p.close());
+  const [a, b] = await Promise.all([1, 2].map(() => p.request({ method: 'GET', path: '/', headerLines: '', wholeUpTo: 10 })));
+  t.same([a!.whole!.toString(), b!.whole!.toString()], ['ok', 'ok']);
+  t.equal(server.connections(), 2, 'two at once: two connections');
+  await waitFor(() => open.size === 0, 3000, 'the idle connections to be closed (the default idle time is 4 s)');
+  const again = await p.request({ method: 'GET', path: '/', headerLines: '', wholeUpTo: 10 });
+  t.equal(again.whole!.toString(), 'ok');
+  t.equal(server.connections(), 3, 'a new connection after the idle ones closed');
+});
+
+t.test('an idle connection that receives bytes nobody asked for is dropped, not reused', async (t) => {
+  let firstClosed = false;
+  const server = await rawServer(t, (socket, conn) => {
+    socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+    if (conn !== 1) return;
+    socket.once('close', () => (firstClosed = true));
+    setTimeout(() => socket.write('HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nforged'), 20);
+  });
+  const p = pool(t, server.url);
+  t.equal((await p.request({ method: 'GET', path: '/', headerLines: '', wholeUpTo: 10 })).whole!.toString(), 'ok');
+  await waitFor(() => firstClosed, 5000, 'the pool to drop the connection that spoke out of turn');
+  t.equal((await p.request({ method: 'GET', path: '/', headerLines: '', wholeUpTo: 10 })).whole!.toString(), 'ok');
+  t.equal(server.connections(), 2, 'answered on a fresh connection');
+});
+
 t.test('an unreachable origin is an UpstreamError with its code', async (t) => {
   const port = await closedPort();
   const err = await pool(t, `http://127.0.0.1:${port}`).request({ method: 'GET', path: '/', headerLines: '', wholeUpTo: 0 }).catch((e: unknown) => e);

@@ -1,0 +1,70 @@
+// One pooled connection to an origin (its socket and how it reads) and the batched writes of
+// requests onto such connections.
+import { connect as connectTcp, type Socket } from 'node:net';
+import { connect as connectTls } from 'node:tls';
+
+/** The exchange a connection is carrying, as its socket events see it. */
+export interface Carried {
+  data(chunk: Buffer): void;
+  closed(): void;
+}
+
+/**
+ * Where plain TCP connections read into: the bytes are copied out before the read callback
+ * returns, so one buffer serves every connection (reads run one at a time on this thread).
+ */
+const READ_BUFFER = Buffer.allocUnsafeSlow(64 * 1024);
+
+/** A socket and what it carries now (nothing while idle: stray bytes then drop it). */
+export class Connection {
+  carried: Carried | undefined;
+  failure: Error | undefined;
+  served = 0;
+  /** When it was last parked idle (performance.now()). */
+  idleSince = 0;
+  readonly socket: Socket;
+
+  /**
+   * `origin` is plain TCP or TLS. TCP reads straight into READ_BUFFER (net's `onread`), skipping
+   * the stream machinery's per-read work (push, 'data', a nextTick to read more), which cost a
+   * forwarded call more than framing its answer; TLS has no such option and reads as a stream.
+   */
+  constructor(origin: { host: string; port: number; tls: boolean }) {
+    const received = (chunk: Buffer) => (this.carried ? this.carried.data(chunk) : this.socket.destroy());
+    if (origin.tls) {
+      this.socket = connectTls({ host: origin.host, port: origin.port, servername: origin.host, ALPNProtocols: ['http/1.1'] });
+      this.socket.on('data', received);
+    } else {
+      const callback = (n: number): boolean => {
+        const chunk = Buffer.allocUnsafe(n);
+        READ_BUFFER.copy(chunk, 0, 0, n);
+        received(chunk);
+        return true; // false would pause the socket
+      };
+      this.socket = connectTcp({ host: origin.host, port: origin.port, onread: { buffer: READ_BUFFER, callback } });
+    }
+    this.socket.on('error', (err) => (this.failure = err));
+    this.socket.on('close', () => this.carried?.closed());
+  }
+}
+
+/**
+ * Requests made during one turn of the event loop, written together once the turn's I/O is
+ * handled (setImmediate runs after the poll phase): a target then wakes once for the batch
+ * instead of once per request, and this service finishes its turn before the target competes
+ * with it for a core (forwarded, a target spent 38 µs of CPU per `version` call against 27 µs
+ * called directly; batched, the same as direct).
+ */
+let outbox: Array<[Socket, string]> = [];
+
+function flush(): void {
+  const batch = outbox;
+  outbox = [];
+  for (const [socket, bytes] of batch) if (!socket.destroyed) socket.write(bytes);
+}
+
+/** Writes `bytes` on `socket` once this turn of the event loop has handled its I/O; a socket destroyed by then gets nothing. */
+export function writeSoon(socket: Socket, bytes: string): void {
+  if (outbox.length === 0) setImmediate(flush);
+  outbox.push([socket, bytes]);
+}
