@@ -68,13 +68,19 @@ process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
 
 async function main(): Promise<void> {
-  await takeRun();
+  const acknowledge = takeRun();
   const dir = required('TASKYARD_TASK_DIR');
+  let status: TaskStatus;
+  try {
+    status = JSON.parse(readFileSync(join(dir, TASK_FILES.status), 'utf8')) as TaskStatus;
+    publisher = new StatusPublisher(dir, status);
+    publisher.markRunning(process.pid);
+  } finally {
+    // The record says `running` before the service hears it; a failure here is still an answer.
+    acknowledge(publisher?.status.started_at ?? null);
+  }
   const registration = required('TASKYARD_TASK_REGISTRATION');
   const moduleFile = process.env['TASKYARD_TASK_MODULE'] ?? '';
-  const status = JSON.parse(readFileSync(join(dir, TASK_FILES.status), 'utf8')) as TaskStatus;
-  publisher = new StatusPublisher(dir, status);
-  publisher.markRunning(process.pid);
   // Built-in Tasks open no TLS connection: only plugin code needs the extra CAs (loading node:tls
   // for them costs ~4 ms per run).
   await restoreExtraCaCerts({ tls: moduleFile !== '' });
