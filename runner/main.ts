@@ -18,6 +18,7 @@ import { TASK_FILES, writeJsonAtomicSync } from '../core/task-record/record-file
 import { StatusPublisher } from './status-publisher.js';
 import { createTaskContext } from './task-context.js';
 import { takeRun } from './take-run.js';
+import { importModule } from './import-module.js';
 import { definitionsOfModule, normalizeTask, TaskError, type TaskDefinitionEntry } from './task-sdk.js';
 
 function required(name: string): string {
@@ -28,7 +29,7 @@ function required(name: string): string {
 
 async function loadDefinition(registration: string, moduleFile: string): Promise<TaskDefinitionEntry> {
   const mod = moduleFile
-    ? ((await import(pathToFileURL(moduleFile).href)) as Record<string, unknown>)
+    ? await importModule<Record<string, unknown>>(pathToFileURL(moduleFile).href)
     : { default: (await import('./builtins.js')).BUILTIN_TASKS };
   for (const candidate of definitionsOfModule(mod)) {
     const def = normalizeTask(candidate);

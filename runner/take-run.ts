@@ -12,15 +12,24 @@ function send(event: RunnerEvent): void {
   }
 }
 
+/** One read from the channel; 0 when the spawner is gone (end of file, or a reset when it died with our `ready` unread). */
+function readChannel(buf: Buffer): number {
+  try {
+    return readSync(RUNNER_CHANNEL_FD, buf);
+  } catch {
+    return 0;
+  }
+}
+
 /**
  * Waits, blocked in one read, for the spawner's assignment: a pooled runner has nothing else to
- * do until then. Null when the spawner went away (end of file) before handing over a run.
+ * do until then. Null when the spawner went away before handing over a run.
  */
 function receive(): RunAssignment | null {
   const chunks: Buffer[] = [];
   const buf = Buffer.alloc(16384);
   for (;;) {
-    const n = readSync(RUNNER_CHANNEL_FD, buf);
+    const n = readChannel(buf);
     if (n === 0) return null;
     const end = buf.subarray(0, n).indexOf(0x0a);
     chunks.push(Buffer.from(buf.subarray(0, end < 0 ? n : end)));
