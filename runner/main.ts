@@ -4,7 +4,8 @@
  * While it lives it owns the record; on success the order is output → exit code → metadata →
  * `succeeded` (spec: TaskMetadata). Kept to node built-ins and a few small modules: every
  * millisecond of import time is paid by every submit, which is also why the build bundles it into
- * one CommonJS file (`runner.cjs`, see bundle.mjs): loading this as several ES modules costs ~8 ms.
+ * one CommonJS file (`runner-main.cjs`, see bundle.mjs): loading this as several ES modules costs
+ * ~8 ms. The entry `runner.cjs` runs it from V8's code cache (see runner-loader.ts).
  */
 import { readFileSync } from 'node:fs';
 import { openAppendFileSync } from '../workers/safe-file.js';

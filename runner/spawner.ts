@@ -48,7 +48,9 @@ function send(event: SpawnerEvent): void {
 
 /** Reports the exit of a runner that took `runId`. */
 function reportExit(child: ChildProcess, runId: string): void {
-  child.once('exit', (code, signal) => send({ type: 'exited', runId, code, signal }));
+  // A pooled runner's answer can be read after its exit was (a run quicker than this process's turn).
+  if (child.exitCode !== null || child.signalCode !== null) send({ type: 'exited', runId, code: child.exitCode, signal: child.signalCode });
+  else child.once('exit', (code, signal) => send({ type: 'exited', runId, code, signal }));
 }
 
 /** A runner started for one run, writing straight to its log (no pool directory, or a foreign file system). */
@@ -86,7 +88,13 @@ function listen(child: ChildProcess, onEvent: (event: RunnerEvent) => void): voi
   channel?.on('data', (chunk: string) => {
     const lines = (pending + chunk).split('\n');
     pending = lines.pop()!;
-    for (const line of lines) onEvent(JSON.parse(line) as RunnerEvent);
+    for (const line of lines) {
+      try {
+        onEvent(JSON.parse(line) as RunnerEvent);
+      } catch {
+        // Not a message of the runner's: ignored (only its exit then says how it went).
+      }
+    }
   });
   channel?.on('error', () => undefined); // the runner's exit says what matters
 }
@@ -103,13 +111,16 @@ function assign(runner: PooledRunner, req: SpawnRequest): void {
     assigning--;
     refill();
   };
+  // 'close', not 'exit': it comes after the channel delivered everything, so an answer written
+  // just before a quick exit is never taken for a runner that died first.
   const onExit = () => {
+    runner.onAnswer = undefined;
     answered();
     send({ type: 'spawn-failed', runId: req.runId, message: 'the pooled task runner exited before it took the run' });
   };
-  child.once('exit', onExit);
+  child.once('close', onExit);
   runner.onAnswer = (event) => {
-    child.off('exit', onExit);
+    child.off('close', onExit);
     runner.onAnswer = undefined;
     answered();
     if (event.type === 'accepted' && child.pid !== undefined) {
