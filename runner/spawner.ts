@@ -164,6 +164,8 @@ function startPooled(): void {
     });
     listen(child, (event) => {
       if (event.type !== 'ready') return runner.onAnswer?.(event);
+      // Its exit was handled first (a runner killed right after it said ready): it is gone.
+      if (ready || child.exitCode !== null || child.signalCode !== null) return;
       ready = true;
       starting--;
       failedStarts = 0;
