@@ -11,6 +11,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { SecureContext, SecureContextOptions } from 'node:tls';
+import { importModule } from './import-module.js';
 
 const NODE_VARIABLE = 'NODE_EXTRA_CA_CERTS';
 const HANDOVER_VARIABLE = 'TASKYARD_EXTRA_CA_CERTS';
@@ -48,7 +49,7 @@ export async function restoreExtraCaCerts({ tls: forTls }: { tls: boolean }): Pr
   process.env[NODE_VARIABLE] = file;
   if (!forTls) return;
   // getBuiltinModule (Node >= 20.16) spares the ES module loader a dynamic import would start (~2.5 ms).
-  const tls = process.getBuiltinModule?.('node:tls') ?? (await import('node:tls')).default;
+  const tls = process.getBuiltinModule?.('node:tls') ?? (await importModule<{ default: typeof import('node:tls') }>('node:tls')).default;
   const original = tls.createSecureContext;
   let pem: Buffer | null | undefined;
   const extraCerts = (): Buffer | null => {

@@ -4,7 +4,8 @@
  * While it lives it owns the record; on success the order is output → exit code → metadata →
  * `succeeded` (spec: TaskMetadata). Kept to node built-ins and a few small modules: every
  * millisecond of import time is paid by every submit, which is also why the build bundles it into
- * one CommonJS file (`runner.cjs`, see bundle.mjs): loading this as several ES modules costs ~8 ms.
+ * one CommonJS file (`runner-main.cjs`, see bundle.mjs): loading this as several ES modules costs
+ * ~8 ms. The entry `runner.cjs` runs it from V8's code cache (see runner-loader.ts).
  */
 import { readFileSync } from 'node:fs';
 import { openAppendFileSync } from '../workers/safe-file.js';
@@ -18,6 +19,7 @@ import { TASK_FILES, writeJsonAtomicSync } from '../core/task-record/record-file
 import { StatusPublisher } from './status-publisher.js';
 import { createTaskContext } from './task-context.js';
 import { takeRun } from './take-run.js';
+import { importModule } from './import-module.js';
 import { definitionsOfModule, normalizeTask, TaskError, type TaskDefinitionEntry } from './task-sdk.js';
 
 function required(name: string): string {
@@ -28,7 +30,7 @@ function required(name: string): string {
 
 async function loadDefinition(registration: string, moduleFile: string): Promise<TaskDefinitionEntry> {
   const mod = moduleFile
-    ? ((await import(pathToFileURL(moduleFile).href)) as Record<string, unknown>)
+    ? await importModule<Record<string, unknown>>(pathToFileURL(moduleFile).href)
     : { default: (await import('./builtins.js')).BUILTIN_TASKS };
   for (const candidate of definitionsOfModule(mod)) {
     const def = normalizeTask(candidate);
@@ -68,13 +70,19 @@ process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
 
 async function main(): Promise<void> {
-  await takeRun();
+  const acknowledge = takeRun();
   const dir = required('TASKYARD_TASK_DIR');
+  let status: TaskStatus;
+  try {
+    status = JSON.parse(readFileSync(join(dir, TASK_FILES.status), 'utf8')) as TaskStatus;
+    publisher = new StatusPublisher(dir, status);
+    publisher.markRunning(process.pid);
+  } finally {
+    // The record says `running` before the service hears it; a failure here is still an answer.
+    acknowledge(publisher?.status.started_at ?? null);
+  }
   const registration = required('TASKYARD_TASK_REGISTRATION');
   const moduleFile = process.env['TASKYARD_TASK_MODULE'] ?? '';
-  const status = JSON.parse(readFileSync(join(dir, TASK_FILES.status), 'utf8')) as TaskStatus;
-  publisher = new StatusPublisher(dir, status);
-  publisher.markRunning(process.pid);
   // Built-in Tasks open no TLS connection: only plugin code needs the extra CAs (loading node:tls
   // for them costs ~4 ms per run).
   await restoreExtraCaCerts({ tls: moduleFile !== '' });

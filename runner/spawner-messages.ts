@@ -8,6 +8,8 @@
 export const RUN_FLAG = '--run';
 /** What an idle pooled runner carries instead of a run_id (as long as one, so the title fits). */
 export const NO_RUN_YET = '-'.repeat(32);
+/** A pooled runner's channel to its spawner: JSON lines on a pipe at this descriptor. */
+export const RUNNER_CHANNEL_FD = 3;
 
 /** Service → spawner: start one task runner. */
 export interface SpawnRequest {
@@ -23,7 +25,8 @@ export interface SpawnRequest {
 
 /** Spawner → service: what became of a request, and later of the process. */
 export type SpawnerEvent =
-  | { type: 'spawned'; runId: string; pid: number }
+  /** `startedAt`: the runner wrote its `running` record at that time (a pooled runner says so). */
+  | { type: 'spawned'; runId: string; pid: number; startedAt: string | null }
   | { type: 'spawn-failed'; runId: string; message: string }
   | { type: 'exited'; runId: string; code: number | null; signal: NodeJS.Signals | null };
 
@@ -39,6 +42,7 @@ export interface RunAssignment {
 /** Pooled runner → spawner. */
 export type RunnerEvent =
   | { type: 'ready' }
-  | { type: 'accepted' }
+  /** It took the run and wrote `running` (started_at), or null when it failed before that. */
+  | { type: 'accepted'; startedAt: string | null }
   /** The run could not be taken over here (its log is on another file system): start a fresh runner. */
   | { type: 'declined'; message: string };

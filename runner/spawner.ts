@@ -19,7 +19,8 @@ import { closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
 import { RUNNER } from './runner-file.js';
-import { NO_RUN_YET, RUN_FLAG, type RunAssignment, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
+import type { Readable, Writable } from 'node:stream';
+import { NO_RUN_YET, RUN_FLAG, RUNNER_CHANNEL_FD, type RunAssignment, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
 
 const poolDir = process.argv[2] ?? '';
 const poolSize = Math.max(0, Number(process.argv[3] ?? 2) || 0);
@@ -29,11 +30,15 @@ const MAX_FAILED_STARTS = 3;
 interface PooledRunner {
   child: ChildProcess;
   slotLog: string;
+  /** Set while a run is handed over: receives the runner's answer. */
+  onAnswer: ((event: Exclude<RunnerEvent, { type: 'ready' }>) => void) | undefined;
 }
 
 const idle: PooledRunner[] = [];
 const waiting: SpawnRequest[] = [];
 let starting = 0;
+/** Runners handed a run that have not answered yet. */
+let assigning = 0;
 let slotCounter = 0;
 let failedStarts = 0;
 
@@ -43,7 +48,9 @@ function send(event: SpawnerEvent): void {
 
 /** Reports the exit of a runner that took `runId`. */
 function reportExit(child: ChildProcess, runId: string): void {
-  child.once('exit', (code, signal) => send({ type: 'exited', runId, code, signal }));
+  // A pooled runner's answer can be read after its exit was (a run quicker than this process's turn).
+  if (child.exitCode !== null || child.signalCode !== null) send({ type: 'exited', runId, code: child.exitCode, signal: child.signalCode });
+  else child.once('exit', (code, signal) => send({ type: 'exited', runId, code, signal }));
 }
 
 /** A runner started for one run, writing straight to its log (no pool directory, or a foreign file system). */
@@ -61,7 +68,7 @@ function startDirect(req: SpawnRequest): void {
     });
     child.once('error', (err) => send({ type: 'spawn-failed', runId: req.runId, message: err.message }));
     reportExit(child, req.runId);
-    if (child.pid !== undefined) send({ type: 'spawned', runId: req.runId, pid: child.pid });
+    if (child.pid !== undefined) send({ type: 'spawned', runId: req.runId, pid: child.pid, startedAt: null });
   } catch (err) {
     const message = err instanceof UnsafeFileError ? `task.log is not a regular file (${err.kind}); it is not written` : (err as Error).message;
     send({ type: 'spawn-failed', runId: req.runId, message });
@@ -70,19 +77,59 @@ function startDirect(req: SpawnRequest): void {
   }
 }
 
-/** Hands a request to a ready runner; it answers accepted (it runs) or declined (start one directly). */
+/**
+ * A pooled runner's messages, JSON lines on its fd 3 pipe (see take-run.ts), as events; the
+ * first one is `ready`. No Node IPC channel: setting one up costs every runner ~6 ms of CPU.
+ */
+function listen(child: ChildProcess, onEvent: (event: RunnerEvent) => void): void {
+  const channel = child.stdio[RUNNER_CHANNEL_FD] as Readable | null;
+  let pending = '';
+  channel?.setEncoding('utf8');
+  channel?.on('data', (chunk: string) => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) {
+      try {
+        onEvent(JSON.parse(line) as RunnerEvent);
+      } catch {
+        // Not a message of the runner's: ignored (only its exit then says how it went).
+      }
+    }
+  });
+  channel?.on('error', () => undefined); // the runner's exit says what matters
+}
+
+/**
+ * Hands a request to a ready runner; it answers accepted (it wrote `running`) or declined (start
+ * one directly). The pool is refilled only after that answer: a Node start begun at the same time
+ * took the cores the run's own start needed.
+ */
 function assign(runner: PooledRunner, req: SpawnRequest): void {
   const { child } = runner;
-  const onExit = () => send({ type: 'spawn-failed', runId: req.runId, message: 'the pooled task runner exited before it took the run' });
-  child.once('exit', onExit);
-  child.once('message', (event: RunnerEvent) => {
-    child.off('exit', onExit);
+  assigning++;
+  const answered = () => {
+    assigning--;
+    refill();
+  };
+  // 'close', not 'exit': it comes after the channel delivered everything, so an answer written
+  // just before a quick exit is never taken for a runner that died first.
+  const onExit = () => {
+    runner.onAnswer = undefined;
+    answered();
+    send({ type: 'spawn-failed', runId: req.runId, message: 'the pooled task runner exited before it took the run' });
+  };
+  child.once('close', onExit);
+  runner.onAnswer = (event) => {
+    child.off('close', onExit);
+    runner.onAnswer = undefined;
+    answered();
     if (event.type === 'accepted' && child.pid !== undefined) {
-      send({ type: 'spawned', runId: req.runId, pid: child.pid });
+      send({ type: 'spawned', runId: req.runId, pid: child.pid, startedAt: event.startedAt });
       reportExit(child, req.runId);
     } else startDirect(req);
-  });
-  child.send({ type: 'run', runId: req.runId, cwd: req.cwd, logFile: req.logFile, env: req.env } satisfies RunAssignment);
+  };
+  const assignment: RunAssignment = { type: 'run', runId: req.runId, cwd: req.cwd, logFile: req.logFile, env: req.env };
+  (child.stdio[RUNNER_CHANNEL_FD] as Writable).write(`${JSON.stringify(assignment)}\n`);
 }
 
 /** Starts one pooled runner; once ready it takes the oldest waiting request or waits idle. */
@@ -96,11 +143,11 @@ function startPooled(): void {
       // workspace removed) hung for good in Node's start-up when NODE_OPTIONS preloads modules.
       cwd: '/',
       detached: true,
-      stdio: ['ignore', fd, fd, 'ipc'],
+      stdio: ['ignore', fd, fd, 'pipe'],
       env: process.env,
     });
     starting++;
-    const runner: PooledRunner = { child, slotLog };
+    const runner: PooledRunner = { child, slotLog, onAnswer: undefined };
     let ready = false;
     child.once('error', () => undefined); // reported through 'exit'
     child.once('exit', () => {
@@ -115,8 +162,10 @@ function startPooled(): void {
       }
       refill();
     });
-    child.once('message', (event: RunnerEvent) => {
-      if (event.type !== 'ready') return;
+    listen(child, (event) => {
+      if (event.type !== 'ready') return runner.onAnswer?.(event);
+      // Its exit was handled first (a runner killed right after it said ready): it is gone.
+      if (ready || child.exitCode !== null || child.signalCode !== null) return;
       ready = true;
       starting--;
       failedStarts = 0;
@@ -137,7 +186,7 @@ function startPooled(): void {
 /** Keeps `poolSize` runners idle or starting beyond those that requests wait for. */
 function refill(): void {
   if (failedStarts >= MAX_FAILED_STARTS && waiting.length === 0) return;
-  while (process.connected && idle.length + starting < poolSize + waiting.length) startPooled();
+  while (process.connected && idle.length + starting + assigning < poolSize + waiting.length) startPooled();
 }
 
 function onRequest(req: SpawnRequest): void {

@@ -5,6 +5,7 @@ import { openRegularFileSync, UnsafeFileError } from '../workers/safe-file.js';
 import type { StatusPublisher } from './status-publisher.js';
 import { TaskError, type TaskContext, type TaskLogger } from './task-sdk.js';
 import { nowIso, writeAllSync } from '../core/task-record/record-files.js';
+import { importModule } from './import-module.js';
 
 /** Who the run is and where its files are, as the runner learned it from its environment. */
 export interface ContextIdentity {
@@ -66,7 +67,7 @@ function openArtifact(real: string, shown: string): { fd: number; size: number }
 /** Hashes the first `size` bytes of the open file (those the record's size counts); closes it. */
 async function sha256Of(fd: number, size: number): Promise<string> {
   // Loaded on first use: node:crypto costs every Task start several ms, and most record no artifact.
-  const { createHash } = process.getBuiltinModule?.('node:crypto') ?? (await import('node:crypto'));
+  const { createHash } = process.getBuiltinModule?.('node:crypto') ?? (await importModule<typeof import('node:crypto')>('node:crypto'));
   const hash = createHash('sha256');
   if (size === 0) closeSync(fd);
   else for await (const chunk of createReadStream('', { fd, start: 0, end: size - 1, autoClose: true })) hash.update(chunk as Buffer);

@@ -21,6 +21,11 @@ export interface Runner {
   /** The local process id, or null where the engine runs it elsewhere (a Slurm job). */
   readonly pid: number | null;
   readonly ended: Promise<RunnerEnd>;
+  /**
+   * When the runner said it wrote its `running` record (its started_at), where the engine hears
+   * that as it starts (a pooled local runner): the service shows `running` from it at once.
+   */
+  readonly startedAt?: string | null;
 }
 
 /** What an engine needs to start one run. */

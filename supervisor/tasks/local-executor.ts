@@ -21,7 +21,7 @@ interface Pending {
   req: RunSpec;
   spawner: ChildProcess;
   pid: number | null;
-  started(pid: number): void;
+  started(pid: number, startedAt: string | null): void;
   failed(message: string): void;
   ended(end: RunnerEnd): void;
 }
@@ -58,9 +58,9 @@ export class LocalExecutor implements Executor {
       const pending: Omit<Pending, 'spawner'> = {
         req,
         pid: null,
-        started: (pid) => {
+        started: (pid, startedAt) => {
           settled = true;
-          resolve({ pid, ended });
+          resolve({ pid, ended, startedAt });
         },
         failed: (message) => {
           if (settled) return resolveEnd({ kind: 'spawn-failed', message });
@@ -139,7 +139,7 @@ export class LocalExecutor implements Executor {
     if (!run) return;
     if (event.type === 'spawned') {
       run.pid = event.pid;
-      run.started(event.pid);
+      run.started(event.pid, event.startedAt);
       return;
     }
     this.#runs.delete(event.runId);
@@ -165,7 +165,7 @@ export class LocalExecutor implements Executor {
         this.#send(run, false);
         continue;
       }
-      if (run.pid === null) run.started(pid);
+      if (run.pid === null) run.started(pid, null);
       this.#watchOrphan(pid, run.req.runId, found?.startTime).then(run.ended, (err: unknown) => {
         console.error(`taskyard: watching the runner ${pid} failed`, err);
         run.ended({ kind: 'lost', pid });

@@ -17,6 +17,17 @@ function checkTaskName(value: unknown): void {
   throw new BusinessError('ValidationError', `task_name must be 1-32 letters, digits or hyphens; got ${JSON.stringify(value)}`);
 }
 
+/** Creates the run's directory; a failure of the file system is a business failure saying nothing was written. */
+function createRunDirOrExplain(dir: string, status: TaskStatus): { durable: Promise<void> } {
+  try {
+    return createRunDir(dir, status);
+  } catch (err) {
+    const { code, message } = err as NodeJS.ErrnoException;
+    if (err instanceof BusinessError || !code) throw err;
+    throw new BusinessError('OSError', `the Task could not be created: ${message}; nothing was written`);
+  }
+}
+
 /**
  * `submit`: checks the Task and its inputs before anything is written, names the instance,
  * refuses to replace an active Task, creates the run's directory whole (or nothing) and hands the
@@ -59,10 +70,7 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
       exit_code: 0,
       log_path: relativeTaskPath(parts, id, TASK_FILES.log),
     };
-    const { durable } = await createRunDir(dir, status).catch((err: NodeJS.ErrnoException) => {
-      if (err instanceof BusinessError || !err.code) throw err;
-      throw new BusinessError('OSError', `the Task could not be created: ${err.message}; nothing was written`);
-    });
+    const { durable } = createRunDirOrExplain(dir, status);
     rt.index.setStatus(id, parts, status, false);
     rt.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources: definition.resources });
     // The run starts while its record is flushed; the submit is answered once it is on disk.

@@ -119,6 +119,7 @@ export class TaskRun {
       if (runner && 'ended' in runner) {
         this.#runner = runner;
         this.#phase = 'running';
+        if (runner.startedAt) this.#showRunning(runner.pid, runner.startedAt);
         this.#live = new LiveTask(this.#host.index, this.spec, (status) => this.#publish(status));
         if (this.#cancelRequested) this.#stopWorker();
         this.#watchTimeLimit();
@@ -153,6 +154,17 @@ export class TaskRun {
     } catch (err) {
       return { kind: 'spawn-failed', message: (err as Error).message };
     }
+  }
+
+  /**
+   * The runner wrote its `running` record and said so as it started: the index shows that record
+   * now (the same fields the runner wrote), instead of when the directory watch reads it.
+   */
+  #showRunning(pid: number | null, startedAt: string): void {
+    const { index } = this.#host;
+    const known = index.get(this.id)?.status;
+    if (known?.run_id !== this.spec.runId || known.state !== 'queued') return;
+    index.setStatus(this.id, this.spec.parts, { ...known, state: 'running', pid, started_at: startedAt });
   }
 
   /** Locally the service enforces `time_limit_s`; an engine that queues runs (Slurm `--time`) does itself. */

@@ -1,0 +1,95 @@
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t, { type Test } from 'tap';
+import type { TaskStatus } from '../../schemas/tasks.js';
+import { LocalExecutor } from '../../supervisor/tasks/local-executor.js';
+import { createRunDir } from '../../supervisor/tasks/run-dir.js';
+import { identityVariables, taskEnvironment } from '../../supervisor/tasks/task-environment.js';
+import { listProcesses } from '../../workers/process-tree.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+/** Processes whose command line names `path` (the spawner and its runners name the pool directory). */
+async function processesNaming(path: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const { pid, state } of await listProcesses()) {
+    if (state === 'Z') continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '');
+    if (cmdline.includes(path)) pids.push(pid);
+  }
+  return pids;
+}
+
+/** The sockets a process holds open. */
+async function socketsOf(pid: number): Promise<string[]> {
+  const fds = await readdir(`/proc/${pid}/fd`).catch(() => [] as string[]);
+  const links = await Promise.all(fds.map((fd) => readlink(`/proc/${pid}/fd/${fd}`).catch(() => '')));
+  return links.filter((link) => link.startsWith('socket:'));
+}
+
+/** A queued built-in run, its directory created as submit creates it. */
+async function queuedRun(workspace: string, task: 'demo' | 'sleep', config: Record<string, unknown>, n: number) {
+  const runId = `${n}`.padStart(32, '0');
+  const taskId = `base#${task}#pool-${n}`;
+  const dir = join(workspace, 'base', taskId);
+  const status: TaskStatus = {
+    task_id: taskId, run_id: runId, task_type: 'base', task_name: task,
+    config: { ...config, task_name: `pool-${n}`, source_tasks: '' },
+    state: 'queued', pid: null, created_at: new Date().toISOString(), started_at: null, finished_at: null,
+    steps: [], result: {}, error: '', exit_code: 0, log_path: `base/${taskId}/task.log`,
+  };
+  await createRunDir(dir, status).durable;
+  const env = identityVariables({ workspace, dir, taskId, runId, taskType: 'base', registration: task, module: '' });
+  return { runId, dir, spec: { runId, cwd: dir, logFile: join(dir, 'task.log'), env, resources: {}, taskId } };
+}
+
+/** A pooled executor in `workspace`; it unrefs its spawner (a service's own handles keep one alive), so the test holds a timer while it runs. */
+function pooledExecutor(t: Test, poolDir: string, poolSize: number): LocalExecutor {
+  const executor = new LocalExecutor({ env: taskEnvironment(), poolDir, poolSize, graceMs: 1000 });
+  const keepAlive = setInterval(() => undefined, 1000);
+  t.teardown(() => clearInterval(keepAlive));
+  return executor;
+}
+
+const readStatus = async (dir: string) => JSON.parse(await readFile(join(dir, 'status.json'), 'utf8')) as TaskStatus;
+
+t.test('a pooled runner writes running before it acknowledges the run; the start carries that started_at, and the run keeps no channel to the spawner', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-pool-'));
+  const poolDir = join(workspace, '.taskyard', 'runners');
+  await mkdir(poolDir, { recursive: true });
+  const executor = pooledExecutor(t, poolDir, 1);
+  t.teardown(async () => {
+    executor.close();
+    await waitFor(async () => (await processesNaming(workspace)).length === 0, 10_000, 'the spawner and its runners to exit');
+    await rm(workspace, { recursive: true, force: true });
+  });
+
+  // Two runs in a row: the pool's first runner, then the one the pool refilled after the hand-over.
+  for (const n of [1, 2]) {
+    const run = await queuedRun(workspace, 'sleep', { seconds: 0.5 }, n);
+    const runner = await executor.start(run.spec);
+    const onDisk = await readStatus(run.dir);
+    t.equal(onDisk.state, 'running', `run ${n}: the record says running when the start is reported`);
+    t.equal(runner.startedAt, onDisk.started_at, `run ${n}: the start carries the record's started_at`);
+    t.equal(onDisk.pid, runner.pid, `run ${n}: and its pid`);
+    // The runner closes its end of the channel right after acknowledging: bounded wait for that.
+    await waitFor(async () => (await socketsOf(runner.pid!)).length === 0, 5000, `run ${n}: the runner to close its channel`);
+    t.same(await runner.ended, { kind: 'exited', code: 0, signal: null }, `run ${n}: the runner exits 0`);
+    t.equal((await readStatus(run.dir)).state, 'succeeded');
+  }
+});
+
+t.test('idle pooled runners leave with their spawner and remove their slot logs', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-pool-'));
+  const poolDir = join(workspace, '.taskyard', 'runners');
+  await mkdir(poolDir, { recursive: true });
+  t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  const executor = pooledExecutor(t, poolDir, 2);
+  // One run starts the spawner and its pool of two; the refilled pool then waits idle.
+  const run = await queuedRun(workspace, 'demo', { x: 1, y: 2, fail: false }, 1);
+  t.same(await (await executor.start(run.spec)).ended, { kind: 'exited', code: 0, signal: null });
+  await waitFor(async () => (await readdir(poolDir)).length === 2, 10_000, 'two idle runners with their slot logs');
+  executor.close();
+  await waitFor(async () => (await processesNaming(workspace)).length === 0, 10_000, 'the spawner and its idle runners to exit');
+  t.same(await readdir(poolDir), [], 'the idle runners removed their slot logs');
+});
