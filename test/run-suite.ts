@@ -24,7 +24,7 @@ import { availableParallelism } from 'node:os';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { testsFrontEnd } from './helpers/front-end.js';
-import { reapedCpuSeconds } from './suite/cpu-times.js';
+import { statCpu } from './suite/cpu-times.js';
 import { runFile, saveTimes, type FileResult, type FileRun } from './suite/run-file.js';
 
 const adapters = (process.env['TASKYARD_TEST_ADAPTERS'] ?? 'uws,node').split(',').filter(Boolean);
@@ -119,7 +119,7 @@ const unmeasured = results.filter((r) => r.cpu === undefined).length;
 const own = process.cpuUsage();
 console.log(`\nslowest files (wall ${wall.toFixed(0)} s, ${jobs} at a time):`);
 for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 12)) console.log(`  ${r.seconds.toFixed(1).padStart(6)} s  ${label(r)}`);
-console.log(`most CPU (files ${fileCpu.toFixed(0)} s${unmeasured ? `, ${unmeasured} unmeasured` : ''}; every reaped test process ${reapedCpuSeconds().toFixed(0)} s; this runner ${((own.user + own.system) / 1e6).toFixed(1)} s):`);
+console.log(`most CPU (files ${fileCpu.toFixed(0)} s${unmeasured ? `, ${unmeasured} unmeasured` : ''}; every reaped test process ${statCpu('self').reaped.toFixed(0)} s; this runner ${((own.user + own.system) / 1e6).toFixed(1)} s):`);
 for (const r of [...results].sort((a, b) => (b.cpu ?? 0) - (a.cpu ?? 0)).slice(0, 12)) console.log(`  ${cpuText(r)} s  ${label(r)}`);
 for (const r of results.filter(failedRun)) console.log(`FAILED ${label(r)}: ${r.failed} failed, exit ${r.exit}`);
 for (const l of leaks) console.log(`FAILED leak: ${l}`);

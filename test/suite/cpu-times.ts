@@ -1,17 +1,17 @@
 /**
  * The CPU side of the suite's accounting: what a test process reports (test/suite/cpu-probe.ts),
- * how the runner reads it back, and the runner's own total (every test process it reaped, and
- * what they reaped in turn).
+ * how the runner reads it back, and CPU read from /proc for processes the test process never
+ * reaps (daemons) and for the runner's own total.
  */
 import { readFileSync, rmSync } from 'node:fs';
+import { cpuOfStat } from '../../bench/lib/process-cpu.js';
 
-/** Linux's user-space clock tick (`getconf CLK_TCK`), fixed at 100 by its ABI. */
-export const CLOCK_TICKS_PER_S = 100;
-
-/** CPU seconds (user + system) of one test process and of its reaped descendants. */
+/** CPU seconds (user + system) of one test process, its reaped descendants, and daemons it counted. */
 export interface FileCpu {
   own: number;
   children: number;
+  /** Processes outside the test process's tree that a helper counted (`countCpu`), e.g. Slurm's daemons. */
+  daemons: number;
 }
 
 /** Reads and removes the probe's file; undefined when the process wrote none (killed, crashed early). */
@@ -26,16 +26,13 @@ export function takeFileCpu(path: string): FileCpu | undefined {
 }
 
 /**
- * CPU seconds of this process's reaped descendants (cutime + cstime, fields 16 and 17 of
- * /proc/self/stat): those it waited for, and what they had waited for in turn. 0 off Linux.
+ * CPU seconds a process used and reaped so far (0 when it is gone or off Linux). For `self`, the
+ * reaped part alone is the CPU of every descendant waited for (and of what they waited for).
  */
-export function reapedCpuSeconds(): number {
+export function statCpu(pid: number | 'self'): { self: number; reaped: number } {
   try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    // Fields after the command name (which may hold spaces) start at field 3 (state).
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / CLOCK_TICKS_PER_S;
+    return cpuOfStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
-    return 0;
+    return { self: 0, reaped: 0 };
   }
 }

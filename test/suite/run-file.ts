@@ -23,7 +23,7 @@ export interface FileResult extends FileRun {
   /** Exit code, or the signal that ended it. */
   exit: number | string;
   seconds: number;
-  /** CPU seconds of the test process and its reaped descendants (test/suite/cpu-probe.ts); undefined if it wrote none. */
+  /** CPU seconds of the test process, its reaped descendants and counted daemons (test/suite/cpu-probe.ts); undefined if it wrote none. */
   cpu: number | undefined;
   /** stdout (TAP) then stderr, for the report of a failure. */
   output: string;
@@ -80,7 +80,7 @@ export function runFile(run: FileRun, imports: string[]): Promise<FileResult> {
       const failed = (tap.match(/^not ok \d+/gm) ?? []).length;
       const cpu = takeFileCpu(cpuFile);
       const seconds = (performance.now() - started) / 1000;
-      resolve({ ...run, passed, failed, exit: code ?? signal ?? '?', seconds, cpu: cpu && cpu.own + cpu.children, output: `${tap}${Buffer.concat(stderr).toString()}` });
+      resolve({ ...run, passed, failed, exit: code ?? signal ?? '?', seconds, cpu: cpu && cpu.own + cpu.children + cpu.daemons, output: `${tap}${Buffer.concat(stderr).toString()}` });
     });
   });
 }
