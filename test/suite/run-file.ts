@@ -46,6 +46,15 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
+/**
+ * V8's optimizing compiler stays off in test processes: a test file runs for seconds, mostly code
+ * that runs a few times (module start-up, one request of each kind), so compiling hot functions
+ * again, on threads that compete with the other files for two cores, cost more CPU than it saved
+ * (5-10% of a file's own CPU, measured on preview, mcp-tasks and a task-service file). Behaviour
+ * is the same; the benches, not the tests, measure speed.
+ */
+const NODE_FLAGS = ['--enable-source-maps', '--no-opt'];
+
 /** Where a test process's CPU probe writes (one file per run, read back and removed). */
 const cpuPath = (run: FileRun) => join('.tap', 'cpu', run.adapter, `${run.file}.json`);
 
@@ -55,7 +64,7 @@ export function runFile(run: FileRun, imports: string[]): Promise<FileResult> {
   const cpuFile = cpuPath(run);
   mkdirSync(dirname(cpuFile), { recursive: true });
   // Its own process group, so a hung file is ended with everything it started.
-  const child = spawn(process.execPath, ['--enable-source-maps', ...imports.map((i) => `--import=${i}`), run.file], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...imports.map((i) => `--import=${i}`), run.file], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, TASKYARD_HTTP_ADAPTER: run.adapter, TAP_TIMEOUT: String(TAP_TIMEOUT_S), TASKYARD_CPU_FILE: cpuFile },
