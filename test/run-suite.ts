@@ -10,7 +10,10 @@
  * and a long file started last would decide the wall time alone. Each file runs under the leak check
  * (`test/helpers/leak-check.ts`).
  *
- * Prints a line per file, the output of each failure, where the time went, and last the line
+ * Each test process also reports the CPU it used with its reaped descendants (test/suite/cpu-probe.ts):
+ * on a shared machine that, not the wall time, says what a file costs.
+ *
+ * Prints a line per file, the output of each failure, where the time and the CPU went, and last the line
  * `N passed, N failed` counting top-level tests of every file and run; exits nonzero on any failure,
  * including a file that crashed or leaked after its tests passed.
  *
@@ -21,15 +24,20 @@ import { availableParallelism } from 'node:os';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { testsFrontEnd } from './helpers/front-end.js';
+import { statCpu } from './suite/cpu-times.js';
 import { runFile, saveTimes, type FileResult, type FileRun } from './suite/run-file.js';
 
 const adapters = (process.env['TASKYARD_TEST_ADAPTERS'] ?? 'uws,node').split(',').filter(Boolean);
 const named = process.argv.slice(2).map((f) => relative('.', f));
 const jobs = Number(process.env['TASKYARD_TEST_JOBS']) || availableParallelism() * 2;
 const LEAK_CHECK = './dist/test/helpers/leak-check.js';
+/** Writes the CPU each test process used (test/suite/cpu-probe.ts). */
+const CPU_PROBE = './dist/test/suite/cpu-probe.js';
 /** Written by the leak check: one file per test process that leaked. */
 const LEAKS_DIR = '.tap/leaks';
 const LAST_TIMES = '.tap/suite-times.json';
+/** CPU seconds per file of the last whole run, for comparing runs (wall times of a shared machine say little). */
+const LAST_CPU = '.tap/suite-cpu.json';
 const KNOWN_TIMES = 'test/suite/times.json';
 
 function testFiles(dir: string): string[] {
@@ -66,7 +74,7 @@ async function runAll(runs: FileRun[], onDone: (r: FileResult) => void): Promise
   const results: FileResult[] = [];
   const lane = async () => {
     for (let run = queue.shift(); run; run = queue.shift()) {
-      const result = await runFile(run, LEAK_CHECK);
+      const result = await runFile(run, [LEAK_CHECK, CPU_PROBE]);
       results.push(result);
       onDone(result);
     }
@@ -75,6 +83,7 @@ async function runAll(runs: FileRun[], onDone: (r: FileResult) => void): Promise
   return results;
 }
 
+const cpuText = (r: FileResult) => (r.cpu === undefined ? '     ?' : r.cpu.toFixed(1).padStart(6));
 const label = (r: FileRun) => `${r.file.replace(/^dist\/test\//, '')} [${r.adapter}]`;
 const failedRun = (r: FileResult) => r.failed > 0 || r.exit !== 0;
 
@@ -86,11 +95,14 @@ console.log(`${runs.length} test files (${adapters.join(', ')}), ${jobs} at a ti
 const started = performance.now();
 const results = await runAll(runs, (r) => {
   const mark = failedRun(r) ? 'FAIL' : 'ok  ';
-  console.log(`${mark} ${r.seconds.toFixed(1).padStart(6)} s  ${label(r)}  (${r.passed} passed${r.failed ? `, ${r.failed} failed` : ''})`);
+  console.log(`${mark} ${r.seconds.toFixed(1).padStart(6)} s ${cpuText(r)} cpu  ${label(r)}  (${r.passed} passed${r.failed ? `, ${r.failed} failed` : ''})`);
   if (failedRun(r)) console.log(r.output.replace(/^/gm, '    | '));
 });
 const wall = (performance.now() - started) / 1000;
-if (named.length === 0) saveTimes(LAST_TIMES, results);
+if (named.length === 0) {
+  saveTimes(LAST_TIMES, results);
+  saveTimes(LAST_CPU, results, 'cpu');
+}
 
 let leaks: string[] = [];
 try {
@@ -102,8 +114,13 @@ const passed = results.reduce((n, r) => n + r.passed, 0);
 // A file that exited nonzero without a failing test (a crash, a timeout, a leak) counts once.
 const failed = results.reduce((n, r) => n + (r.failed > 0 ? r.failed : r.exit !== 0 ? 1 : 0), 0);
 
+const fileCpu = results.reduce((n, r) => n + (r.cpu ?? 0), 0);
+const unmeasured = results.filter((r) => r.cpu === undefined).length;
+const own = process.cpuUsage();
 console.log(`\nslowest files (wall ${wall.toFixed(0)} s, ${jobs} at a time):`);
 for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 12)) console.log(`  ${r.seconds.toFixed(1).padStart(6)} s  ${label(r)}`);
+console.log(`most CPU (files ${fileCpu.toFixed(0)} s${unmeasured ? `, ${unmeasured} unmeasured` : ''}; every reaped test process ${statCpu('self').reaped.toFixed(0)} s; this runner ${((own.user + own.system) / 1e6).toFixed(1)} s):`);
+for (const r of [...results].sort((a, b) => (b.cpu ?? 0) - (a.cpu ?? 0)).slice(0, 12)) console.log(`  ${cpuText(r)} s  ${label(r)}`);
 for (const r of results.filter(failedRun)) console.log(`FAILED ${label(r)}: ${r.failed} failed, exit ${r.exit}`);
 for (const l of leaks) console.log(`FAILED leak: ${l}`);
 console.log(`${passed} passed, ${failed} failed`);

@@ -3,10 +3,17 @@ import { readdir, readFile } from 'node:fs/promises';
 /** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 
-/** The fields of /proc/<pid>/stat after the command name (which may hold spaces). */
+/** The fields of a /proc/<pid>/stat line after the command name (which may hold spaces). */
+const fieldsOf = (stat: string): string[] => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+
 async function statFields(pid: number | 'self'): Promise<string[]> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return fieldsOf(await readFile(`/proc/${pid}/stat`, 'utf8'));
+}
+
+/** CPU seconds of a process, and of the children it reaped, from its /proc/<pid>/stat line. */
+export function cpuOfStat(stat: string): { self: number; reaped: number } {
+  const f = fieldsOf(stat);
+  return { self: (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND, reaped: (Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND };
 }
 
 /**
@@ -15,8 +22,7 @@ async function statFields(pid: number | 'self'): Promise<string[]> {
  * runners' CPU shows on the spawner that started them).
  */
 export async function processCpu(pid: number | 'self'): Promise<{ self: number; reaped: number }> {
-  const f = await statFields(pid);
-  return { self: (Number(f[11]) + Number(f[12])) / TICKS_PER_SECOND, reaped: (Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND };
+  return cpuOfStat(await readFile(`/proc/${pid}/stat`, 'utf8'));
 }
 
 /** The pids whose parent is `pid`. */

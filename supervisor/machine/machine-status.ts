@@ -2,7 +2,7 @@ import { availableParallelism, cpus } from 'node:os';
 import type { GpuDevice, GpuLease, MachineInfo } from '../../schemas/machine.js';
 import { PACKAGE_ROOT, PACKAGE_VERSION } from '../../core/build-info.js';
 import { CpuSampler, readPhysicalCores } from './cpu-usage.js';
-import { readGitInfo } from './git-info.js';
+import { readGitInfo, type GitInfo } from './git-info.js';
 import { sharedGpuProbe } from './gpu-probe.js';
 import { readMemory } from './memory-info.js';
 
@@ -12,13 +12,16 @@ export interface MachineStatusSource {
   stop(): void;
 }
 
+/** The package's own checkout, asked of git once per process (a test process starts many services). */
+let packageGit: Promise<GitInfo> | undefined;
+
 /**
  * Reads what never changes while the service runs (build info, core counts) once at start and
  * starts the background CPU sampler; each request then reads memory, GPUs and the Tasks' GPU
  * leases (`gpuLeases`, from the task runtime) fresh.
  */
 export async function startMachineStatus(probeGpus: () => Promise<GpuDevice[]> = sharedGpuProbe(), gpuLeases: () => GpuLease[] = () => []): Promise<MachineStatusSource> {
-  const [git, physicalCores, sampler] = await Promise.all([readGitInfo(PACKAGE_ROOT), readPhysicalCores(), CpuSampler.start()]);
+  const [git, physicalCores, sampler] = await Promise.all([(packageGit ??= readGitInfo(PACKAGE_ROOT)), readPhysicalCores(), CpuSampler.start()]);
   const build = Object.freeze({ version: PACKAGE_VERSION, ...git });
   const totalCores = cpus().length || availableParallelism() || null;
   return {

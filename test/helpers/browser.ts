@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import type { Test } from 'tap';
+import tap, { type Test } from 'tap';
 import { ensureDebianPackages, exists, runCommand } from './debian-packages.js';
 import { startTestService, type TestService, type TestServiceOptions, waitFor } from './service.js';
 
@@ -20,12 +20,22 @@ export async function ensureConsoleBuilt(): Promise<void> {
   if (result.code !== 0) throw new Error(`building the console failed:\n${result.output}`);
 }
 
-/** Starts a headless Debian chromium for this test (closed at teardown). */
-export async function launchBrowser(t: Test): Promise<Browser> {
-  await ensureChromium();
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
-  t.teardown(() => browser.close());
-  return browser;
+let shared: Promise<Browser> | undefined;
+
+/**
+ * The file's headless Debian chromium: started by the first test that asks (~0.6 s of CPU per
+ * start and close), closed when the whole file ends. Tests stay apart by each using its own
+ * browser context (`startConsole`), which shares no cookies, storage or pages with another.
+ */
+export function launchBrowser(): Promise<Browser> {
+  shared ??= (async () => {
+    await ensureChromium();
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: LAUNCH_ARGS });
+    // A root teardown added now runs before the leak check's (registered first, run last).
+    tap.teardown(() => browser.close());
+    return browser;
+  })();
+  return shared;
 }
 
 export interface ConsoleSession {
@@ -39,8 +49,9 @@ export interface ConsoleSession {
 export async function startConsole(t: Test, opts: TestServiceOptions & { open?: boolean } = {}): Promise<ConsoleSession> {
   await ensureConsoleBuilt();
   const svc = await startTestService(t, opts);
-  const browser = await launchBrowser(t);
+  const browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, deviceScaleFactor: 1 });
+  t.teardown(() => context.close());
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
   const errors: string[] = [];

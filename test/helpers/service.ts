@@ -67,7 +67,11 @@ export function parseSse(raw: string): Array<Record<string, unknown>> {
 export async function startTestService(t: Test, opts: TestServiceOptions = {}): Promise<TestService> {
   const workspace = opts.workspace ?? (await mkdtemp(join(tmpdir(), 'taskyard-test-')));
   const raw = opts.config ?? {};
-  const service = { ...((raw['service'] as Record<string, unknown>) ?? {}), workspace, port: 0, host: '127.0.0.1' };
+  // Unless the test asks otherwise: one runner started ahead of need, not the default two (a test
+  // service submits a few Tasks at a time, and every idle runner is a Node start, ~60 ms of CPU,
+  // thrown away at close); and no GPUs, so each start does not run nvidia-smi and rocm-smi to
+  // find none (tests that lease GPUs say how many).
+  const service = { runner_pool_size: 1, gpus: 0, ...((raw['service'] as Record<string, unknown>) ?? {}), workspace, port: 0, host: '127.0.0.1' };
   const token = opts.token === undefined ? TEST_TOKEN : opts.token;
   let running: RunningService;
   try {

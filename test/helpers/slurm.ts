@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { waitFor } from './wait-for.js';
 import { closedPort } from './http-server.js';
+import { countCpu } from '../suite/cpu-probe.js';
 
 const exec = promisify(execFile);
 const SCRIPTS = fileURLToPath(new URL('../../../scripts/', import.meta.url));
@@ -53,6 +54,8 @@ function alive(pid: number): boolean {
 export async function startSlurm(t: Test, cpus = 2): Promise<SlurmCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-slurm-'));
   t.teardown(async () => {
+    // The daemons left this process's tree: their CPU (and the jobs slurmd ran) is read before they stop.
+    for (const name of ['slurmd', 'slurmctld', 'munged']) countCpu(await pidOf(dir, name).catch(() => 0));
     await exec(join(SCRIPTS, 'slurm-down.sh'), [dir]).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
@@ -66,6 +69,7 @@ export async function startSlurm(t: Test, cpus = 2): Promise<SlurmCluster> {
     run,
     async stopController() {
       const pid = await pidOf(dir, 'slurmctld');
+      countCpu(pid);
       process.kill(pid, 'SIGTERM');
       await waitFor(() => !alive(pid), 15_000, 'slurmctld to stop');
     },

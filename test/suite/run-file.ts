@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { takeFileCpu } from './cpu-times.js';
 
 /** One file on one front end. */
 export interface FileRun {
@@ -22,6 +23,8 @@ export interface FileResult extends FileRun {
   /** Exit code, or the signal that ended it. */
   exit: number | string;
   seconds: number;
+  /** CPU seconds of the test process, its reaped descendants and counted daemons (test/suite/cpu-probe.ts); undefined if it wrote none. */
+  cpu: number | undefined;
   /** stdout (TAP) then stderr, for the report of a failure. */
   output: string;
 }
@@ -43,13 +46,28 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-export function runFile(run: FileRun, leakCheck: string): Promise<FileResult> {
+/**
+ * V8's optimizing compiler stays off in test processes: a test file runs for seconds, mostly code
+ * that runs a few times (module start-up, one request of each kind), so compiling hot functions
+ * again, on threads that compete with the other files for two cores, cost more CPU than it saved
+ * (5-10% of a file's own CPU, measured on preview, mcp-tasks and a task-service file). Behaviour
+ * is the same; the benches, not the tests, measure speed.
+ */
+const NODE_FLAGS = ['--enable-source-maps', '--no-opt'];
+
+/** Where a test process's CPU probe writes (one file per run, read back and removed). */
+const cpuPath = (run: FileRun) => join('.tap', 'cpu', run.adapter, `${run.file}.json`);
+
+/** Runs one file with the preloads in `imports` (the leak check, the CPU probe). */
+export function runFile(run: FileRun, imports: string[]): Promise<FileResult> {
   const started = performance.now();
+  const cpuFile = cpuPath(run);
+  mkdirSync(dirname(cpuFile), { recursive: true });
   // Its own process group, so a hung file is ended with everything it started.
-  const child = spawn(process.execPath, ['--enable-source-maps', `--import=${leakCheck}`, run.file], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...imports.map((i) => `--import=${i}`), run.file], {
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, TASKYARD_HTTP_ADAPTER: run.adapter, TAP_TIMEOUT: String(TAP_TIMEOUT_S) },
+    env: { ...process.env, TASKYARD_HTTP_ADAPTER: run.adapter, TAP_TIMEOUT: String(TAP_TIMEOUT_S), TASKYARD_CPU_FILE: cpuFile },
   });
   const stdout: Buffer[] = [];
   const stderr: Buffer[] = [];
@@ -69,7 +87,9 @@ export function runFile(run: FileRun, leakCheck: string): Promise<FileResult> {
       writeFileSync(path, tap);
       const passed = (tap.match(/^ok \d+/gm) ?? []).length;
       const failed = (tap.match(/^not ok \d+/gm) ?? []).length;
-      resolve({ ...run, passed, failed, exit: code ?? signal ?? '?', seconds: (performance.now() - started) / 1000, output: `${tap}${Buffer.concat(stderr).toString()}` });
+      const cpu = takeFileCpu(cpuFile);
+      const seconds = (performance.now() - started) / 1000;
+      resolve({ ...run, passed, failed, exit: code ?? signal ?? '?', seconds, cpu: cpu && cpu.own + cpu.children + cpu.daemons, output: `${tap}${Buffer.concat(stderr).toString()}` });
     });
   });
 }
@@ -84,10 +104,16 @@ export function killGroup(pid: number | undefined): void {
   }
 }
 
-/** Writes the measured times, read back by the next run to start the longest files first. */
-export function saveTimes(path: string, results: FileResult[]): void {
+/**
+ * Writes one measure of each run (`seconds` or `cpu`) keyed `<adapter> <file>`: the wall times are
+ * read back by the next run to start the longest files first.
+ */
+export function saveTimes(path: string, results: FileResult[], measure: 'seconds' | 'cpu' = 'seconds'): void {
   const times: Record<string, number> = {};
-  for (const r of results) times[`${r.adapter} ${r.file}`] = Math.round(r.seconds * 10) / 10;
+  for (const r of results) {
+    const value = r[measure];
+    if (value !== undefined) times[`${r.adapter} ${r.file}`] = Math.round(value * 10) / 10;
+  }
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${JSON.stringify(times, Object.keys(times).sort(), 1)}\n`);
 }
