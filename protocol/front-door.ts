@@ -4,8 +4,6 @@ import type { JobRegistry } from '../core/registry.js';
 import { isProtectedPath, makeBearerCheck } from './auth.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';
 import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';
-import { createMcpHandler } from './mcp.js';
-import { McpTasks } from './mcp-tasks.js';
 import { JSON_HEADERS, sendError } from './reply.js';
 import { matchesPrefix, type Route } from './route.js';
 
@@ -48,8 +46,15 @@ function withPath(req: IncomingRequest, path: string): IncomingRequest {
 export function createFrontDoor(opts: FrontDoorOptions): Handler {
   const authorized = opts.token === null ? () => true : makeBearerCheck(opts.token);
   const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, stopping: opts.stopping };
-  const mcpOpts = { registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins, progressIntervalMs: opts.mcpProgressIntervalMs, tasks: new McpTasks(opts.registry, opts.shutdown) };
-  const handleMcp = createMcpHandler(mcpOpts);
+  // The MCP layer and its SDK (~200 ms of CPU to load) come with the first `/mcp` request, so a
+  // start (and every CLI or test process that starts a service) does not pay for them.
+  let mcp: Promise<Handler> | undefined;
+  const handleMcp: Handler = async (req, res) => {
+    mcp ??= Promise.all([import('./mcp.js'), import('./mcp-tasks.js')]).then(([{ createMcpHandler }, { McpTasks }]) =>
+      createMcpHandler({ registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins, progressIntervalMs: opts.mcpProgressIntervalMs, tasks: new McpTasks(opts.registry, opts.shutdown) }),
+    );
+    return (await mcp)(req, res);
+  };
 
   const findRoute = (path: string) => opts.routes.find((r) => r.prefix !== '/' && matchesPrefix(path, r.prefix)) ?? opts.routes.find((r) => r.prefix === '/');
   const HEALTH = JSON.stringify({ answer: { running: true }, success: true, metadata: {} });

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 
 /** How long establishing a TCP (and TLS) connection may take; the exchange itself is unbounded. */
 export const CONNECT_TIMEOUT_MS = 10_000;
@@ -39,20 +39,27 @@ function describe(err: Error & { code?: string }): UpstreamError {
   return new UpstreamError(err.message && !err.message.includes(code) ? `${code}: ${err.message}` : err.message || code, code);
 }
 
+interface UndiciClient {
+  request: typeof import('undici').request;
+  pool: Dispatcher;
+}
+let client: Promise<UndiciClient> | undefined;
+
 /**
  * One pooled keep-alive client for the proxy's upstreams (forwarding to targets has its own lean
  * client, `keep-alive-pool.ts`). Only the connect phase is bounded: quiet streams may
  * legitimately take hours, so neither the response head nor a silent body times out (fetch gives
- * up on both after 300 s).
+ * up on both after 300 s). undici costs ~85 ms of CPU to load, so the first proxied request loads
+ * it, not every start.
  */
-const pool: Dispatcher = new Agent({
-  connect: { timeout: CONNECT_TIMEOUT_MS },
-  headersTimeout: 0,
-  bodyTimeout: 0,
-  keepAliveTimeout: 4_000,
-});
+function undici(): Promise<UndiciClient> {
+  return (client ??= import('undici').then(({ Agent, request }) => ({
+    request,
+    pool: new Agent({ connect: { timeout: CONNECT_TIMEOUT_MS }, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 4_000 }),
+  })));
+}
 
-type UndiciBody = NonNullable<Parameters<typeof request>[1]>['body'];
+type UndiciBody = NonNullable<Parameters<typeof import('undici').request>[1]>['body'];
 
 /**
  * One HTTP exchange with an upstream as one awaited value: resolves with the response head (the
@@ -62,6 +69,7 @@ type UndiciBody = NonNullable<Parameters<typeof request>[1]>['body'];
 export async function openUpstream(url: URL, init: UpstreamInit): Promise<UpstreamResponse> {
   if (init.signal.aborted) throw init.signal.reason;
   try {
+    const { request, pool } = await undici();
     const res = await request(url, {
       method: init.method as Dispatcher.HttpMethod,
       headers: init.headers as Record<string, string | string[]>,
