@@ -4,7 +4,7 @@ import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTempFile, isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
 import { readLogWindowSync } from './log-reader.js';
-import { readStatus } from './records.js';
+import { readStatusSync } from './records.js';
 import { TaskBroadcaster } from './task-broadcaster.js';
 import { openTaskFileSync } from './task-file.js';
 import type { TaskIndex } from './task-index.js';
@@ -51,10 +51,10 @@ export interface LiveRun {
  * status, so once the status is terminal everything before it is known. Files the Task replaced
  * with something else (a directory, a FIFO, a link) are not read, and nothing here throws.
  *
- * The progress and log reads are synchronous: the runner just wrote those bytes, so they come from
- * the page cache in microseconds, while the thread-pool round trips they replace (open, stat, read,
- * close: seven in a row from a log change to its broadcast) each waited for a core, and on a loaded
- * 2-core machine made most of a follower's delay (bench/followers.ts).
+ * Its reads are synchronous: the runner just wrote those bytes, so they come from the page cache in
+ * microseconds, while the thread-pool round trips they replace (open, stat, read, close: seven in a
+ * row from a log change to its broadcast, eleven for a progress step) each waited for a core, and
+ * on a loaded 2-core machine made most of a follower's delay (bench/followers.ts).
  */
 export class LiveTask {
   readonly progress: ProgressEvent[] = [];
@@ -68,7 +68,8 @@ export class LiveTask {
   #stalenessMs = DEFAULT_STALENESS_MS;
   #eventsOffset = 0;
   #pending = new Set<Part>();
-  #running: Promise<void> | undefined;
+  /** A drain is under way: a request made from inside it (a listener's) joins its loop. */
+  #draining = false;
   #logReads = new Map<number, Promise<TaskLogChunk>>();
   #broadcaster: TaskBroadcaster | undefined;
   #closed = false;
@@ -84,7 +85,8 @@ export class LiveTask {
       // The directory vanished already: the owner settles the run when its runner ends.
     }
     this.#arm();
-    this.#request(EVERYTHING);
+    // Not from inside the constructor: the owner hears of a terminal status once it holds this.
+    queueMicrotask(() => this.#request(EVERYTHING));
   }
 
   get id(): string {
@@ -130,10 +132,9 @@ export class LiveTask {
     return read;
   }
 
-  /** Re-reads everything now and waits for it (the owner's last look once the runner is gone). */
-  async refresh(): Promise<void> {
+  /** Re-reads everything now (the owner's last look once the runner is gone). */
+  refresh(): void {
     this.#request(EVERYTHING);
-    while (this.#running) await this.#running;
   }
 
   close(): void {
@@ -155,25 +156,32 @@ export class LiveTask {
   #request(parts: Part[]): void {
     if (this.#closed || parts.length === 0) return;
     for (const p of parts) this.#pending.add(p);
-    this.#running ??= this.#drain()
-      .catch((err: unknown) => console.error(`taskyard: ${this.#run.id}: reading its files failed`, err))
-      .finally(() => (this.#running = undefined));
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      this.#drain();
+    } catch (err) {
+      console.error(`taskyard: ${this.#run.id}: reading its files failed`, err);
+    } finally {
+      this.#draining = false;
+    }
   }
 
-  async #drain(): Promise<void> {
+  #drain(): void {
     while (this.#pending.size && !this.#closed) {
       const parts = new Set(this.#pending);
       this.#pending.clear();
       let changed = false;
       if (parts.has('events')) changed = this.#guard('events', () => this.#readEvents()) || changed;
       if (parts.has('log') || parts.has('status')) changed = this.#guard('log', () => this.#readLogSize()) || changed;
-      // The broadcaster needs only progress and log: its followers do not wait for the status read.
-      // It goes before any follower is woken: one woken after it finds it busy and waits to join.
-      if (changed) this.#broadcaster?.changed();
-      if (parts.has('status')) await this.#guardAsync('status', () => this.#readStatus());
+      if (parts.has('status')) this.#guard('status', () => this.#readStatus());
       // After the status: a runner writes progress and status together, and a status change
       // notifies too; followers then wake once for both (a second notify in this tick finds none waiting).
-      if (changed) this.#index.notify(this.#run.id);
+      // The broadcaster goes first: a follower woken after it finds it busy and waits to join.
+      if (changed) {
+        this.#broadcaster?.changed();
+        this.#index.notify(this.#run.id);
+      }
     }
   }
 
@@ -182,24 +190,12 @@ export class LiveTask {
     try {
       return read();
     } catch (err) {
-      return this.#refuse(what, err);
+      if (!this.#refused.has(what)) {
+        this.#refused.add(what);
+        console.error(`taskyard: ${this.#run.id}: its ${what} file is not read: ${(err as Error).message}`);
+      }
+      return false;
     }
-  }
-
-  async #guardAsync(what: string, read: () => Promise<boolean>): Promise<boolean> {
-    try {
-      return await read();
-    } catch (err) {
-      return this.#refuse(what, err);
-    }
-  }
-
-  #refuse(what: string, err: unknown): false {
-    if (!this.#refused.has(what)) {
-      this.#refused.add(what);
-      console.error(`taskyard: ${this.#run.id}: its ${what} file is not read: ${(err as Error).message}`);
-    }
-    return false;
   }
 
   #readEvents(): boolean {
@@ -241,9 +237,9 @@ export class LiveTask {
     return true;
   }
 
-  async #readStatus(): Promise<boolean> {
+  #readStatus(): boolean {
     const { id, dir, parts } = this.#run;
-    const status = await readStatus(dir, id, parts.type);
+    const status = readStatusSync(dir, id, parts.type);
     // Unreadable, or another run's: the owner decides when the runner ends.
     if (!status || status.run_id !== this.#run.runId || this.#closed) return false;
     if (isTerminal(status.state)) this.#onTerminal(status);
