@@ -1,5 +1,5 @@
 import { isObject } from '../core/is-object.js';
-import { readRegularFile, readRegularFileSync } from '../workers/safe-file.js';
+import { readRegularFile } from '../workers/safe-file.js';
 
 /**
  * A JSON file holding an object, read tolerantly: missing, unreadable, invalid JSON or any other
@@ -10,22 +10,10 @@ import { readRegularFile, readRegularFileSync } from '../workers/safe-file.js';
  */
 export async function readJsonObject(file: string): Promise<Record<string, unknown> | null> {
   try {
-    return objectIn(await readRegularFile(file));
+    const text = (await readRegularFile(file)).toString('utf8');
+    const parsed: unknown = JSON.parse(text);
+    return isObject(parsed) ? parsed : null;
   } catch {
     return null;
   }
-}
-
-/** `readJsonObject`, synchronous (a record just written, read from the page cache). */
-export function readJsonObjectSync(file: string): Record<string, unknown> | null {
-  try {
-    return objectIn(readRegularFileSync(file));
-  } catch {
-    return null;
-  }
-}
-
-function objectIn(bytes: Buffer): Record<string, unknown> | null {
-  const parsed: unknown = JSON.parse(bytes.toString('utf8'));
-  return isObject(parsed) ? parsed : null;
 }

@@ -1,4 +1,4 @@
-import { close as closeCallback, closeSync, constants, fstat as fstatCallback, fstatSync, open as openCallback, openSync, read as readCallback, readSync, type Stats } from 'node:fs';
+import { close as closeCallback, closeSync, constants, fstat as fstatCallback, fstatSync, open as openCallback, openSync, read as readCallback, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
@@ -96,7 +96,7 @@ export async function readRegularFile(path: string): Promise<Buffer> {
 }
 
 /** Opens with `flags` (which carry O_NOFOLLOW | O_NONBLOCK), then refuses anything but a regular file. */
-function openCheckedSync(path: string, flags: number, mode?: number): { fd: number; stat: Stats } {
+function openCheckedSync(path: string, flags: number, mode?: number): number {
   let fd: number;
   try {
     fd = openSync(path, flags, mode);
@@ -106,9 +106,8 @@ function openCheckedSync(path: string, flags: number, mode?: number): { fd: numb
     throw asRefusal(path, err);
   }
   try {
-    const stat = fstatSync(fd);
-    requireRegular(path, stat);
-    return { fd, stat };
+    requireRegular(path, fstatSync(fd));
+    return fd;
   } catch (err) {
     closeSync(fd);
     throw err;
@@ -117,32 +116,7 @@ function openCheckedSync(path: string, flags: number, mode?: number): { fd: numb
 
 /** The same, synchronous, answering a file descriptor (for the runner). */
 export function openRegularFileSync(path: string): number {
-  return openCheckedSync(path, FLAGS).fd;
-}
-
-/** `openRegularFileSync`, also answering the stat the check was made with. */
-export function openRegularFileSyncWithStat(path: string): { fd: number; stat: Stats } {
   return openCheckedSync(path, FLAGS);
-}
-
-/**
- * `readRegularFile`, synchronous: for a record its writer just wrote (page cache), where a
- * thread-pool round trip per step costs more than the read (the live Task's watch).
- */
-export function readRegularFileSync(path: string): Buffer {
-  const { fd, stat } = openCheckedSync(path, FLAGS);
-  try {
-    const buf = Buffer.allocUnsafe(stat.size);
-    let filled = 0;
-    while (filled < buf.length) {
-      const n = readSync(fd, buf, filled, buf.length - filled, filled);
-      if (n === 0) break;
-      filled += n;
-    }
-    return buf.subarray(0, filled);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**
@@ -151,5 +125,5 @@ export function readRegularFileSync(path: string): Buffer {
  * planted there must not make the service write outside the workspace.
  */
 export function openAppendFileSync(path: string): number {
-  return openCheckedSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644).fd;
+  return openCheckedSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
 }

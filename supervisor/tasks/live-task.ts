@@ -4,7 +4,7 @@ import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTempFile, isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
 import { readLogWindowSync } from './log-reader.js';
-import { readStatusSync } from './records.js';
+import { readStatus } from './records.js';
 import { TaskBroadcaster } from './task-broadcaster.js';
 import { openTaskFileSync } from './task-file.js';
 import type { TaskIndex } from './task-index.js';
@@ -51,10 +51,10 @@ export interface LiveRun {
  * status, so once the status is terminal everything before it is known. Files the Task replaced
  * with something else (a directory, a FIFO, a link) are not read, and nothing here throws.
  *
- * Its reads are synchronous: the runner just wrote those bytes, so they come from the page cache in
- * microseconds, while the thread-pool round trips they replace (open, stat, read, close: seven in a
- * row from a log change to its broadcast, eleven for a progress step) each waited for a core, and
- * on a loaded 2-core machine made most of a follower's delay (bench/followers.ts).
+ * The progress and log reads are synchronous: the runner just wrote those bytes, so they come from
+ * the page cache in microseconds, while the thread-pool round trips they replace (open, stat, read,
+ * close: seven in a row from a log change to its broadcast) each waited for a core, and on a loaded
+ * 2-core machine made most of a follower's delay (bench/followers.ts).
  */
 export class LiveTask {
   readonly progress: ProgressEvent[] = [];
@@ -68,8 +68,7 @@ export class LiveTask {
   #stalenessMs = DEFAULT_STALENESS_MS;
   #eventsOffset = 0;
   #pending = new Set<Part>();
-  /** A drain is under way: a request made from inside it (a listener's) joins its loop. */
-  #draining = false;
+  #running: Promise<void> | undefined;
   #logReads = new Map<number, Promise<TaskLogChunk>>();
   #broadcaster: TaskBroadcaster | undefined;
   #closed = false;
@@ -85,8 +84,7 @@ export class LiveTask {
       // The directory vanished already: the owner settles the run when its runner ends.
     }
     this.#arm();
-    // Not from inside the constructor: the owner hears of a terminal status once it holds this.
-    queueMicrotask(() => this.#request(EVERYTHING));
+    this.#request(EVERYTHING);
   }
 
   get id(): string {
@@ -132,9 +130,10 @@ export class LiveTask {
     return read;
   }
 
-  /** Re-reads everything now (the owner's last look once the runner is gone). */
-  refresh(): void {
+  /** Re-reads everything now and waits for it (the owner's last look once the runner is gone). */
+  async refresh(): Promise<void> {
     this.#request(EVERYTHING);
+    while (this.#running) await this.#running;
   }
 
   close(): void {
@@ -156,32 +155,25 @@ export class LiveTask {
   #request(parts: Part[]): void {
     if (this.#closed || parts.length === 0) return;
     for (const p of parts) this.#pending.add(p);
-    if (this.#draining) return;
-    this.#draining = true;
-    try {
-      this.#drain();
-    } catch (err) {
-      console.error(`taskyard: ${this.#run.id}: reading its files failed`, err);
-    } finally {
-      this.#draining = false;
-    }
+    this.#running ??= this.#drain()
+      .catch((err: unknown) => console.error(`taskyard: ${this.#run.id}: reading its files failed`, err))
+      .finally(() => (this.#running = undefined));
   }
 
-  #drain(): void {
+  async #drain(): Promise<void> {
     while (this.#pending.size && !this.#closed) {
       const parts = new Set(this.#pending);
       this.#pending.clear();
       let changed = false;
       if (parts.has('events')) changed = this.#guard('events', () => this.#readEvents()) || changed;
       if (parts.has('log') || parts.has('status')) changed = this.#guard('log', () => this.#readLogSize()) || changed;
-      if (parts.has('status')) this.#guard('status', () => this.#readStatus());
+      // The broadcaster needs only progress and log: its followers do not wait for the status read.
+      // It goes before any follower is woken: one woken after it finds it busy and waits to join.
+      if (changed) this.#broadcaster?.changed();
+      if (parts.has('status')) await this.#guardAsync('status', () => this.#readStatus());
       // After the status: a runner writes progress and status together, and a status change
       // notifies too; followers then wake once for both (a second notify in this tick finds none waiting).
-      // The broadcaster goes first: a follower woken after it finds it busy and waits to join.
-      if (changed) {
-        this.#broadcaster?.changed();
-        this.#index.notify(this.#run.id);
-      }
+      if (changed) this.#index.notify(this.#run.id);
     }
   }
 
@@ -190,12 +182,24 @@ export class LiveTask {
     try {
       return read();
     } catch (err) {
-      if (!this.#refused.has(what)) {
-        this.#refused.add(what);
-        console.error(`taskyard: ${this.#run.id}: its ${what} file is not read: ${(err as Error).message}`);
-      }
-      return false;
+      return this.#refuse(what, err);
     }
+  }
+
+  async #guardAsync(what: string, read: () => Promise<boolean>): Promise<boolean> {
+    try {
+      return await read();
+    } catch (err) {
+      return this.#refuse(what, err);
+    }
+  }
+
+  #refuse(what: string, err: unknown): false {
+    if (!this.#refused.has(what)) {
+      this.#refused.add(what);
+      console.error(`taskyard: ${this.#run.id}: its ${what} file is not read: ${(err as Error).message}`);
+    }
+    return false;
   }
 
   #readEvents(): boolean {
@@ -237,9 +241,9 @@ export class LiveTask {
     return true;
   }
 
-  #readStatus(): boolean {
+  async #readStatus(): Promise<boolean> {
     const { id, dir, parts } = this.#run;
-    const status = readStatusSync(dir, id, parts.type);
+    const status = await readStatus(dir, id, parts.type);
     // Unreadable, or another run's: the owner decides when the runner ends.
     if (!status || status.run_id !== this.#run.runId || this.#closed) return false;
     if (isTerminal(status.state)) this.#onTerminal(status);

@@ -1,5 +1,5 @@
 import { lstat } from 'node:fs/promises';
-import { readJsonObject, readJsonObjectSync } from '../json-file.js';
+import { readJsonObject } from '../json-file.js';
 import { join } from 'node:path';
 import { TaskMetadata, TaskStatus } from '../../schemas/tasks.js';
 import { check } from '../../schemas/validator.js';
@@ -22,15 +22,7 @@ export async function isSafeDir(dir: string): Promise<boolean> {
 
 /** Reads `status.json`, reading the historical `execution_id` as `run_id`, defaults filled. */
 export async function readStatus(dir: string, taskId: string, taskType: string): Promise<TaskStatus | null> {
-  return statusOf(await readJsonObject(join(dir, TASK_FILES.status)), taskId, taskType);
-}
-
-/** `readStatus`, synchronous: a live Task's watch reads the status its runner just wrote. */
-export function readStatusSync(dir: string, taskId: string, taskType: string): TaskStatus | null {
-  return statusOf(readJsonObjectSync(join(dir, TASK_FILES.status)), taskId, taskType);
-}
-
-function statusOf(raw: Record<string, unknown> | null, taskId: string, taskType: string): TaskStatus | null {
+  const raw = await readJsonObject(join(dir, TASK_FILES.status));
   if (!raw) return null;
   if (raw['run_id'] === undefined && raw['execution_id'] !== undefined) raw['run_id'] = raw['execution_id'];
   delete raw['execution_id'];

@@ -126,7 +126,7 @@ export class TaskRun {
         clearTimeout(this.#timeLimit);
         await this.#stopping;
         if (this.#timedOut && !this.#cancelRequested) end = { kind: 'time-limit', seconds: this.spec.resources.time_limit_s! };
-        this.#live.refresh();
+        await this.#live.refresh();
       } else if (runner) end = runner;
     }
     this.#phase = 'ended';
