@@ -125,7 +125,7 @@ async function bare(perTask: number, client: Client): Promise<Measured> {
 }
 
 const cells = (m: Measured) => [`${m.p50.toFixed(1)} / ${m.p99.toFixed(1)} / ${m.max.toFixed(0)}`, m.rssMb.toFixed(0), m.cpuPer30s.toFixed(1), m.cpuUsPerLine.toFixed(1)];
-const counts = (m: Measured) => [m.timed, m.errors, ((m.window_cpu_s * 30_000) / WINDOW_MS).toFixed(1)];
+const counts = (m: Measured) => [String(m.opened), m.timed, String(m.errors), ((m.window_cpu_s * 30_000) / WINDOW_MS).toFixed(1)];
 
 /** The C client, built for this run; the Node client (undefined) without a compiler or when asked for. */
 async function chooseClient(dir: string): Promise<Client> {
@@ -168,7 +168,7 @@ export async function run(): Promise<void> {
   }
   printTable(
     `SSE stream_task followers of ${TASKS} running Tasks, a log line + progress every 0.5 s each, ${client ? 'C epoll' : 'Node'} client; CPU over a ${WINDOW_MS / 1000} s window, per 30 s (target at 10,000: p99 < 50 ms, CPU within 2x bare)`,
-    ['followers / server', 'p50 / p99 / max ms', 'peak RSS MB', 'CPU s per 30 s', 'CPU µs per line', 'CPU x bare', 'per line x bare', 'lines timed', 'errors', 'client CPU s per 30 s'],
+    ['followers / server', 'p50 / p99 / max ms', 'peak RSS MB', 'CPU s per 30 s', 'CPU µs per line', 'CPU x bare', 'per line x bare', 'opened', 'lines timed', 'errors', 'client CPU s per 30 s'],
     rows,
   );
   for (const line of verdicts) console.log(line);
