@@ -7,6 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer, startServerCommand } from './lib/child-server.js';
+import { compileC } from './lib/compile-c.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { printTable } from './lib/table.js';
 
@@ -45,18 +46,6 @@ function timed(cmd: string, args: string[]): Promise<number> {
 const readToNull = (path: string) => timed('cat', [path]);
 /** One download by curl (a C client, so the client costs less than the server being measured). */
 const curlGet = (url: string) => timed('curl', ['-sSf', '-H', `authorization: Bearer ${BENCH_TOKEN}`, url]);
-
-/** The sendfile(2) server, compiled with the system's C compiler; undefined when there is none. */
-async function buildSendfileServer(dir: string): Promise<string | undefined> {
-  const out = join(dir, 'sendfile-server');
-  const source = join(PACKAGE_ROOT, 'bench', 'servers', 'sendfile-server.c');
-  try {
-    await execFileAsync('cc', ['-O2', '-o', out, source]);
-    return out;
-  } catch {
-    return undefined;
-  }
-}
 
 async function download(svc: ServiceProcess, parallel: number): Promise<{ ms: number; bytes: number }> {
   const client = fileURLToPath(new URL('./lib/download-client.js', import.meta.url));
@@ -102,7 +91,9 @@ async function rounds(cases: Record<string, () => Promise<number>>): Promise<Rec
 export async function run(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-bench-downloads-'));
   try {
-    const sendfileServer = await buildSendfileServer(dir);
+    const built = await compileC('bench/servers/sendfile-server.c', dir);
+    if (built instanceof Error) console.log(`no sendfile(2) row: ${built.message}`);
+    const sendfileServer = built instanceof Error ? undefined : built;
     for (const adapter of ['uws', 'node'] as const) {
       const svc = await startServiceProcess({ adapter });
       const file = join(svc.workspace, 'big.bin');

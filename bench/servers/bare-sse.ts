@@ -2,7 +2,10 @@
 // bench. `POST /jobs/stream_task/events` with `{"arguments":{"task_id":…}}` follows one of ten
 // "Tasks" that each, every STEP_MS, log a line stamped like a Task logger's and report progress
 // 100 ms later (as a sleep Task's runner does). Each event is serialized once and written to
-// every follower with one corked write.
+// every follower with one corked write. The ten lines of a step are stamped at one instant, before
+// any is written, as ten runners ticking together stamp theirs (the service's Tasks are submitted
+// together): a stamp taken per Task after the previous Tasks' writes would leave out of the delay
+// the time a follower waits behind the other Tasks' followers.
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { loadNativeUws } from '../../protocol/uws-adapter.js';
 
@@ -23,8 +26,8 @@ function broadcast(set: Set<HttpResponse>, bytes: Buffer): void {
 
 setInterval(() => {
   step++;
+  const at = new Date().toISOString();
   for (const set of followers.values()) {
-    const at = new Date().toISOString();
     const line = `${at} INFO step ${step}\n`;
     const log = JSON.stringify({ kind: 'log', content: line, offset, next_offset: offset + line.length, size: offset + line.length, reset: false, channel: 'task' });
     const progress = JSON.stringify({ kind: 'progress', name: 'sleep', started_at: at, finished_at: null, percentage: step % 100 });

@@ -1,12 +1,12 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { closeSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTempFile, isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
-import { readLogWindow } from './log-reader.js';
+import { readLogWindowSync } from './log-reader.js';
 import { readStatus } from './records.js';
 import { TaskBroadcaster } from './task-broadcaster.js';
-import { openTaskFile } from './task-file.js';
+import { openTaskFileSync } from './task-file.js';
 import type { TaskIndex } from './task-index.js';
 import type { TaskIdParts } from './task-ids.js';
 
@@ -50,6 +50,11 @@ export interface LiveRun {
  * its cached log reads; a slow timer re-checks in case an event was missed. Reads go events → log →
  * status, so once the status is terminal everything before it is known. Files the Task replaced
  * with something else (a directory, a FIFO, a link) are not read, and nothing here throws.
+ *
+ * The progress and log reads are synchronous: the runner just wrote those bytes, so they come from
+ * the page cache in microseconds, while the thread-pool round trips they replace (open, stat, read,
+ * close: seven in a row from a log change to its broadcast) each waited for a core, and on a loaded
+ * 2-core machine made most of a follower's delay (bench/followers.ts).
  */
 export class LiveTask {
   readonly progress: ProgressEvent[] = [];
@@ -115,9 +120,11 @@ export class LiveTask {
   readLog(offset: number): Promise<TaskLogChunk> {
     let read = this.#logReads.get(offset);
     if (!read) {
-      read = readLogWindow(join(this.#run.dir, TASK_FILES.log), offset, FOLLOW_WINDOW_BYTES);
-      // A failed read is not shared: the next follower tries again.
-      read.catch(() => this.#logReads.delete(offset));
+      try {
+        read = Promise.resolve(readLogWindowSync(join(this.#run.dir, TASK_FILES.log), offset, FOLLOW_WINDOW_BYTES));
+      } catch (err) {
+        return Promise.reject(err as Error); // a failed read is not shared: the next follower tries again
+      }
       this.#logReads.set(offset, read);
     }
     return read;
@@ -158,40 +165,51 @@ export class LiveTask {
       const parts = new Set(this.#pending);
       this.#pending.clear();
       let changed = false;
-      if (parts.has('events')) changed = (await this.#guard('events', () => this.#readEvents())) || changed;
-      if (parts.has('log') || parts.has('status')) changed = (await this.#guard('log', () => this.#readLogSize())) || changed;
-      if (parts.has('status')) await this.#guard('status', () => this.#readStatus());
+      if (parts.has('events')) changed = this.#guard('events', () => this.#readEvents()) || changed;
+      if (parts.has('log') || parts.has('status')) changed = this.#guard('log', () => this.#readLogSize()) || changed;
+      // The broadcaster needs only progress and log: its followers do not wait for the status read.
+      // It goes before any follower is woken: one woken after it finds it busy and waits to join.
+      if (changed) this.#broadcaster?.changed();
+      if (parts.has('status')) await this.#guardAsync('status', () => this.#readStatus());
       // After the status: a runner writes progress and status together, and a status change
       // notifies too; followers then wake once for both (a second notify in this tick finds none waiting).
-      // The broadcaster goes first: a follower woken after it finds it busy and waits to join.
-      if (changed) {
-        this.#broadcaster?.changed();
-        this.#index.notify(this.#run.id);
-      }
+      if (changed) this.#index.notify(this.#run.id);
     }
   }
 
   /** One read, whatever the Task did to its files: a failure is logged once per file and skipped. */
-  async #guard(what: string, read: () => Promise<boolean>): Promise<boolean> {
+  #guard(what: string, read: () => boolean): boolean {
     try {
-      return await read();
+      return read();
     } catch (err) {
-      if (!this.#refused.has(what)) {
-        this.#refused.add(what);
-        console.error(`taskyard: ${this.#run.id}: its ${what} file is not read: ${(err as Error).message}`);
-      }
-      return false;
+      return this.#refuse(what, err);
     }
   }
 
-  async #readEvents(): Promise<boolean> {
-    const opened = await openTaskFile(join(this.#run.dir, TASK_FILES.events));
+  async #guardAsync(what: string, read: () => Promise<boolean>): Promise<boolean> {
+    try {
+      return await read();
+    } catch (err) {
+      return this.#refuse(what, err);
+    }
+  }
+
+  #refuse(what: string, err: unknown): false {
+    if (!this.#refused.has(what)) {
+      this.#refused.add(what);
+      console.error(`taskyard: ${this.#run.id}: its ${what} file is not read: ${(err as Error).message}`);
+    }
+    return false;
+  }
+
+  #readEvents(): boolean {
+    const opened = openTaskFileSync(join(this.#run.dir, TASK_FILES.events));
     if (!opened) return false;
-    const { handle, stat: { size } } = opened;
+    const { fd, stat: { size } } = opened;
     try {
       if (size <= this.#eventsOffset) return false;
       const buf = Buffer.alloc(size - this.#eventsOffset);
-      const { bytesRead } = await handle.read(buf, 0, buf.length, this.#eventsOffset);
+      const bytesRead = readSync(fd, buf, 0, buf.length, this.#eventsOffset);
       // Only whole lines count; a partial last line is read again next time.
       const end = buf.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
       this.#eventsOffset += end;
@@ -208,13 +226,13 @@ export class LiveTask {
       }
       return end > 0;
     } finally {
-      await handle.close();
+      closeSync(fd);
     }
   }
 
-  async #readLogSize(): Promise<boolean> {
-    const opened = await openTaskFile(join(this.#run.dir, TASK_FILES.log));
-    await opened?.handle.close();
+  #readLogSize(): boolean {
+    const opened = openTaskFileSync(join(this.#run.dir, TASK_FILES.log));
+    if (opened) closeSync(opened.fd);
     const size = opened?.stat.size ?? 0;
     if (size === this.logSize) return false;
     this.logSize = size;

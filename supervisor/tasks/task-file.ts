@@ -1,7 +1,7 @@
-import type { Stats } from 'node:fs';
+import { closeSync, fstatSync, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { openRegularFileWithStat, UnsafeFileError } from '../../workers/safe-file.js';
+import { openRegularFileSync, openRegularFileWithStat, UnsafeFileError } from '../../workers/safe-file.js';
 import { PermissionError } from '../../core/errors.js';
 
 /** The business failure for a Task file that is not a regular file; the Task directory is named by its ID. */
@@ -22,9 +22,33 @@ export async function openTaskFile(path: string): Promise<{ handle: FileHandle; 
   try {
     return await openRegularFileWithStat(path);
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    if (err instanceof UnsafeFileError) throw refusedTaskFile(err);
-    throw err;
+    return missingOrThrow(err);
   }
+}
+
+/**
+ * `openTaskFile`, synchronous, answering a file descriptor (the caller closes it). For the live
+ * Task's reads on the way from a change to its followers: each thread-pool round trip there waits
+ * for a core, and on a loaded machine seven of them in a row cost more than the reads themselves.
+ */
+export function openTaskFileSync(path: string): { fd: number; stat: Stats } | undefined {
+  try {
+    const fd = openRegularFileSync(path);
+    try {
+      return { fd, stat: fstatSync(fd) };
+    } catch (err) {
+      closeSync(fd);
+      throw err;
+    }
+  } catch (err) {
+    return missingOrThrow(err);
+  }
+}
+
+/** A missing file is undefined; one that is not a regular file a PermissionError; the rest as they are. */
+function missingOrThrow(err: unknown): undefined {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+  if (err instanceof UnsafeFileError) throw refusedTaskFile(err);
+  throw err;
 }
