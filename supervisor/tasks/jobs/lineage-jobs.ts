@@ -12,7 +12,7 @@ import { TaskContextAnswer, TaskGraph } from '../../../schemas/tasks.js';
  * An answer written as it is made (a fan-out of 50,000 is 14 MB of text): each pass (a write, or
  * MCP's materialize) makes the pieces again from the records the lineage took.
  */
-function streamed<T>(pieces: () => Iterable<string>): StreamedAnswer<T> {
+function streamed<T>(pieces: () => Iterable<Uint8Array>): StreamedAnswer<T> {
   return new StreamedAnswer<T>(async function* () {
     yield* pieces();
   });
