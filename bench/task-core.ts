@@ -7,7 +7,7 @@
  * `TASK_CORE=lineage node dist/bench/run-all.js task-core` runs one part (queue, lineage, steps).
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -71,23 +71,28 @@ async function idleWithQueue(): Promise<Array<Array<string | number>>> {
   return rows;
 }
 
+/** Writes a finished Task record `base#demo#<name>` naming `sources` straight into the workspace (in place, or renamed into place when `staged`). */
+function writeRecord(workspace: string, name: string, sources: string, i: number, staged = false): string {
+  const id = `base#demo#${name}`;
+  const dir = join(workspace, 'base', id);
+  // A name the service skips (not a Task type): the record appears whole, by one rename.
+  const at = staged ? join(workspace, `.staging-${name}`) : dir;
+  mkdirSync(at, { recursive: true });
+  const time = new Date(Date.parse('2026-01-01T00:00:00.000Z') + i * 1000).toISOString();
+  const config = { x: i, y: 1, fail: false, task_name: name, source_tasks: sources };
+  writeFileSync(join(at, 'status.json'), JSON.stringify({
+    task_id: id, run_id: `run${i}`, task_type: 'base', task_name: 'demo', config, state: 'succeeded', pid: null,
+    created_at: time, started_at: time, finished_at: time, steps: [], result: { result: i + 1, branch: 'different', operands: ['x', 'y'], artifacts: {} }, error: '', exit_code: 0, log_path: `base/${id}/task.log`,
+  }));
+  if (staged) renameSync(at, dir);
+  return id;
+}
+
 /** Writes a finished source and `count` finished children naming it (straight to the workspace). */
 function writeFanOut(workspace: string, count: number): { source: string; child: string } {
-  const write = (name: string, sources: string, i: number) => {
-    const id = `base#demo#${name}`;
-    const dir = join(workspace, 'base', id);
-    mkdirSync(dir, { recursive: true });
-    const at = new Date(Date.parse('2026-01-01T00:00:00.000Z') + i * 1000).toISOString();
-    const config = { x: i, y: 1, fail: false, task_name: name, source_tasks: sources };
-    writeFileSync(join(dir, 'status.json'), JSON.stringify({
-      task_id: id, run_id: `run${i}`, task_type: 'base', task_name: 'demo', config, state: 'succeeded', pid: null,
-      created_at: at, started_at: at, finished_at: at, steps: [], result: { result: i + 1, branch: 'different', operands: ['x', 'y'], artifacts: {} }, error: '', exit_code: 0, log_path: `base/${id}/task.log`,
-    }));
-    return id;
-  };
-  const source = write('source', '', 0);
+  const source = writeRecord(workspace, 'source', '', 0);
   let child = '';
-  for (let i = 1; i <= count; i++) child = write(`child-${i}`, source, i);
+  for (let i = 1; i <= count; i++) child = writeRecord(workspace, `child-${i}`, source, i);
   return { source, child };
 }
 
@@ -98,28 +103,45 @@ const TIMED = 30;
 /**
  * Times `request` on one keep-alive connection, to the last byte of each answer, and the CPU the
  * server process spends per answer (robust on a shared machine, where the wall clock is not).
+ * `before` runs ahead of each call, outside the times and the CPU.
  */
-async function timeAnswers(port: number, pid: number, request: Buffer, check: (status: number, body: Buffer) => void): Promise<{ p50: number; p99: number; cpuMs: number; body: Buffer }> {
+async function timeAnswers(port: number, pid: number, request: Buffer, check: (status: number, body: Buffer) => void, before?: (conn: RawConnection, i: number) => Promise<void>): Promise<{ p50: number; p99: number; cpuMs: number; body: Buffer }> {
   const conn = await RawConnection.open(port);
   const times: number[] = [];
   let body: Buffer = Buffer.alloc(0);
-  let cpu0 = 0;
+  let cpu = 0;
   try {
     for (let i = 0; i < WARM_UPS + TIMED; i++) {
-      if (i === WARM_UPS) cpu0 = await cpuSeconds(pid);
+      await before?.(conn, i);
+      const cpu0 = await cpuSeconds(pid);
       // The client's JSON.parse of 14 MB is not the service's cost.
       const t0 = performance.now();
       const res = await conn.request(request);
-      if (i >= WARM_UPS) times.push(performance.now() - t0);
+      if (i >= WARM_UPS) {
+        times.push(performance.now() - t0);
+        cpu += (await cpuSeconds(pid)) - cpu0;
+      }
       check(res.status, res.body);
       body = res.body;
     }
   } finally {
     conn.close();
   }
-  const cpuMs = ((await cpuSeconds(pid)) - cpu0) * 1000 / TIMED;
   times.sort((a, b) => a - b);
-  return { p50: percentile(times, 50), p99: percentile(times, 99), cpuMs, body };
+  return { p50: percentile(times, 50), p99: percentile(times, 99), cpuMs: (cpu * 1000) / TIMED, body };
+}
+
+/**
+ * Adds an unrelated Task record behind the service's back and waits until the index has it: the
+ * index is then at a new version, and the next lineage is built again, not reused.
+ */
+async function changeIndex(workspace: string, conn: RawConnection, i: number): Promise<void> {
+  const id = writeRecord(workspace, `unrelated-${i}`, '', i, true);
+  const deadline = performance.now() + 10_000;
+  while (!(await jobCall(conn, 'status', { task_id: id })).success) {
+    if (performance.now() > deadline) throw new Error(`the service did not see ${id} within 10 s`);
+    await delay(5);
+  }
 }
 
 /**
@@ -134,13 +156,19 @@ async function lineage(): Promise<Array<Array<string | number>>> {
   let sourceContext: Buffer = Buffer.alloc(0);
   try {
     await withConfig('{}\n', async (svc) => {
-      for (const [label, id] of [['get_task_context of the source (50,001 nodes)', source], ['get_task_context of one child (2 nodes)', child], ['get_task_graph of the source', source]] as const) {
+      const calls = [
+        ['get_task_context of the source (50,001 nodes)', source],
+        ['same, an unrelated Task added before each call', source, true],
+        ['get_task_context of one child (2 nodes)', child],
+        ['get_task_graph of the source', source],
+      ] as const;
+      for (const [label, id, cold] of calls) {
         const job = label.startsWith('get_task_graph') ? 'get_task_graph' : 'get_task_context';
         const request = rawRequest('POST', `/jobs/${job}`, auth, JSON.stringify({ arguments: { task_id: id } }));
         const timed = await timeAnswers(svc.port, svc.child.pid!, request, (status, body) => {
           if (status !== 200 || !body.subarray(-40).toString().includes('"success":true')) throw new Error(`${job} answered ${status}: ${body.subarray(0, 200).toString()}`);
-        });
-        if (id === source && job === 'get_task_context') sourceContext = timed.body;
+        }, cold ? (conn, i) => changeIndex(workspace, conn, i) : undefined);
+        if (id === source && job === 'get_task_context' && !cold) sourceContext = timed.body;
         rows.push([label, timed.p50, timed.p99, timed.cpuMs.toFixed(1), `${(timed.body.length / 1e6).toFixed(1)} MB`]);
       }
     }, workspace);

@@ -80,6 +80,9 @@ function closure(start: string, next: (id: string) => readonly string[]): { orde
   return { order, seen };
 }
 
+/** The last lineage built from each index, and the index version it was built at. */
+const lastBuilt = new WeakMap<TaskIndex, { readonly version: number; readonly lineage: Lineage }>();
+
 /** Relations of get_task_context, as read-only views (some are the index's own arrays). */
 export type LineageRelations = { readonly [K in keyof Relations]: readonly string[] };
 
@@ -105,7 +108,22 @@ export class Lineage {
   #members: Set<string> | undefined;
   readonly #root: string;
 
-  constructor(index: TaskIndex, selected: string) {
+  /**
+   * The lineage of `selected` as the index holds it now. A lineage depends on the records only,
+   * and every change of a record gives the index a new version, so the last one built is reused
+   * while the version stays (calls in a row, or graph then context: a fan-out of 50,000 is then
+   * only written again). One per index: its memory is a few references per node.
+   */
+  static of(index: TaskIndex, selected: string): Lineage {
+    const version = index.changes.version;
+    const last = lastBuilt.get(index);
+    if (last?.version === version && last.lineage.selected === selected) return last.lineage;
+    const lineage = new Lineage(index, selected);
+    lastBuilt.set(index, { version, lineage });
+    return lineage;
+  }
+
+  private constructor(index: TaskIndex, selected: string) {
     this.selected = selected;
     const parentsOf = (id: string) => index.get(id)?.sources ?? [];
     const up = closure(selected, parentsOf);

@@ -29,7 +29,7 @@ export function lineageJobs(rt: TaskRuntime) {
       annotations: READ_ONLY,
       run: async ({ task_id }) => {
         if (!rt.index.get(task_id)) throw new KeyError(`Unknown task ${task_id}`);
-        const lineage = new Lineage(rt.index, task_id);
+        const lineage = Lineage.of(rt.index, task_id);
         return ok(streamed<TaskGraph>(() => lineage.pieces()));
       },
     }),
@@ -42,7 +42,7 @@ export function lineageJobs(rt: TaskRuntime) {
       run: async ({ task_id }) => {
         const record = rt.index.get(task_id);
         if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
-        const lineage = new Lineage(rt.index, task_id);
+        const lineage = Lineage.of(rt.index, task_id);
         const metadataPath = relativeTaskPath(record.parts, task_id, TASK_FILES.metadata);
         const logPath = record.status.log_path || null;
         // The fields as text, from the cached texts of the status and of the graph's nodes.
