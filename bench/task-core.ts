@@ -1,8 +1,9 @@
 /**
  * The Task core's costs, each next to what it should cost (issue: one owner per run):
  * - idle CPU of the service with 10,000 Tasks queued behind max_running_tasks: 1 (target < 2 % of a core);
- * - get_task_context of a source with 50,000 children, and of one child (target < 50 ms), next to a
- *   bare uWS server sending the same bytes;
+ * - get_task_context of a source with 50,000 children (target < 50 ms): asked again, after an
+ *   unrelated change, and built again after a change of its own; of one child; with p50, p99 and the
+ *   service's CPU per call, next to a bare uWS server sending the same bytes;
  * - service CPU spent on one Task with 10,000 steps (target < 3 CPU-seconds).
  * `TASK_CORE=lineage node dist/bench/run-all.js task-core` runs one part (queue, lineage, steps).
  */
@@ -132,11 +133,11 @@ async function timeAnswers(port: number, pid: number, request: Buffer, check: (s
 }
 
 /**
- * Adds an unrelated Task record behind the service's back and waits until the index has it: the
- * index is then at a new version, and the next lineage is built again, not reused.
+ * Adds a Task record (`name` naming `sources`) behind the service's back and waits until the index
+ * has it: the index is then at a new version.
  */
-async function changeIndex(workspace: string, conn: RawConnection, i: number): Promise<void> {
-  const id = writeRecord(workspace, `unrelated-${i}`, '', i, true);
+async function addRecord(workspace: string, conn: RawConnection, name: string, sources: string, i: number): Promise<void> {
+  const id = writeRecord(workspace, name, sources, i, true);
   const deadline = performance.now() + 10_000;
   while (!(await jobCall(conn, 'status', { task_id: id })).success) {
     if (performance.now() > deadline) throw new Error(`the service did not see ${id} within 10 s`);
@@ -156,19 +157,22 @@ async function lineage(): Promise<Array<Array<string | number>>> {
   let sourceContext: Buffer = Buffer.alloc(0);
   try {
     await withConfig('{}\n', async (svc) => {
-      const calls = [
+      // Between calls: nothing (the lineage is reused), an unrelated Task (still reused: it touches
+      // no node), or a new child of the source (the lineage is built again at every call).
+      const calls: Array<[string, string, ((conn: RawConnection, i: number) => Promise<void>)?]> = [
         ['get_task_context of the source (50,001 nodes)', source],
-        ['same, an unrelated Task added before each call', source, true],
+        ['same, an unrelated Task added before each call', source, (conn, i) => addRecord(workspace, conn, `unrelated-${i}`, '', i)],
+        ['same, a new child added before each call (built again)', source, (conn, i) => addRecord(workspace, conn, `late-child-${i}`, source, i)],
         ['get_task_context of one child (2 nodes)', child],
         ['get_task_graph of the source', source],
-      ] as const;
-      for (const [label, id, cold] of calls) {
+      ];
+      for (const [label, id, before] of calls) {
         const job = label.startsWith('get_task_graph') ? 'get_task_graph' : 'get_task_context';
         const request = rawRequest('POST', `/jobs/${job}`, auth, JSON.stringify({ arguments: { task_id: id } }));
         const timed = await timeAnswers(svc.port, svc.child.pid!, request, (status, body) => {
           if (status !== 200 || !body.subarray(-40).toString().includes('"success":true')) throw new Error(`${job} answered ${status}: ${body.subarray(0, 200).toString()}`);
-        }, cold ? (conn, i) => changeIndex(workspace, conn, i) : undefined);
-        if (id === source && job === 'get_task_context' && !cold) sourceContext = timed.body;
+        }, before);
+        if (label.startsWith('get_task_context of the source')) sourceContext = timed.body;
         rows.push([label, timed.p50, timed.p99, timed.cpuMs.toFixed(1), `${(timed.body.length / 1e6).toFixed(1)} MB`]);
       }
     }, workspace);

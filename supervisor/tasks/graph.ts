@@ -80,8 +80,9 @@ function closure(start: string, next: (id: string) => readonly string[]): { orde
   return { order, seen };
 }
 
-/** The last lineage built from each index, and the index version it was built at. */
-const lastBuilt = new WeakMap<TaskIndex, { readonly version: number; readonly lineage: Lineage }>();
+/** The last lineage asked of each index, and the index version (cursor) it is known true at. */
+const lastBuilt = new WeakMap<TaskIndex, { readonly cursor: string; readonly lineage: Lineage }>();
+const MAX_CHECKED_CHANGES = 4096;
 
 /** Relations of get_task_context, as read-only views (some are the index's own arrays). */
 export type LineageRelations = { readonly [K in keyof Relations]: readonly string[] };
@@ -104,23 +105,38 @@ export class Lineage {
   /** The ancestors' closure set (holds the selected Task). */
   readonly #upstream: Set<string>;
   readonly #descendants: string[];
-  /** Everything in the graph, made only if a descendant with several parents needs it. */
+  /** Every node's ID, made only if needed (a descendant with several parents, a reuse after changes). */
   #members: Set<string> | undefined;
   readonly #root: string;
 
   /**
-   * The lineage of `selected` as the index holds it now. A lineage depends on the records only,
-   * and every change of a record gives the index a new version, so the last one built is reused
-   * while the version stays (calls in a row, or graph then context: a fan-out of 50,000 is then
-   * only written again). One per index: its memory is a few references per node.
+   * The lineage of `selected` as the index holds it now. A lineage depends only on the records
+   * of its nodes and on which records name them as sources, so the last one built is reused
+   * while no change since touched either (calls in a row, graph then context, Tasks of other
+   * lineages running meanwhile: a fan-out of 50,000 is then only written again). One per index:
+   * its memory is a few references per node.
    */
   static of(index: TaskIndex, selected: string): Lineage {
-    const version = index.changes.version;
     const last = lastBuilt.get(index);
-    if (last?.version === version && last.lineage.selected === selected) return last.lineage;
-    const lineage = new Lineage(index, selected);
-    lastBuilt.set(index, { version, lineage });
+    const cursor = index.changes.cursor();
+    const lineage = last?.lineage.selected === selected && last.lineage.#unchangedSince(index, last.cursor) ? last.lineage : new Lineage(index, selected);
+    lastBuilt.set(index, { cursor, lineage });
     return lineage;
+  }
+
+  /** Whether no record changed since `cursor` is a node of this graph or names one as a source. */
+  #unchangedSince(index: TaskIndex, cursor: string): boolean {
+    if (cursor === index.changes.cursor()) return true;
+    const changed = index.changes.since(cursor);
+    // Past a few thousand changes, building again costs about as much as checking them.
+    if (!changed || changed.length > MAX_CHECKED_CHANGES) return false;
+    const members = this.#memberSet();
+    return changed.every((id) => !members.has(id) && !(index.get(id)?.sources ?? []).some((parent) => members.has(parent)));
+  }
+
+  /** Every node's ID (made once, when first needed). */
+  #memberSet(): Set<string> {
+    return (this.#members ??= new Set([...this.#upstream, ...this.#descendants]));
   }
 
   private constructor(index: TaskIndex, selected: string) {
@@ -170,8 +186,7 @@ export class Lineage {
   #hasParent(node: NodeTexts, parent: string): boolean {
     // A single parent is the one the descendant was reached from.
     if (node.parents.length === 1) return true;
-    this.#members ??= new Set([...this.#upstream, ...this.#descendants]);
-    return this.#members.has(parent);
+    return this.#memberSet().has(parent);
   }
 
   /**
