@@ -2,7 +2,17 @@
 const PIECE_BYTES = 1 << 20;
 /** The first buffer's size: a small answer does not take a whole piece's memory. */
 const FIRST_BYTES = 1 << 16;
-const EMPTY = Buffer.alloc(0);
+/**
+ * The encoders behind `Buffer#write` (long-standing Buffer methods that @types/node leaves out):
+ * without its argument handling, 100,000 small writes of a large answer take a fifth less time.
+ */
+type EncodingBuffer = Buffer & {
+  latin1Write(text: string, offset: number): number;
+  utf8Write(text: string, offset: number): number;
+};
+
+const allocate = (size: number) => Buffer.allocUnsafe(size) as EncodingBuffer;
+const EMPTY = allocate(0);
 
 /**
  * Gathers many small texts as UTF-8 bytes in pieces of about PIECE_BYTES, each text written
@@ -12,7 +22,7 @@ const EMPTY = Buffer.alloc(0);
  */
 export class BytePieces {
   readonly #ready: Buffer[] = [];
-  #buf: Buffer = EMPTY;
+  #buf = EMPTY;
   #at = 0;
   /** Size of the next buffer: small answers stay small, large ones soon go in whole pieces. */
   #next = FIRST_BYTES;
@@ -22,18 +32,17 @@ export class BytePieces {
    * without the UTF-8 encoder; a non-ASCII text given as `ascii` would come out wrong.
    */
   add(text: string, ascii = false): void {
-    const encoding = ascii ? 'latin1' : 'utf8';
     // Fits even at UTF-8's 3 bytes per UTF-16 unit: no need to measure it first.
     if (text.length * (ascii ? 1 : 3) > this.#buf.length - this.#at) {
       const size = ascii ? text.length : Buffer.byteLength(text);
       if (size > this.#buf.length - this.#at) {
         this.#cut();
-        if (size > PIECE_BYTES) return void this.#ready.push(Buffer.from(text, encoding));
-        this.#buf = Buffer.allocUnsafe(Math.max(this.#next, size));
+        if (size > PIECE_BYTES) return void this.#ready.push(Buffer.from(text, ascii ? 'latin1' : 'utf8'));
+        this.#buf = allocate(Math.max(this.#next, size));
         this.#next = Math.min(this.#next * 2, PIECE_BYTES);
       }
     }
-    this.#at += this.#buf.write(text, this.#at, encoding);
+    this.#at += ascii ? this.#buf.latin1Write(text, this.#at) : this.#buf.utf8Write(text, this.#at);
   }
 
   /** Whether a piece is complete (take it before adding much more). */

@@ -98,6 +98,7 @@ export type LineageRelations = { readonly [K in keyof Relations]: readonly strin
 export class Lineage {
   readonly selected: string;
   readonly relations: LineageRelations;
+  #relationsJson: string | undefined;
   /** Ancestors (farthest first), the selected Task, then its descendants breadth-first. */
   readonly #nodes: NodeTexts[] = [];
   /** Where the descendants start in #nodes. */
@@ -132,6 +133,11 @@ export class Lineage {
     if (!changed || changed.length > MAX_CHECKED_CHANGES) return false;
     const members = this.#memberSet();
     return changed.every((id) => !members.has(id) && !(index.get(id)?.sources ?? []).some((parent) => members.has(parent)));
+  }
+
+  /** The relations as JSON text, made once (a lineage is reused, and 50,000 IDs are 1.5 MB of text). */
+  get relationsJson(): string {
+    return (this.#relationsJson ??= JSON.stringify(this.relations));
   }
 
   /** Every node's ID (made once, when first needed). */

@@ -49,7 +49,7 @@ export function lineageJobs(rt: TaskRuntime) {
         const head =
           `{"task_id":${JSON.stringify(task_id)},"status":${rt.index.statusJson(record.status).json},"metadata_exists":${record.hasMetadata},` +
           `"metadata_path":${JSON.stringify(metadataPath)},"log_path":${JSON.stringify(logPath)},"graph":`;
-        const tail = `,"relations":${JSON.stringify(lineage.relations)}}`;
+        const tail = `,"relations":${lineage.relationsJson}}`;
         return ok(streamed<TaskContextAnswer>(() => lineage.pieces(head, tail)));
       },
     }),
