@@ -131,8 +131,10 @@ export class Lineage {
     const changed = index.changes.since(cursor);
     // Past a few thousand changes, building again costs about as much as checking them.
     if (!changed || changed.length > MAX_CHECKED_CHANGES) return false;
-    const members = this.#memberSet();
-    return changed.every((id) => !members.has(id) && !(index.get(id)?.sources ?? []).some((parent) => members.has(parent)));
+    const touches = (members: Set<string>) => (id: string) => members.has(id) || (index.get(id)?.sources ?? []).some((parent) => members.has(parent));
+    // The ancestors' set (at hand) decides the common change of a lineage's own, a new child of
+    // the selected Task, without making the set of every node only to build the lineage again.
+    return !changed.some(touches(this.#upstream)) && !changed.some(touches(this.#memberSet()));
   }
 
   /** The relations as JSON text, made once (a lineage is reused, and 50,000 IDs are 1.5 MB of text). */
