@@ -92,14 +92,14 @@ export class SseWriter {
    * Sends a terminal `result` whose data line arrives as chunks of single-line JSON (a streamed
    * answer), after every frame already sent, then closes.
    */
-  async finishStreamed(data: AsyncIterable<string>): Promise<void> {
+  async finishStreamed(data: AsyncIterable<string | Uint8Array>): Promise<void> {
     if (this.#closed) return;
     const open = await (this.#next ?? this.#writing);
     this.#closed = true;
     const out = this.#out;
     if (!open) return out.abort();
     // One frame in pieces: every piece continues the one before, and the end closes the frame.
-    async function* framed(): AsyncGenerator<string> {
+    async function* framed(): AsyncGenerator<string | Uint8Array> {
       yield 'event: result\ndata: ';
       yield* data;
     }

@@ -84,17 +84,20 @@ export class SerializedAnswer<T = unknown> {
 
 /**
  * An answer too large to hold as one string (every Task status of a long history): its JSON text
- * is produced as chunks while it is written, so neither the whole text nor the whole value needs
- * to exist at once. Each call of `chunks()` starts a fresh pass. Transports that need the value
- * itself (MCP) build it with `materialize()`.
+ * is produced as chunks (text, or UTF-8 bytes that each hold whole characters) while it is
+ * written, so neither the whole text nor the whole value needs to exist at once. Each call of
+ * `chunks()` starts a fresh pass. Transports that need the value itself (MCP) build it with
+ * `materialize()`.
  */
 export class StreamedAnswer<T = unknown> {
-  constructor(readonly chunks: () => AsyncIterable<string>) {}
+  constructor(readonly chunks: () => AsyncIterable<string | Uint8Array>) {}
 
   /** The whole value, parsed from the chunks (for transports that cannot stream). */
   async materialize(): Promise<T> {
     const parts: string[] = [];
-    for await (const chunk of this.chunks()) parts.push(chunk);
+    const decoder = new TextDecoder();
+    for await (const chunk of this.chunks()) parts.push(typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true }));
+    parts.push(decoder.decode());
     return JSON.parse(parts.join('')) as T;
   }
 
@@ -116,7 +119,7 @@ export function responseJson(response: JobResponse, prefix = '{'): string {
 }
 
 /** The JSON text of a JobResponse as chunks: a StreamedAnswer's chunks between head and tail, else one piece. */
-export async function* responseChunks(response: JobResponse, prefix = '{'): AsyncGenerator<string> {
+export async function* responseChunks(response: JobResponse, prefix = '{'): AsyncGenerator<string | Uint8Array> {
   if (!(response.answer instanceof StreamedAnswer)) {
     yield responseJson(response, prefix);
     return;

@@ -94,6 +94,40 @@ t.test('a fan-out answer of several pieces is whole, and the same over JSON, SSE
   t.equal(graph.root_id, GHOST);
 });
 
+t.test('non-ASCII record text comes out byte for byte as JSON.stringify writes it, over JSON, SSE and MCP; a change is seen at once', async (t) => {
+  const workspace = await makeWorkspace(t);
+  const source = 'base#demo#utf-source';
+  const at = '2026-01-01T00:00:00.000Z';
+  // é (2 bytes), ☕ (3), 🚀 (a surrogate pair, 4), U+2028 (raw in JSON text) and a lone surrogate (escaped).
+  const note = 'café ☕ 🚀 \u2028 \ud800 tag:é🚀';
+  const record = (id: string, sources: string) => ({ task_id: id, run_id: `r-${id}`, task_type: 'base', task_name: 'demo', config: { x: 1, y: 1, note, source_tasks: sources }, state: 'succeeded', created_at: at, log_path: `base/${id}/task.log` });
+  await writeRecord(workspace, source, 'status.json', record(source, ''));
+  // About 600 KB of graph: several pieces, the non-ASCII head in the first.
+  const children = Array.from({ length: 2000 }, (_, i) => `base#demo#utf-${String(i).padStart(4, '0')}`);
+  for (const id of children) await writeRecord(workspace, id, 'status.json', record(id, source));
+  const svc = await startTaskService(t, { workspace });
+
+  const res = await svc.fetch('/jobs/get_task_context', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id: source } }) });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  const body = JSON.parse(bytes.toString('utf8')) as { answer: { status: { config: { note: string } }; graph: TaskGraph } };
+  t.equal(body.answer.status.config.note, note, 'the note as written');
+  t.equal(body.answer.graph.nodes.length, 2001);
+  t.ok(bytes.equals(Buffer.from(JSON.stringify(body))), 'the answer is byte-identical to JSON.stringify of its value');
+  const sse = await svc.events('get_task_context', { task_id: source });
+  const data = sse.raw.split('\n').find((line) => line.startsWith('data: {"kind":"result"'))!.slice('data: '.length);
+  t.equal(data, JSON.stringify({ kind: 'result', ...body }), 'the SSE result is the same text');
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const viaMcp = await mcp.callTool({ name: 'get_task_context', arguments: { task_id: source } });
+  t.same((viaMcp.structuredContent as { answer: unknown }).answer, body.answer, 'MCP answers the same value');
+
+  // A lineage is reused while the index is unchanged, and built again once a record changes.
+  const late = 'base#demo#utf-late';
+  await writeRecord(workspace, late, 'status.json', record(late, source));
+  const graph = async () => (await svc.call('get_task_graph', { task_id: source })).body.answer as TaskGraph;
+  await waitFor(async () => (await graph()).nodes.some((n) => n.task_id === late), 5000, 'the new child in the graph');
+  t.same((await graph()).edges.at(-1), { source, target: late }, 'its edge too');
+});
+
 t.test('delete_tasks: terminal and metadata-only only; tolerant reading of bad records', async (t) => {
   const workspace = await makeWorkspace(t);
   const meta = 'base#demo#meta-only';

@@ -12,7 +12,7 @@ import { TaskContextAnswer, TaskGraph } from '../../../schemas/tasks.js';
  * An answer written as it is made (a fan-out of 50,000 is 14 MB of text): each pass (a write, or
  * MCP's materialize) makes the pieces again from the records the lineage took.
  */
-function streamed<T>(pieces: () => Iterable<string>): StreamedAnswer<T> {
+function streamed<T>(pieces: () => Iterable<Uint8Array>): StreamedAnswer<T> {
   return new StreamedAnswer<T>(async function* () {
     yield* pieces();
   });
@@ -29,7 +29,7 @@ export function lineageJobs(rt: TaskRuntime) {
       annotations: READ_ONLY,
       run: async ({ task_id }) => {
         if (!rt.index.get(task_id)) throw new KeyError(`Unknown task ${task_id}`);
-        const lineage = new Lineage(rt.index, task_id);
+        const lineage = Lineage.of(rt.index, task_id);
         return ok(streamed<TaskGraph>(() => lineage.pieces()));
       },
     }),
@@ -42,14 +42,14 @@ export function lineageJobs(rt: TaskRuntime) {
       run: async ({ task_id }) => {
         const record = rt.index.get(task_id);
         if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
-        const lineage = new Lineage(rt.index, task_id);
+        const lineage = Lineage.of(rt.index, task_id);
         const metadataPath = relativeTaskPath(record.parts, task_id, TASK_FILES.metadata);
         const logPath = record.status.log_path || null;
         // The fields as text, from the cached texts of the status and of the graph's nodes.
         const head =
           `{"task_id":${JSON.stringify(task_id)},"status":${rt.index.statusJson(record.status).json},"metadata_exists":${record.hasMetadata},` +
           `"metadata_path":${JSON.stringify(metadataPath)},"log_path":${JSON.stringify(logPath)},"graph":`;
-        const tail = `,"relations":${JSON.stringify(lineage.relations)}}`;
+        const tail = `,"relations":${lineage.relationsJson}}`;
         return ok(streamed<TaskContextAnswer>(() => lineage.pieces(head, tail)));
       },
     }),
