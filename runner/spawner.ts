@@ -113,20 +113,22 @@ function assign(runner: PooledRunner, req: SpawnRequest): void {
   };
   // 'close', not 'exit': it comes after the channel delivered everything, so an answer written
   // just before a quick exit is never taken for a runner that died first.
+  // The service hears how the handover went before the refill: starting a Node process blocks
+  // this one for its fork and exec (~10 ms here), and the service showed `running` that late.
   const onExit = () => {
     runner.onAnswer = undefined;
-    answered();
     send({ type: 'spawn-failed', runId: req.runId, message: 'the pooled task runner exited before it took the run' });
+    answered();
   };
   child.once('close', onExit);
   runner.onAnswer = (event) => {
     child.off('close', onExit);
     runner.onAnswer = undefined;
-    answered();
     if (event.type === 'accepted' && child.pid !== undefined) {
       send({ type: 'spawned', runId: req.runId, pid: child.pid, startedAt: event.startedAt });
       reportExit(child, req.runId);
     } else startDirect(req);
+    answered();
   };
   const assignment: RunAssignment = { type: 'run', runId: req.runId, cwd: req.cwd, logFile: req.logFile, env: req.env };
   (child.stdio[RUNNER_CHANNEL_FD] as Writable).write(`${JSON.stringify(assignment)}\n`);
