@@ -30,14 +30,8 @@ export type SpawnerEvent =
   | { type: 'spawn-failed'; runId: string; message: string }
   | { type: 'exited'; runId: string; code: number | null; signal: NodeJS.Signals | null };
 
-/** Spawner → idle pooled runner: the run it takes over. */
-export interface RunAssignment {
-  type: 'run';
-  runId: string;
-  cwd: string;
-  logFile: string;
-  env: Record<string, string>;
-}
+/** Spawner → idle pooled runner: the run it takes over (the service's request, passed on). */
+export type RunAssignment = Omit<SpawnRequest, 'type'> & { type: 'run' };
 
 /** Pooled runner → spawner. */
 export type RunnerEvent =

@@ -17,9 +17,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
 import { RUNNER } from './runner-file.js';
-import type { Readable, Writable } from 'node:stream';
 import { NO_RUN_YET, RUN_FLAG, RUNNER_CHANNEL_FD, type RunAssignment, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
 
 const poolDir = process.argv[2] ?? '';
@@ -111,8 +111,6 @@ function assign(runner: PooledRunner, req: SpawnRequest): void {
     assigning--;
     refill();
   };
-  // 'close', not 'exit': it comes after the channel delivered everything, so an answer written
-  // just before a quick exit is never taken for a runner that died first.
   // The service hears how the handover went before the refill: starting a Node process blocks
   // this one for its fork and exec (~10 ms here), and the service showed `running` that late.
   const onExit = () => {
@@ -120,6 +118,8 @@ function assign(runner: PooledRunner, req: SpawnRequest): void {
     send({ type: 'spawn-failed', runId: req.runId, message: 'the pooled task runner exited before it took the run' });
     answered();
   };
+  // 'close', not 'exit': it comes after the channel delivered everything, so an answer written
+  // just before a quick exit is never taken for a runner that died first.
   child.once('close', onExit);
   runner.onAnswer = (event) => {
     child.off('close', onExit);
@@ -130,7 +130,7 @@ function assign(runner: PooledRunner, req: SpawnRequest): void {
     } else startDirect(req);
     answered();
   };
-  const assignment: RunAssignment = { type: 'run', runId: req.runId, cwd: req.cwd, logFile: req.logFile, env: req.env };
+  const assignment: RunAssignment = { ...req, type: 'run' };
   (child.stdio[RUNNER_CHANNEL_FD] as Writable).write(`${JSON.stringify(assignment)}\n`);
 }
 

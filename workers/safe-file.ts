@@ -96,7 +96,7 @@ export async function readRegularFile(path: string): Promise<Buffer> {
 }
 
 /** Opens with `flags` (which carry O_NOFOLLOW | O_NONBLOCK), then refuses anything but a regular file. */
-function openCheckedSync(path: string, flags: number, mode?: number): number {
+function openCheckedSync(path: string, flags: number, mode?: number): { fd: number; stat: Stats } {
   let fd: number;
   try {
     fd = openSync(path, flags, mode);
@@ -106,8 +106,9 @@ function openCheckedSync(path: string, flags: number, mode?: number): number {
     throw asRefusal(path, err);
   }
   try {
-    requireRegular(path, fstatSync(fd));
-    return fd;
+    const stat = fstatSync(fd);
+    requireRegular(path, stat);
+    return { fd, stat };
   } catch (err) {
     closeSync(fd);
     throw err;
@@ -116,6 +117,11 @@ function openCheckedSync(path: string, flags: number, mode?: number): number {
 
 /** The same, synchronous, answering a file descriptor (for the runner). */
 export function openRegularFileSync(path: string): number {
+  return openCheckedSync(path, FLAGS).fd;
+}
+
+/** `openRegularFileSync` with the stat its check made (the caller closes the descriptor). */
+export function openRegularFileWithStatSync(path: string): { fd: number; stat: Stats } {
   return openCheckedSync(path, FLAGS);
 }
 
@@ -125,5 +131,5 @@ export function openRegularFileSync(path: string): number {
  * planted there must not make the service write outside the workspace.
  */
 export function openAppendFileSync(path: string): number {
-  return openCheckedSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644);
+  return openCheckedSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o644).fd;
 }

@@ -1,7 +1,7 @@
-import { closeSync, fstatSync, type Stats } from 'node:fs';
+import type { Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
-import { openRegularFileSync, openRegularFileWithStat, UnsafeFileError } from '../../workers/safe-file.js';
+import { openRegularFileWithStat, openRegularFileWithStatSync, UnsafeFileError } from '../../workers/safe-file.js';
 import { PermissionError } from '../../core/errors.js';
 
 /** The business failure for a Task file that is not a regular file; the Task directory is named by its ID. */
@@ -33,13 +33,7 @@ export async function openTaskFile(path: string): Promise<{ handle: FileHandle; 
  */
 export function openTaskFileSync(path: string): { fd: number; stat: Stats } | undefined {
   try {
-    const fd = openRegularFileSync(path);
-    try {
-      return { fd, stat: fstatSync(fd) };
-    } catch (err) {
-      closeSync(fd);
-      throw err;
-    }
+    return openRegularFileWithStatSync(path);
   } catch (err) {
     return missingOrThrow(err);
   }
