@@ -1,4 +1,5 @@
 import type { BodyWriter, Handler, IncomingRequest, ResponseHeaders, ResponseSink } from './http.js';
+import { hookOf } from './abort-hook.js';
 
 /** A request handed to the routes without a socket. */
 export interface InProcessInit {
@@ -34,12 +35,14 @@ export function requestInProcess(handler: Handler, init: InProcessInit): Promise
   const body = init.body === undefined ? [] : [typeof init.body === 'string' ? Buffer.from(init.body) : init.body];
   const headers = lowerCased(init.headers ?? {});
   if (init.body !== undefined && headers['content-length'] === undefined) headers['content-length'] = String(body[0]!.byteLength);
+  const signal = init.signal ?? new AbortController().signal;
   const req: IncomingRequest = {
     method: (init.method ?? 'GET').toUpperCase(),
     path: q === -1 ? init.path : init.path.slice(0, q),
     query: q === -1 ? '' : init.path.slice(q + 1),
     headers,
-    signal: init.signal ?? new AbortController().signal,
+    signal,
+    gone: hookOf(signal),
     body: () => body,
   };
   return new Promise((resolve, reject) => {

@@ -86,7 +86,7 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
     // The service's stop drops the forwarder's connections, so only the caller's signal is passed.
-    const answer = await opts.forwarder.call(target, name, envelope.arguments, req.signal);
+    const answer = await opts.forwarder.call(target, name, envelope.arguments, req.gone);
     if ('json' in answer) return res.send(200, JSON_HEADERS, answer.json);
     const out = res.stream(200, JSON_HEADERS);
     if (await writeAll(out, answer.stream, true)) out.end();

@@ -1,3 +1,4 @@
+import type { AbortHook } from './abort-hook.js';
 import { BodyChannel } from './body-channel.js';
 import { Connection, writeSoon } from './pool-connection.js';
 import { ResponseReader, type ResponseHead } from './http1-response-reader.js';
@@ -17,7 +18,7 @@ export interface PoolRequest {
   headerLines: string;
   body?: string | undefined;
   /** Aborting drops the connection, a body still being read included. */
-  signal?: AbortSignal;
+  abort?: AbortHook;
   /**
    * Answers whose body completes within this many bytes are read before resolving and come
    * back `whole`; longer ones resolve as a stream once they pass it (0: at the head).
@@ -80,9 +81,9 @@ export class KeepAlivePool {
     this.#idleMs = opts.idleMs ?? IDLE_MS;
   }
 
-  /** One exchange as one awaited value: the answer, or an UpstreamError (the signal's reason when aborted). */
+  /** One exchange as one awaited value: the answer, or an UpstreamError (the hook's reason when aborted). */
   request(req: PoolRequest): Promise<PooledResponse> {
-    if (req.signal?.aborted) return Promise.reject(req.signal.reason);
+    if (req.abort?.aborted) return Promise.reject(req.abort.reason);
     if (this.#closed) return Promise.reject(new UpstreamError('the service is stopping', 'ECLOSED'));
     const body = req.body ?? '';
     const bytes = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${this.origin.host}\r\n${req.headerLines}content-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
@@ -114,10 +115,10 @@ export class KeepAlivePool {
       parts = [];
       answer(undefined);
     };
-    const onAbort = () => socket.destroy(req.signal!.reason as Error);
+    const onAbort = () => socket.destroy(req.abort!.reason as Error);
     const finish = (reusable: boolean) => {
       conn.carried = undefined;
-      req.signal?.removeEventListener('abort', onAbort);
+      req.abort?.unlisten(onAbort);
       if (reusable && !this.#closed && this.#idle.length < MAX_IDLE) this.#park(conn);
       else socket.destroy();
     };
@@ -151,20 +152,20 @@ export class KeepAlivePool {
       },
       closed: () => {
         conn.carried = undefined;
-        req.signal?.removeEventListener('abort', onAbort);
+        req.abort?.unlisten(onAbort);
         try {
           return reader.closed(); // a close-delimited body ends here
         } catch (early) {
           // A kept-alive connection the peer closed just as it was reused: the request never ran.
           const stale = reused && mayRetry && !reader.started && conn.failure?.name !== 'UpstreamError';
-          if (stale && !req.signal?.aborted && !this.#closed) return this.#send(req, bytes, resolve, reject, false);
-          const err = req.signal?.aborted ? (req.signal.reason as Error) : asUpstreamError(conn.failure ?? (early as Error), head !== undefined);
+          if (stale && !req.abort?.aborted && !this.#closed) return this.#send(req, bytes, resolve, reject, false);
+          const err = req.abort?.aborted ? (req.abort.reason as Error) : asUpstreamError(conn.failure ?? (early as Error), head !== undefined);
           if (channel) channel.fail(err);
           else reject(err);
         }
       },
     };
-    req.signal?.addEventListener('abort', onAbort); // removed when the exchange ends (no options object to read per call)
+    req.abort?.listen(onAbort); // stopped when the exchange ends
     writeSoon(socket, bytes);
   }
 

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BodyWriter, Handler, HeaderMap, HttpAdapter, IncomingRequest, ListeningServer, ResponseHeaders, ResponseSink } from './http.js';
+import { hookOf } from './abort-hook.js';
 
 /** Fallback front end on node:http with the same seam as the uWS adapter. */
 class NodeResponse implements ResponseSink {
@@ -102,6 +103,7 @@ function toRequest(req: IncomingMessage, res: ServerResponse): IncomingRequest {
     query: q === -1 ? '' : url.slice(q + 1),
     headers,
     signal: controller.signal,
+    gone: hookOf(controller.signal),
     body: () => req as AsyncIterable<Uint8Array>,
   };
 }

@@ -4,6 +4,7 @@ import type { JobCatalog, JobResponse } from '../schemas/job-response.js';
 import { readSseEvents } from './sse-reader.js';
 import { readText, UpstreamError, type UpstreamResponse } from './upstream.js';
 import { KeepAlivePool, type PooledResponse } from './keep-alive-pool.js';
+import { hookOf, type AbortHook } from './abort-hook.js';
 import { ConfigError, HttpError, RuntimeError } from '../core/errors.js';
 import { indexTargets, normalizeAddress } from '../core/targets.js';
 import { isObject } from '../core/is-object.js';
@@ -27,7 +28,7 @@ export interface Forwarder {
   /** The configured address matching `address` after normalisation, or undefined. */
   resolve(address: string): string | undefined;
   /** Ordinary call; remote 4xx pass through as HttpError, connection/protocol failures are 502. */
-  call(address: string, job: string, args: Record<string, unknown>, signal: AbortSignal): Promise<ForwardedAnswer>;
+  call(address: string, job: string, args: Record<string, unknown>, abort: AbortHook): Promise<ForwardedAnswer>;
   /**
    * Opens the remote `/events` call. Resolves once the target answered with an event stream, so
    * a remote 4xx (or a 502) is thrown before the caller commits to its own SSE response; the
@@ -70,10 +71,10 @@ class Target {
   }
 
   /** Sends one request; failing to get a response head is a 502. */
-  exchange(method: string, path: string, accept: Accept, body: string | undefined, signal: AbortSignal, wholeUpTo: number): Promise<PooledResponse> {
-    return this.pool.request({ method, path, headerLines: this.#headerLines[accept], body, signal, wholeUpTo }).catch((err: unknown) => {
+  exchange(method: string, path: string, accept: Accept, body: string | undefined, abort: AbortHook, wholeUpTo: number): Promise<PooledResponse> {
+    return this.pool.request({ method, path, headerLines: this.#headerLines[accept], body, abort, wholeUpTo }).catch((err: unknown) => {
       // Nobody is left to read the answer (client gone or service stopping): no 502, no log line.
-      if (signal.aborted) throw new HttpError(503, 'Forwarded call aborted');
+      if (abort.aborted) throw new HttpError(503, 'Forwarded call aborted');
       if (err instanceof UpstreamError && err.afterHead) throw new HttpError(502, `Target ${this.entry.address} broke off its answer: ${err.message}`);
       throw new HttpError(502, `Cannot reach target ${this.entry.address}: ${(err as Error).message}`);
     });
@@ -172,13 +173,13 @@ export function createForwarder(targets: readonly TargetEntry[]): Forwarder {
         return undefined;
       }
     },
-    async call(address, job, args, signal) {
+    async call(address, job, args, abort) {
       const target = get(address);
-      return target.answer(await target.exchange('POST', `/jobs/${encodeURIComponent(job)}`, 'application/json', JSON.stringify({ arguments: args }), signal, WHOLE_ANSWER_BYTES));
+      return target.answer(await target.exchange('POST', `/jobs/${encodeURIComponent(job)}`, 'application/json', JSON.stringify({ arguments: args }), abort, WHOLE_ANSWER_BYTES));
     },
     async openStream(address, job, args, signal) {
       const target = get(address);
-      const res = await target.exchange('POST', `/jobs/${encodeURIComponent(job)}/events`, 'text/event-stream', JSON.stringify({ arguments: args }), signal, 0);
+      const res = await target.exchange('POST', `/jobs/${encodeURIComponent(job)}/events`, 'text/event-stream', JSON.stringify({ arguments: args }), hookOf(signal), 0);
       // Peek at the head before the caller starts its own SSE response, so remote 4xx stay 4xx.
       if (res.statusCode !== 200) throw await target.failure(res);
       if (!String(res.headers['content-type'] ?? '').startsWith('text/event-stream')) {
@@ -189,7 +190,7 @@ export function createForwarder(targets: readonly TargetEntry[]): Forwarder {
     },
     async catalog(address, signal) {
       const target = get(address);
-      const res = await target.exchange('GET', '/jobs', 'application/json', undefined, signal, MAX_CATALOG_BYTES);
+      const res = await target.exchange('GET', '/jobs', 'application/json', undefined, hookOf(signal), MAX_CATALOG_BYTES);
       if (res.statusCode !== 200) throw await target.failure(res);
       const body = target.checked(parse(await target.text(res, MAX_CATALOG_BYTES)), isJobResponse, 'a JobResponse');
       if (!body.success || !isCatalog(body.answer)) throw new HttpError(502, `Target ${address} answered GET /jobs without a job catalog`);

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite/uws-js-unofficial';
+import { AbortPoint, type AbortHook } from './abort-hook.js';
 import { BodyQueue } from './body-queue.js';
 import { ChunkPool } from './chunk-pool.js';
 import { statusLine, type BodyWriter, type Handler, type HeaderMap, type HttpAdapter, type IncomingRequest, type ListeningServer, type ResponseHeaders, type ResponseSink, type StreamOptions } from './http.js';
@@ -22,6 +23,8 @@ export function loadNativeUws(): UwsModule | Error {
 }
 
 const EMPTY_BODY: readonly Uint8Array[] = [];
+/** Why a request was aborted: its client went away. */
+const CLIENT_GONE = new Error('client disconnected');
 const EMPTY_CHUNK = new Uint8Array(0);
 
 /** Bodies up to this size are gathered before the handler runs; larger ones stream. */
@@ -93,6 +96,7 @@ class UwsResponse implements ResponseSink {
   /** True once the client went away (as opposed to the response being finished). */
   disconnected = false;
   #controller: AbortController | null = null;
+  #gone: AbortPoint | null = null;
   #drained: (() => void) | null = null;
   /** How long to wait for onWritable before writing on regardless (grows while nothing drains). */
   #nudgeMs = NUDGE_MIN_MS;
@@ -114,10 +118,20 @@ class UwsResponse implements ResponseSink {
     return this.#controller.signal;
   }
 
+  /** The cheap form of `signal` (see AbortHook), also made on first use. */
+  get gone(): AbortHook {
+    if (!this.#gone) {
+      this.#gone = new AbortPoint();
+      if (this.disconnected) this.#gone.abort(CLIENT_GONE);
+    }
+    return this.#gone;
+  }
+
   onAborted(): void {
     this.aborted = true;
     this.disconnected = true;
     this.#controller?.abort();
+    this.#gone?.abort(CLIENT_GONE);
     this.#drained?.();
   }
 
@@ -396,6 +410,10 @@ class UwsRequest implements IncomingRequest {
     return this.sink.signal;
   }
 
+  get gone(): AbortHook {
+    return this.sink.gone;
+  }
+
   recycle(chunk: Uint8Array): void {
     this.chunks.recycle(chunk);
   }
@@ -419,7 +437,7 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
       let abortBody: ((err: Error) => void) | null = null;
       res.onAborted(() => {
         sink.onAborted();
-        abortBody?.(new Error('client disconnected'));
+        abortBody?.(CLIENT_GONE);
       });
       const run = (body: () => AsyncIterable<Uint8Array> | Iterable<Uint8Array>) => {
         handler(new UwsRequest(method, path, query, headers, sink, body, chunks), sink).catch((err: unknown) => {

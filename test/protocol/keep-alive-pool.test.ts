@@ -1,6 +1,7 @@
 import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
+import { hookOf } from '../../protocol/abort-hook.js';
 import { KeepAlivePool, type PooledResponse } from '../../protocol/keep-alive-pool.js';
 import { UpstreamError } from '../../protocol/upstream.js';
 import { closedPort, startPlainServer } from '../helpers/http-server.js';
@@ -89,7 +90,7 @@ t.test('large answers stream with backpressure; abort and close drop the connect
   t.equal(size, 16 * MiB, 'every byte, in order of arrival');
 
   const controller = new AbortController();
-  const aborted = await p.request({ method: 'GET', path: '/', headerLines: '', signal: controller.signal, wholeUpTo: 0 });
+  const aborted = await p.request({ method: 'GET', path: '/', headerLines: '', abort: hookOf(controller.signal), wholeUpTo: 0 });
   const reading = (async () => {
     for await (const chunk of aborted) if (chunk.length) controller.abort(new Error('caller left'));
   })();
