@@ -266,7 +266,15 @@ t.test('a target that sends an endless event line gets a failed result; large an
       res.on('close', () => (endlessClosed.value = true));
       res.write('event: log\ndata: {"kind":"log","content":"');
       const piece = 'x'.repeat(256 * 1024);
-      while (!res.destroyed) if (!res.write(piece)) await new Promise((r) => res.once('drain', r).once('close', r));
+      // Each wait removes both of its listeners: one left behind per wait piled up (MaxListenersExceededWarning).
+      const drainedOrClosed = () => new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done).off('close', done);
+          resolve();
+        };
+        res.once('drain', done).once('close', done);
+      });
+      while (!res.destroyed) if (!res.write(piece)) await drainedOrClosed();
       return;
     }
     if (mode === '/jobs/large') return void res.writeHead(200, { 'content-type': 'application/json' }).end(large(7));
