@@ -66,16 +66,37 @@ export function failed<A>(answer: A, metadata: Record<string, unknown> = {}): Jo
   return { answer, success: false, metadata };
 }
 
+const UNPARSED = Symbol('unparsed');
+
 /**
  * An answer whose JSON text is already known. Transports write `json` as it is instead of
- * serialising `value` again; anything else that serialises it (MCP, forwarding) gets `value`
- * through `toJSON`. Large answers served from memory (10,000 Task statuses) use it.
+ * serialising `value` again; anything else that serialises it (MCP) gets `value` through
+ * `toJSON`. Large answers served from memory (10,000 Task statuses) use it.
  */
 export class SerializedAnswer<T = unknown> {
+  #value: T | typeof UNPARSED;
+
   constructor(
-    readonly value: T,
+    value: T,
     readonly json: string,
-  ) {}
+  ) {
+    this.#value = value;
+  }
+
+  /**
+   * An answer known only as text (a stored status, a page of statuses): HTTP writes the text and
+   * never needs the value, so it is parsed only when asked for.
+   */
+  static ofJson<T>(json: string): SerializedAnswer<T> {
+    const answer = new SerializedAnswer<T>(undefined as T, json);
+    answer.#value = UNPARSED;
+    return answer;
+  }
+
+  get value(): T {
+    if (this.#value === UNPARSED) this.#value = JSON.parse(this.json) as T;
+    return this.#value;
+  }
 
   toJSON(): T {
     return this.value;

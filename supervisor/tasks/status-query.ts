@@ -69,7 +69,7 @@ function projectedJson(record: TaskRecord, fields: readonly Field[]): string {
 function pageAnswer(index: TaskIndex, items: readonly TaskRecord[], rest: Omit<TaskStatusPage, 'items'>, fields: readonly Field[] | undefined): SerializedAnswer<TaskStatusPage> {
   const texts = items.map((r) => (fields ? projectedJson(r, fields) : index.jsonOf(r)));
   const json = `{"items":[${texts.join(',')}],${JSON.stringify(rest).slice(1)}`;
-  return new SerializedAnswer(JSON.parse(json) as TaskStatusPage, json);
+  return SerializedAnswer.ofJson<TaskStatusPage>(json);
 }
 
 /** The records changed since a version, split into those to show and the IDs to drop. */

@@ -51,8 +51,9 @@ export function queryJobs(rt: TaskRuntime) {
       annotations: READ_ONLY,
       run: async ({ task_id }) => {
         const record = rt.index.get(task_id);
-        if (!record?.status) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
-        return ok(new SerializedAnswer(record.status, rt.index.jsonOf(record)!));
+        const json = record && rt.index.jsonOf(record);
+        if (!json) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
+        return ok(SerializedAnswer.ofJson<TaskStatus>(json));
       },
     }),
     defineJob({
