@@ -3,9 +3,9 @@
  * parent's page tables, so spawning from the service (well over 100 MB resident) blocks its event
  * loop ~15 ms per Task; from this process (~40 MB) it takes ~1.5 ms, off the service's thread.
  *
- * It keeps a few runners started ahead of need (`argv[3]`, default 2): a Node start costs
- * ~25 ms of CPU and ~50 ms of wall time here, so a submit hands its run to a runner that is
- * already up. Each pooled runner is detached (its own process group) and writes to a slot log in
+ * It keeps a few runners started ahead of need (`argv[3]`, default 2, and up to twice that while
+ * runs had to wait for one lately): a Node start costs ~25 ms of CPU and ~50 ms of wall time
+ * here, so a submit hands its run to a runner that is already up. Each pooled runner is detached (its own process group) and writes to a slot log in
  * the pool directory (`argv[2]`), which it renames onto the run's `task.log` when it takes a run:
  * the descriptor stays, so stdout, stderr and the Task's subprocesses all write to the Task's log.
  * Once a runner says it is ready, its channel (the other end of its fd 3) is passed to the
@@ -31,6 +31,8 @@ const poolDir = process.argv[2] ?? '';
 const poolSize = Math.max(0, Number(process.argv[3] ?? 2) || 0);
 /** How often the spawner checks that the service is still connected (see the end of this file). */
 const DISCONNECT_CHECK_MS = 500;
+/** How long the pool stays grown after the last run that had to wait for a runner. */
+const GROWTH_HOLD_MS = 10_000;
 /** After this many runners died before they were ready, in a row, waiting runs fail instead of retrying. */
 const MAX_FAILED_STARTS = 3;
 
@@ -39,6 +41,16 @@ let starting = 0;
 const offered = new Set<number>();
 /** Runs the service says wait for a pooled runner. */
 let waiting = 0;
+/**
+ * Runners kept beyond `poolSize` while runs had to wait for one lately (at most `poolSize` more).
+ * A client that submits as soon as its last Task ended (a script, a benchmark) takes a runner
+ * every ~20 ms here, while a runner needs 30-50 ms to start on a busy machine: with 2 in the
+ * pool, 4 runs in 10 waited for one.
+ */
+let growth = 0;
+let lastWait = 0;
+/** Whether the pool was full once: a run waiting before (the service's first submits) grows nothing. */
+let warmed = false;
 let slotCounter = 0;
 let failedStarts = 0;
 
@@ -124,6 +136,7 @@ function startPooled(): boolean {
       starting--;
       failedStarts = 0;
       offered.add(child.pid!);
+      warmed ||= offered.size >= poolSize;
       stopReading(channel);
       send({ type: 'ready', pid: child.pid! }, channel);
     });
@@ -148,16 +161,20 @@ function stopReading(channel: Socket): void {
   (channel as unknown as { _handle?: { readStop?: () => number } })._handle?.readStop?.();
 }
 
-/** Keeps `poolSize` runners idle or starting beyond those the waiting runs need. */
+/** Keeps `poolSize` (and `growth`) runners idle or starting beyond those the waiting runs need. */
 function refill(): void {
   if (failedStarts >= MAX_FAILED_STARTS && waiting === 0) return;
   // Stops at a runner that could not be started: the next notice or exit tries again.
-  while (process.connected && offered.size + starting < poolSize + waiting && startPooled());
+  while (process.connected && offered.size + starting < poolSize + growth + waiting && startPooled());
 }
 
 process.on('message', (message: SpawnRequest | PoolNotice) => {
   if (message.type === 'spawn') return startDirect(message);
   if (message.type === 'taken') offered.delete(message.pid);
+  else if (message.waiting > 0 && warmed) {
+    growth = Math.min(poolSize, growth + 1);
+    lastWait = Date.now();
+  }
   waiting = message.waiting;
   refill();
 });
@@ -165,5 +182,9 @@ process.on('disconnect', () => process.exit(0));
 // A channel closed while a passed runner channel waits for the service's acknowledgement (the
 // service died at that moment) emits no 'disconnect' in Node 20: it waits for that ACK forever.
 // Its runners' channels it still holds would keep them idle for good, so a slow check backs it up.
-setInterval(() => process.connected || process.exit(0), DISCONNECT_CHECK_MS);
+// The same check lets the pool shrink back (runners beyond it are used, not replaced).
+setInterval(() => {
+  if (!process.connected) process.exit(0);
+  if (growth > 0 && Date.now() - lastWait > GROWTH_HOLD_MS) growth = 0;
+}, DISCONNECT_CHECK_MS);
 if (poolDir) refill();

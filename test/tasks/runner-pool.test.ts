@@ -49,7 +49,10 @@ async function queuedRun(workspace: string, task: 'demo' | 'sleep', config: Reco
 function pooledExecutor(t: Test, poolDir: string, poolSize: number): LocalExecutor {
   const executor = new LocalExecutor({ env: taskEnvironment(), poolDir, poolSize, graceMs: 1000 });
   const keepAlive = setInterval(() => undefined, 1000);
-  t.teardown(() => clearInterval(keepAlive));
+  t.teardown(() => {
+    executor.close();
+    clearInterval(keepAlive);
+  });
   return executor;
 }
 
@@ -161,6 +164,16 @@ t.test('the service stops right after handing a run over: the runner takes it, n
   t.equal(adopted.get(run.runId)?.pid, runner.pid, 'a restarted service finds the runner by its run');
   await waitFor(async () => (await readStatus(run.dir)).state === 'succeeded', 10_000, 'the run to succeed');
   t.same(await adopted.get(run.runId)!.ended, { kind: 'lost', pid: runner.pid }, 'and sees its end in /proc');
+});
+
+t.test('runs that had to wait for a runner once the pool was full grow the pool (to twice its size at most)', async (t) => {
+  const { workspace, executor } = await readyPool(t, 1);
+  // Three at once: one takes the idle runner, two wait (each wait grows the pool, up to one more).
+  const runs = await Promise.all([1, 2, 3].map((n) => queuedRun(workspace, 'demo', { x: n, y: 1, fail: false }, n)));
+  const ends = await Promise.all(runs.map(async (run) => (await executor.start(run.spec)).ended));
+  t.same(ends, runs.map(() => ({ kind: 'exited', code: 0, signal: null })), 'all three ran');
+  await waitFor(async () => executor.idleRunners === 2 && (await readyRunners(workspace)).length === 2, 10_000, 'two ready runners, one beyond the pool size');
+  t.pass('the pool holds one runner more than its size');
 });
 
 t.test('a runner channel yields its JSON lines, across chunks, and ignores what is not JSON', async (t) => {
