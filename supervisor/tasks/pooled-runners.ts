@@ -25,6 +25,15 @@ interface Held {
   onClose: () => void;
 }
 
+/** Whether a runner moved its slot log onto `logFile`, the first step of taking a run. */
+function tookRun(logFile: string): boolean {
+  try {
+    return lstatSync(logFile, { throwIfNoEntry: false }) !== undefined;
+  } catch {
+    return false; // its directory is gone or replaced: no runner could have moved a log there
+  }
+}
+
 /** A run waiting for a pooled runner. */
 interface Waiter {
   readonly req: Omit<SpawnRequest, 'type'>;
@@ -136,7 +145,7 @@ export class PooledRunners {
     // 'close' comes after everything the runner wrote was read: no answer by then, none will come.
     held.onClose = () => {
       if (answered) return;
-      if (!lstatSync(waiter.req.logFile, { throwIfNoEntry: false })) {
+      if (!tookRun(waiter.req.logFile)) {
         answered = true;
         return this.#dispatch(waiter, true);
       }
