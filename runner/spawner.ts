@@ -46,12 +46,11 @@ let waiting = 0;
  * first wait (one runner more at a time let a loop wait again while it grew). A client that
  * submits as soon as its last Task ended (a script, a benchmark) takes a runner every ~20 ms
  * here, while a runner needs 30-50 ms to start on a busy machine: with 2 in the pool, 4 runs in
- * 10 waited for one; with 4, 1 in 100 or fewer.
+ * 10 waited for one; with 4, 1 in 100 or fewer. The first submit to a service always waits (the
+ * pool starts with it), so a loop's first runs find the pool grown already.
  */
 let growth = 0;
 let lastWait = 0;
-/** Whether the pool was full once: a run waiting before (the service's first submits) grows nothing. */
-let warmed = false;
 let slotCounter = 0;
 let failedStarts = 0;
 
@@ -137,7 +136,6 @@ function startPooled(): boolean {
       starting--;
       failedStarts = 0;
       offered.add(child.pid!);
-      warmed ||= offered.size >= poolSize;
       stopReading(channel);
       send({ type: 'ready', pid: child.pid! }, channel);
     });
@@ -172,7 +170,7 @@ function refill(): void {
 process.on('message', (message: SpawnRequest | PoolNotice) => {
   if (message.type === 'spawn') return startDirect(message);
   if (message.type === 'taken') offered.delete(message.pid);
-  else if (message.waiting > 0 && warmed) {
+  else if (message.waiting > 0) {
     growth = poolSize;
     lastWait = Date.now();
   }

@@ -90,10 +90,10 @@ t.test('idle pooled runners leave with their spawner and remove their slot logs'
   await mkdir(poolDir, { recursive: true });
   t.teardown(() => rm(workspace, { recursive: true, force: true }));
   const executor = pooledExecutor(t, poolDir, 2);
-  // One run starts the spawner and its pool of two; the refilled pool then waits idle.
+  // One run starts the spawner and its pool of two; it waited for a runner, so the pool doubled.
   const run = await queuedRun(workspace, 'demo', { x: 1, y: 2, fail: false }, 1);
   t.same(await (await executor.start(run.spec)).ended, { kind: 'exited', code: 0, signal: null });
-  await waitFor(async () => (await readdir(poolDir)).length === 2, 10_000, 'two idle runners with their slot logs');
+  await waitFor(async () => (await readdir(poolDir)).length === 4, 10_000, 'four idle runners with their slot logs');
   executor.close();
   await waitFor(async () => (await processesNaming(workspace)).length === 0, 10_000, 'the spawner and its idle runners to exit');
   t.same(await readdir(poolDir), [], 'the idle runners removed their slot logs');
@@ -111,7 +111,10 @@ async function readyRunners(workspace: string): Promise<number[]> {
   return ready;
 }
 
-/** A workspace with a pool directory and a pooled executor whose `size` runners are ready (started by one first run). */
+/**
+ * A workspace with a pool directory and a pooled executor of `size` whose runners are ready: its
+ * first run waited for a runner (the pool starts with it), so that is twice `size` of them.
+ */
 async function readyPool(t: Test, size: number) {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-pool-'));
   const poolDir = join(workspace, '.taskyard', 'runners');
@@ -124,7 +127,7 @@ async function readyPool(t: Test, size: number) {
   });
   const first = await queuedRun(workspace, 'demo', { x: 1, y: 2, fail: false }, 100);
   t.same(await (await executor.start(first.spec)).ended, { kind: 'exited', code: 0, signal: null }, 'the first run starts the pool');
-  await waitFor(async () => executor.idleRunners === size && (await readyRunners(workspace)).length === size, 10_000, `${size} ready runners, idle in the service`);
+  await waitFor(async () => executor.idleRunners === 2 * size && (await readyRunners(workspace)).length === 2 * size, 10_000, `${2 * size} ready runners, idle in the service`);
   return { workspace, executor };
 }
 
@@ -132,7 +135,8 @@ t.test('ready runners killed before a run reaches them: the run goes to the next
   const { workspace, executor } = await readyPool(t, 2);
   const killed = await readyRunners(workspace);
   for (const pid of killed) process.kill(pid, 'SIGKILL');
-  // At once, before the service can have seen their channels close: the first write fails (EPIPE).
+  // At once, before the service can have seen their channels close: it may write the run to a
+  // dead one, which never moved its log into place, so the run goes to the next runner.
   const run = await queuedRun(workspace, 'demo', { x: 2, y: 3, fail: false }, 1);
   const runner = await executor.start(run.spec);
   t.notOk(killed.includes(runner.pid!), 'a live runner took it');
@@ -166,14 +170,15 @@ t.test('the service stops right after handing a run over: the runner takes it, n
   t.same(await adopted.get(run.runId)!.ended, { kind: 'lost', pid: runner.pid }, 'and sees its end in /proc');
 });
 
-t.test('runs that had to wait for a runner once the pool was full grow the pool (to twice its size at most)', async (t) => {
+t.test('a run that waits for a runner doubles the pool, and no more', async (t) => {
+  // The first run waited: readyPool sees two ready runners for a pool of one.
   const { workspace, executor } = await readyPool(t, 1);
-  // Three at once: one takes the idle runner, two wait (each wait grows the pool, up to one more).
+  // Three at once: two take the idle runners, the third waits again.
   const runs = await Promise.all([1, 2, 3].map((n) => queuedRun(workspace, 'demo', { x: n, y: 1, fail: false }, n)));
   const ends = await Promise.all(runs.map(async (run) => (await executor.start(run.spec)).ended));
   t.same(ends, runs.map(() => ({ kind: 'exited', code: 0, signal: null })), 'all three ran');
-  await waitFor(async () => executor.idleRunners === 2 && (await readyRunners(workspace)).length === 2, 10_000, 'two ready runners, one beyond the pool size');
-  t.pass('the pool holds one runner more than its size');
+  await waitFor(async () => executor.idleRunners === 2 && (await readyRunners(workspace)).length === 2, 10_000, 'two ready runners again');
+  t.equal((await processesNaming(workspace)).length, 3, 'the spawner and two runners: none beyond twice the pool size');
 });
 
 t.test('a runner channel yields its JSON lines, across chunks, and ignores what is not JSON', async (t) => {
