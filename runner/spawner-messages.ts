@@ -8,7 +8,7 @@
 export const RUN_FLAG = '--run';
 /** What an idle pooled runner carries instead of a run_id (as long as one, so the title fits). */
 export const NO_RUN_YET = '-'.repeat(32);
-/** A pooled runner's channel to its spawner: JSON lines on a pipe at this descriptor. */
+/** A pooled runner's channel (to its spawner until ready, then to the service): JSON lines on a socket at this descriptor. */
 export const RUNNER_CHANNEL_FD = 3;
 
 /** Service → spawner: start one task runner. */
@@ -23,20 +23,54 @@ export interface SpawnRequest {
   env: Record<string, string>;
 }
 
-/** Spawner → service: what became of a request, and later of the process. */
-export type SpawnerEvent =
-  /** `startedAt`: the runner wrote its `running` record at that time (a pooled runner says so). */
-  | { type: 'spawned'; runId: string; pid: number; startedAt: string | null }
-  | { type: 'spawn-failed'; runId: string; message: string }
-  | { type: 'exited'; runId: string; code: number | null; signal: NodeJS.Signals | null };
+/**
+ * Service → spawner, besides `spawn`: a pooled runner it was handed has answered its run (it is
+ * no longer idle), or runs are waiting for one. `waiting` is how many runs wait for a pooled
+ * runner now: the spawner keeps that many runners starting beyond its idle pool.
+ */
+export type PoolNotice = { type: 'taken'; pid: number; waiting: number } | { type: 'want'; waiting: number };
 
-/** Spawner → idle pooled runner: the run it takes over (the service's request, passed on). */
+/** Spawner → service: what became of a request, of the pool, and later of each process. */
+export type SpawnerEvent =
+  /** A runner started for one run (`spawn`); `startedAt`: null, it writes its record itself later. */
+  | { type: 'spawned'; runId: string; pid: number; startedAt: null }
+  | { type: 'spawn-failed'; runId: string; message: string }
+  /** A pooled runner is ready; the message carries its channel (fd 3's other end): the service hands it a run directly. */
+  | { type: 'ready'; pid: number }
+  /** Pooled runners die before they are ready: the runs waiting for one fail with `message`. */
+  | { type: 'pool-failing'; message: string }
+  /** A runner this spawner started (directly or pooled, once ready) exited. */
+  | { type: 'exited'; pid: number; code: number | null; signal: NodeJS.Signals | null };
+
+/** Service → idle pooled runner: the run it takes over (the request the service would have sent the spawner). */
 export type RunAssignment = Omit<SpawnRequest, 'type'> & { type: 'run' };
 
-/** Pooled runner → spawner. */
+/** Pooled runner → service. */
 export type RunnerEvent =
   | { type: 'ready' }
   /** It took the run and wrote `running` (started_at), or null when it failed before that. */
   | { type: 'accepted'; startedAt: string | null }
   /** The run could not be taken over here (its log is on another file system): start a fresh runner. */
   | { type: 'declined'; message: string };
+
+/**
+ * Calls `onEvent` with each JSON line read from a runner's channel. A line that is not JSON is
+ * ignored: only the runner's exit then says how it went.
+ */
+export function onJsonLines<T>(channel: NodeJS.ReadableStream, onEvent: (event: T) => void): void {
+  let pending = '';
+  channel.setEncoding('utf8');
+  channel.on('data', (chunk: string) => {
+    const lines = (pending + chunk).split('\n');
+    pending = lines.pop()!;
+    for (const line of lines) {
+      let event: T;
+      try {
+        event = JSON.parse(line) as T;
+      } catch {
+        continue;
+      }
+      onEvent(event);
+    }
+  });
+}

@@ -3,57 +3,67 @@
  * parent's page tables, so spawning from the service (well over 100 MB resident) blocks its event
  * loop ~15 ms per Task; from this process (~40 MB) it takes ~1.5 ms, off the service's thread.
  *
- * It keeps a few runners started ahead of need (`argv[3]`, default 2): a Node start costs
- * ~25 ms of CPU and ~50 ms of wall time here, so a submit hands its run to a runner that is
- * already up. Each pooled runner is detached (its own process group) and writes to a slot log in
+ * It keeps a few runners started ahead of need (`argv[3]`, default 2, and up to twice that while
+ * runs had to wait for one lately): a Node start costs ~25 ms of CPU and ~50 ms of wall time
+ * here, so a submit hands its run to a runner that is already up. Each pooled runner is detached (its own process group) and writes to a slot log in
  * the pool directory (`argv[2]`), which it renames onto the run's `task.log` when it takes a run:
  * the descriptor stays, so stdout, stderr and the Task's subprocesses all write to the Task's log.
- * Each runner serves one run and exits; the pool is refilled in the background.
+ * Once a runner says it is ready, its channel (the other end of its fd 3) is passed to the
+ * service, which hands it a run directly: a hop through this process cost every start ~0.4 ms,
+ * and several when this process was busy starting the next runner. The service says when a
+ * runner has answered its run (`taken`) and how many runs wait for one (`want`); the pool is
+ * refilled then, in the background. Each runner serves one run and exits; this process reaps it
+ * and reports its exit.
  *
  * Its environment is already the Tasks' base environment. When the service goes away (the IPC
- * channel closes) it exits; idle runners exit with it, and running ones are left alone: a
- * restarted service adopts them.
+ * channel closes) it exits; idle runners exit with the service (their channel closes), and running
+ * ones are left alone: a restarted service adopts them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import type { Socket } from 'node:net';
 import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
 import { RUNNER } from './runner-file.js';
-import { NO_RUN_YET, RUN_FLAG, RUNNER_CHANNEL_FD, type RunAssignment, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
+import { NO_RUN_YET, onJsonLines, RUN_FLAG, RUNNER_CHANNEL_FD, type PoolNotice, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
 
 const poolDir = process.argv[2] ?? '';
 const poolSize = Math.max(0, Number(process.argv[3] ?? 2) || 0);
-/** After this many runners died before they were ready, in a row, requests fail instead of retrying. */
+/** How often the spawner checks that the service is still connected (see the end of this file). */
+const DISCONNECT_CHECK_MS = 500;
+/** How long the pool stays grown after the last run that had to wait for a runner. */
+const GROWTH_HOLD_MS = 10_000;
+/** After this many runners died before they were ready, in a row, waiting runs fail instead of retrying. */
 const MAX_FAILED_STARTS = 3;
 
-interface PooledRunner {
-  child: ChildProcess;
-  slotLog: string;
-  /** Set while a run is handed over: receives the runner's answer. */
-  onAnswer: ((event: Exclude<RunnerEvent, { type: 'ready' }>) => void) | undefined;
-}
-
-const idle: PooledRunner[] = [];
-const waiting: SpawnRequest[] = [];
+/** Pooled runners starting, and those handed to the service that have not answered a run yet. */
 let starting = 0;
-/** Runners handed a run that have not answered yet. */
-let assigning = 0;
+const offered = new Set<number>();
+/** Runs the service says wait for a pooled runner. */
+let waiting = 0;
+/**
+ * Runners kept beyond `poolSize` while runs had to wait for one lately: the pool doubles at the
+ * first wait (one runner more at a time let a loop wait again while it grew). A client that
+ * submits as soon as its last Task ended (a script, a benchmark) takes a runner every ~20 ms
+ * here, while a runner needs 30-50 ms to start on a busy machine: with 2 in the pool, 4 runs in
+ * 10 waited for one; with 4, 1 in 100 or fewer. The first submit to a service always waits (the
+ * pool starts with it), so a loop's first runs find the pool grown already.
+ */
+let growth = 0;
+let lastWait = 0;
 let slotCounter = 0;
 let failedStarts = 0;
 
-function send(event: SpawnerEvent): void {
-  if (process.connected) process.send!(event);
+function send(event: SpawnerEvent, channel?: Socket): void {
+  if (process.connected) process.send!(event, channel, () => undefined);
 }
 
-/** Reports the exit of a runner that took `runId`. */
-function reportExit(child: ChildProcess, runId: string): void {
-  // A pooled runner's answer can be read after its exit was (a run quicker than this process's turn).
-  if (child.exitCode !== null || child.signalCode !== null) send({ type: 'exited', runId, code: child.exitCode, signal: child.signalCode });
-  else child.once('exit', (code, signal) => send({ type: 'exited', runId, code, signal }));
+/** Reports the exit of a runner (its exit code and signal: only its parent can know them). */
+function reportExit(child: ChildProcess): void {
+  child.once('exit', (code, signal) => send({ type: 'exited', pid: child.pid!, code, signal }));
 }
 
-/** A runner started for one run, writing straight to its log (no pool directory, or a foreign file system). */
+/** A runner started for one run, writing straight to its log (no pool, or the run's log is on a foreign file system). */
 function startDirect(req: SpawnRequest): void {
   let logFd: number | undefined;
   try {
@@ -67,8 +77,9 @@ function startDirect(req: SpawnRequest): void {
       env: { ...process.env, ...req.env, TASKYARD_TASK_DIR: req.cwd },
     });
     child.once('error', (err) => send({ type: 'spawn-failed', runId: req.runId, message: err.message }));
-    reportExit(child, req.runId);
-    if (child.pid !== undefined) send({ type: 'spawned', runId: req.runId, pid: child.pid, startedAt: null });
+    if (child.pid === undefined) return;
+    send({ type: 'spawned', runId: req.runId, pid: child.pid, startedAt: null });
+    reportExit(child);
   } catch (err) {
     const message = err instanceof UnsafeFileError ? `task.log is not a regular file (${err.kind}); it is not written` : (err as Error).message;
     send({ type: 'spawn-failed', runId: req.runId, message });
@@ -77,65 +88,24 @@ function startDirect(req: SpawnRequest): void {
   }
 }
 
-/**
- * A pooled runner's messages, JSON lines on its fd 3 pipe (see take-run.ts), as events; the
- * first one is `ready`. No Node IPC channel: setting one up costs every runner ~6 ms of CPU.
- */
-function listen(child: ChildProcess, onEvent: (event: RunnerEvent) => void): void {
-  const channel = child.stdio[RUNNER_CHANNEL_FD] as Readable | null;
-  let pending = '';
-  channel?.setEncoding('utf8');
-  channel?.on('data', (chunk: string) => {
-    const lines = (pending + chunk).split('\n');
-    pending = lines.pop()!;
-    for (const line of lines) {
-      try {
-        onEvent(JSON.parse(line) as RunnerEvent);
-      } catch {
-        // Not a message of the runner's: ignored (only its exit then says how it went).
-      }
-    }
-  });
-  channel?.on('error', () => undefined); // the runner's exit says what matters
+/** A runner that died before it was ready; after a few in a row, the waiting runs fail. */
+function failedStart(slotLog: string): void {
+  starting--;
+  rmSync(slotLog, { force: true });
+  // A runner that cannot even start would be restarted forever: fail what waits instead.
+  if (++failedStarts >= MAX_FAILED_STARTS && waiting > 0) {
+    waiting = 0;
+    send({ type: 'pool-failing', message: 'task runners exit before they are ready (see the service log)' });
+  }
+  refill();
 }
 
 /**
- * Hands a request to a ready runner; it answers accepted (it wrote `running`) or declined (start
- * one directly). The pool is refilled only after that answer: a Node start begun at the same time
- * took the cores the run's own start needed.
+ * Starts one pooled runner. Its first line on the channel says it is ready; then the channel goes
+ * to the service (this process stops reading it), and the runner waits for its run there. False
+ * when it could not be started (the waiting runs are told).
  */
-function assign(runner: PooledRunner, req: SpawnRequest): void {
-  const { child } = runner;
-  assigning++;
-  const answered = () => {
-    assigning--;
-    refill();
-  };
-  // The service hears how the handover went before the refill: starting a Node process blocks
-  // this one for its fork and exec (~10 ms here), and the service showed `running` that late.
-  const onExit = () => {
-    runner.onAnswer = undefined;
-    send({ type: 'spawn-failed', runId: req.runId, message: 'the pooled task runner exited before it took the run' });
-    answered();
-  };
-  // 'close', not 'exit': it comes after the channel delivered everything, so an answer written
-  // just before a quick exit is never taken for a runner that died first.
-  child.once('close', onExit);
-  runner.onAnswer = (event) => {
-    child.off('close', onExit);
-    runner.onAnswer = undefined;
-    if (event.type === 'accepted' && child.pid !== undefined) {
-      send({ type: 'spawned', runId: req.runId, pid: child.pid, startedAt: event.startedAt });
-      reportExit(child, req.runId);
-    } else startDirect(req);
-    answered();
-  };
-  const assignment: RunAssignment = { ...req, type: 'run' };
-  (child.stdio[RUNNER_CHANNEL_FD] as Writable).write(`${JSON.stringify(assignment)}\n`);
-}
-
-/** Starts one pooled runner; once ready it takes the oldest waiting request or waits idle. */
-function startPooled(): void {
+function startPooled(): boolean {
   const slotLog = join(poolDir, `${process.pid}-${++slotCounter}.log`);
   let fd: number | undefined;
   try {
@@ -149,58 +119,71 @@ function startPooled(): void {
       env: process.env,
     });
     starting++;
-    const runner: PooledRunner = { child, slotLog, onAnswer: undefined };
     let ready = false;
     child.once('error', () => undefined); // reported through 'exit'
-    child.once('exit', () => {
-      const i = idle.indexOf(runner);
-      if (i >= 0) idle.splice(i, 1);
-      if (ready) return;
-      starting--;
-      rmSync(slotLog, { force: true });
-      // A runner that cannot even start would be restarted forever: fail what waits instead.
-      if (++failedStarts >= MAX_FAILED_STARTS) {
-        for (const req of waiting.splice(0)) send({ type: 'spawn-failed', runId: req.runId, message: 'task runners exit before they are ready (see the service log)' });
-      }
-      refill();
+    child.once('exit', (code, signal) => {
+      if (!ready) return failedStart(slotLog);
+      // Idle, or handed a run: the service hears of the exit either way (it maps the pid).
+      if (offered.delete(child.pid!)) refill();
+      send({ type: 'exited', pid: child.pid!, code, signal });
     });
-    listen(child, (event) => {
-      if (event.type !== 'ready') return runner.onAnswer?.(event);
+    const channel = child.stdio[RUNNER_CHANNEL_FD] as Socket;
+    channel.on('error', () => undefined); // the runner's exit says what matters
+    onJsonLines<RunnerEvent>(channel, (event) => {
       // Its exit was handled first (a runner killed right after it said ready): it is gone.
-      if (ready || child.exitCode !== null || child.signalCode !== null) return;
+      if (event.type !== 'ready' || ready || child.exitCode !== null || child.signalCode !== null) return;
       ready = true;
       starting--;
       failedStarts = 0;
-      const req = waiting.shift();
-      if (req) assign(runner, req);
-      else idle.push(runner);
-      refill();
+      offered.add(child.pid!);
+      stopReading(channel);
+      send({ type: 'ready', pid: child.pid! }, channel);
     });
+    return true;
   } catch (err) {
     rmSync(slotLog, { force: true });
-    const req = waiting.shift();
-    if (req) send({ type: 'spawn-failed', runId: req.runId, message: (err as Error).message });
+    if (waiting > 0) send({ type: 'pool-failing', message: (err as Error).message });
+    waiting = 0;
+    return false;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
 }
 
-/** Keeps `poolSize` runners idle or starting beyond those that requests wait for. */
+/**
+ * Stops this process reading a channel it passes to the service. Both hold the same socket until
+ * the service acknowledges the handle, and a handle still reading would take (and, once passed,
+ * drop) the runner's answer to its run. `pause()` does not stop a socket's reads, so the handle's
+ * own `readStop` is called (Node has no public way to do it).
+ */
+function stopReading(channel: Socket): void {
+  (channel as unknown as { _handle?: { readStop?: () => number } })._handle?.readStop?.();
+}
+
+/** Keeps `poolSize` (and `growth`) runners idle or starting beyond those the waiting runs need. */
 function refill(): void {
-  if (failedStarts >= MAX_FAILED_STARTS && waiting.length === 0) return;
-  while (process.connected && idle.length + starting + assigning < poolSize + waiting.length) startPooled();
+  if (failedStarts >= MAX_FAILED_STARTS && waiting === 0) return;
+  // Stops at a runner that could not be started: the next notice or exit tries again.
+  while (process.connected && offered.size + starting < poolSize + growth + waiting && startPooled());
 }
 
-function onRequest(req: SpawnRequest): void {
-  if (!poolDir) return startDirect(req);
-  const runner = idle.shift();
-  if (runner) assign(runner, req);
-  else waiting.push(req);
+process.on('message', (message: SpawnRequest | PoolNotice) => {
+  if (message.type === 'spawn') return startDirect(message);
+  if (message.type === 'taken') offered.delete(message.pid);
+  else if (message.waiting > 0) {
+    growth = poolSize;
+    lastWait = Date.now();
+  }
+  waiting = message.waiting;
   refill();
-}
-
-process.on('message', (message: SpawnRequest) => {
-  if (message.type === 'spawn') onRequest(message);
 });
 process.on('disconnect', () => process.exit(0));
+// A channel closed while a passed runner channel waits for the service's acknowledgement (the
+// service died at that moment) emits no 'disconnect' in Node 20: it waits for that ACK forever.
+// Its runners' channels it still holds would keep them idle for good, so a slow check backs it up.
+// The same check lets the pool shrink back (runners beyond it are used, not replaced).
+setInterval(() => {
+  if (!process.connected) process.exit(0);
+  if (growth > 0 && Date.now() - lastWait > GROWTH_HOLD_MS) growth = 0;
+}, DISCONNECT_CHECK_MS);
 if (poolDir) refill();

@@ -1,18 +1,18 @@
 import { closeSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { RUN_FLAG, RUNNER_CHANNEL_FD, type RunAssignment, type RunnerEvent } from './spawner-messages.js';
 
-/** What a runner tells its spawner once it has written its `running` record (or failed before). */
+/** What a runner tells the service once it has written its `running` record (or failed before). */
 export type Acknowledge = (startedAt: string | null) => void;
 
 function send(event: RunnerEvent): void {
   try {
     writeSync(RUNNER_CHANNEL_FD, `${JSON.stringify(event)}\n`);
   } catch {
-    // The spawner is gone: it reports nothing more, and a restarted service finds this run in /proc.
+    // The service is gone: a restarted one finds this run in /proc.
   }
 }
 
-/** One read from the channel; 0 when the spawner is gone (end of file, or a reset when it died with our `ready` unread). */
+/** One read from the channel; 0 when its other end is gone (end of file, or a reset when it closed with our `ready` unread). */
 function readChannel(buf: Buffer): number {
   try {
     return readSync(RUNNER_CHANNEL_FD, buf);
@@ -22,8 +22,8 @@ function readChannel(buf: Buffer): number {
 }
 
 /**
- * Waits, blocked in one read, for the spawner's assignment: a pooled runner has nothing else to
- * do until then. Null when the spawner went away before handing over a run.
+ * Waits, blocked in one read, for the service's assignment: a pooled runner has nothing else to
+ * do until then. Null when the channel closed first (the service or the spawner went away).
  */
 function receive(): RunAssignment | null {
   const chunks: Buffer[] = [];
@@ -40,12 +40,13 @@ function receive(): RunAssignment | null {
 /**
  * How a runner learns its run. Started for one run (the spawner's direct start, or a tool such as
  * `taskyard task run`), the TASKYARD_TASK_* identity is in its environment already: nothing to
- * acknowledge. Started ahead of need by the spawner's pool, it waits idle until the spawner hands
- * it a run: then it moves its slot log onto the run's `task.log` (its stdout and stderr keep
+ * acknowledge. Started ahead of need by the spawner's pool, it says it is ready and waits idle
+ * until the service hands it a run on the same channel (the spawner passed the service its other
+ * end): then it moves its slot log onto the run's `task.log` (its stdout and stderr keep
  * writing to the same file), takes the identity into its environment and working directory, and
  * names the run in its command line, where a restarted service recognises it in /proc.
  *
- * The pool talks over a plain pipe on fd 3, not Node's IPC channel: setting that channel up
+ * The pool talks over a plain socket on fd 3, not Node's IPC channel: setting that channel up
  * costs every runner ~6 ms of CPU at start, a sixth of a short Task's whole cost. The answer
  * returned acknowledges the run once the caller has written its `running` record, so the service
  * shows `running` from that message instead of waiting for a file watch.
@@ -58,7 +59,7 @@ export function takeRun(): Acknowledge {
   send({ type: 'ready' });
   const run = receive();
   if (!run) {
-    // Idle when the spawner went: nothing to run, nothing to keep.
+    // Idle when the service (or, before it was ready, the spawner) went: nothing to run, nothing to keep.
     rmSync(slotLog, { force: true });
     process.exit(0);
   }

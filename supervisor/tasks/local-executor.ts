@@ -4,7 +4,9 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../workers/within.js';
 import { killProcessTree } from '../../workers/kill-tree.js';
 import { collectTree, isAlive } from '../../workers/process-tree.js';
-import type { SpawnerEvent, SpawnRequest } from '../../runner/spawner-messages.js';
+import type { Socket } from 'node:net';
+import type { PoolNotice, SpawnerEvent, SpawnRequest } from '../../runner/spawner-messages.js';
+import { PooledRunners } from './pooled-runners.js';
 import type { Executor, LeftRun, StartSpec, Runner, RunnerEnd } from './executor.js';
 import { findRunners, runnerOf } from './runner-processes.js';
 
@@ -17,20 +19,31 @@ const GONE_WITHIN_MS = 5000;
 /** What the spawner needs to start one run. */
 type RunSpec = Omit<SpawnRequest, 'type'>;
 
-interface Pending {
+/** A request to start a runner for one run, sent to a spawner and not answered yet. */
+interface Request {
   req: RunSpec;
   spawner: ChildProcess;
-  pid: number | null;
-  started(pid: number, startedAt: string | null): void;
+  started(pid: number, ended: Promise<RunnerEnd>): void;
   failed(message: string): void;
-  ended(end: RunnerEnd): void;
+}
+
+/** A runner process a spawner started: its end comes from that spawner's exit report. */
+interface Tracked {
+  spawner: ChildProcess;
+  /** The run it serves, once known (a pooled runner: once it accepted one). */
+  runId: string | null;
+  /** Its spawner died: its end is watched in /proc once its run is known. */
+  orphaned: boolean;
+  end(end: RunnerEnd): void;
 }
 
 /**
- * Starts runners on this machine through the spawner process (see runner/spawner.ts):
- * started on first use and again after it dies, one IPC message per request, events routed back
- * by run_id. Runners whose spawner died, and adopted ones, are watched in /proc by pid and process
- * start time, so a later process reusing the pid is not mistaken for them.
+ * Starts runners on this machine through the spawner process (see runner/spawner.ts), started
+ * on first use and again after it dies. With a pool, the spawner hands over each ready runner's
+ * channel and a run is written straight to an idle runner (see pooled-runners.ts); without one,
+ * or when a runner declines a run, one IPC request starts a runner for the run. Exits are
+ * reported by pid. Runners whose spawner died, and adopted ones, are watched in /proc by pid and
+ * process start time, so a later process reusing the pid is not mistaken for them.
  */
 export class LocalExecutor implements Executor {
   readonly kind = 'local';
@@ -38,7 +51,9 @@ export class LocalExecutor implements Executor {
   readonly #env: NodeJS.ProcessEnv;
   readonly #spawnerArgs: string[];
   readonly #graceMs: number;
-  readonly #runs = new Map<string, Pending>();
+  readonly #requests = new Map<string, Request>();
+  readonly #tracked = new Map<number, Tracked>();
+  readonly #pool: PooledRunners | undefined;
   #child: ChildProcess | undefined;
   #closed = false;
 
@@ -47,32 +62,29 @@ export class LocalExecutor implements Executor {
     this.#env = opts.env;
     this.#spawnerArgs = opts.poolSize > 0 ? [opts.poolDir, String(opts.poolSize)] : [];
     this.#graceMs = opts.graceMs;
+    this.#pool = opts.poolSize > 0 ? new PooledRunners((notice) => this.#notify(notice)) : undefined;
   }
 
-  start(spec: StartSpec): Promise<Runner> {
+  /** Pooled runners ready for a run now. */
+  get idleRunners(): number {
+    return this.#pool?.idle ?? 0;
+  }
+
+  async start(spec: StartSpec): Promise<Runner> {
     const req: RunSpec = { runId: spec.runId, cwd: spec.cwd, logFile: spec.logFile, env: spec.env };
+    if (this.#pool && !this.#closed) {
+      this.#ensure();
+      const handover = await this.#pool.take(req);
+      if (handover.kind === 'failed') throw new Error(handover.message);
+      if (handover.kind === 'accepted') {
+        const { pid, ended } = handover.runner;
+        this.#serves(pid, req.runId);
+        return { pid, ended, startedAt: handover.startedAt };
+      }
+      // Declined (its log is on another file system): a runner started for this run.
+    }
     return new Promise((resolve, reject) => {
-      let resolveEnd!: (end: RunnerEnd) => void;
-      const ended = new Promise<RunnerEnd>((r) => (resolveEnd = r));
-      let settled = false;
-      const pending: Omit<Pending, 'spawner'> = {
-        req,
-        pid: null,
-        started: (pid, startedAt) => {
-          settled = true;
-          resolve({ pid, ended, startedAt });
-        },
-        failed: (message) => {
-          if (settled) return resolveEnd({ kind: 'spawn-failed', message });
-          settled = true;
-          reject(new Error(message));
-        },
-        ended: (end) => {
-          if (!settled) return pending.failed(end.kind === 'spawn-failed' ? end.message : 'the task runner ended before it was reported started');
-          resolveEnd(end);
-        },
-      };
-      this.#send(pending, true);
+      this.#send({ req, started: (pid, ended) => resolve({ pid, ended, startedAt: null }), failed: (message) => reject(new Error(message)) }, true);
     });
   }
 
@@ -100,31 +112,37 @@ export class LocalExecutor implements Executor {
   /** Closes the channel: the spawner exits, the runners keep running (a restarted service adopts them). */
   close(): void {
     this.#closed = true;
+    this.#pool?.close();
     this.#child?.disconnect();
     this.#child = undefined;
   }
 
-  #send(run: Omit<Pending, 'spawner'>, retry: boolean): void {
-    if (this.#closed) return run.failed('the service is stopping');
+  #send(request: Omit<Request, 'spawner'>, retry: boolean): void {
+    if (this.#closed) return request.failed('the service is stopping');
     const spawner = this.#ensure();
-    const pending: Pending = { ...run, spawner };
-    this.#runs.set(run.req.runId, pending);
-    spawner.send({ type: 'spawn', ...run.req } satisfies SpawnRequest, (err) => {
+    const { runId } = request.req;
+    this.#requests.set(runId, { ...request, spawner });
+    spawner.send({ type: 'spawn', ...request.req } satisfies SpawnRequest, (err) => {
       if (!err) return;
       // The spawner died before it read the request (its exit may not be processed yet): the
       // request certainly started nothing, so a fresh spawner may take it once.
-      this.#runs.delete(run.req.runId);
+      this.#requests.delete(runId);
       if (this.#child === spawner) this.#child = undefined;
-      if (retry) this.#send(run, false);
-      else run.failed(`the spawner is unavailable: ${err.message}`);
+      if (retry) this.#send(request, false);
+      else request.failed(`the spawner is unavailable: ${err.message}`);
     });
+  }
+
+  /** Tells the spawner how the pool is used (a fresh one is started when runs wait). */
+  #notify(notice: PoolNotice): void {
+    if (!this.#closed) this.#ensure().send(notice, () => undefined);
   }
 
   #ensure(): ChildProcess {
     if (this.#child?.connected) return this.#child;
     // No execArgv: the service's own flags (a debugger, a test runner's loader hooks) are not the spawner's.
     const child = fork(SPAWNER, this.#spawnerArgs, { execArgv: [], env: this.#env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
-    child.on('message', (event: SpawnerEvent) => this.#onEvent(event));
+    child.on('message', (event: SpawnerEvent, channel?: Socket) => this.#onEvent(child, event, channel));
     child.once('exit', () => void this.#onSpawnerExit(child).catch((err: unknown) => console.error('taskyard: recovering the runs of a dead spawner failed', err)));
     child.on('error', () => undefined); // its exit says the same
     // The service's own handles keep it alive; the spawner must not keep a stopping one up.
@@ -134,43 +152,77 @@ export class LocalExecutor implements Executor {
     return child;
   }
 
-  #onEvent(event: SpawnerEvent): void {
-    const run = this.#runs.get(event.runId);
-    if (!run) return;
-    if (event.type === 'spawned') {
-      run.pid = event.pid;
-      run.started(event.pid, event.startedAt);
+  /** The end of a runner `spawner` started, as the spawner will report it. */
+  #track(pid: number, spawner: ChildProcess, runId: string | null): Promise<RunnerEnd> {
+    return new Promise((end) => this.#tracked.set(pid, { spawner, runId, orphaned: false, end }));
+  }
+
+  /** A pooled runner accepted `runId`; if its spawner died meanwhile, its end is watched in /proc from now on. */
+  #serves(pid: number, runId: string): void {
+    const tracked = this.#tracked.get(pid);
+    if (!tracked) return; // its exit was reported already
+    tracked.runId = runId;
+    if (tracked.orphaned) this.#watchTracked(pid, { ...tracked, runId });
+  }
+
+  #onEvent(spawner: ChildProcess, event: SpawnerEvent, channel?: Socket): void {
+    if (event.type === 'ready') {
+      if (!channel) return;
+      const ended = this.#track(event.pid, spawner, null);
+      if (this.#pool) this.#pool.offer({ pid: event.pid, channel, ended });
+      else channel.destroy();
       return;
     }
-    this.#runs.delete(event.runId);
-    if (event.type === 'spawn-failed') run.failed(event.message);
-    else run.ended({ kind: 'exited', code: event.code, signal: event.signal });
+    if (event.type === 'pool-failing') return this.#pool?.failWaiting(event.message);
+    if (event.type === 'exited') {
+      const tracked = this.#tracked.get(event.pid);
+      this.#tracked.delete(event.pid);
+      return tracked?.end({ kind: 'exited', code: event.code, signal: event.signal });
+    }
+    const request = this.#requests.get(event.runId);
+    if (!request) return;
+    this.#requests.delete(event.runId);
+    if (event.type === 'spawned') request.started(event.pid, this.#track(event.pid, spawner, event.runId));
+    else request.failed(event.message);
   }
 
   /**
-   * Runs started by a dead spawner are watched through /proc from now on. A request it may not
-   * have carried out is looked up by its run_id among the processes, and sent again if absent.
+   * Runs started by a dead spawner are watched through /proc from now on; its idle runners are
+   * let go. A request it may not have carried out is looked up by its run_id among the
+   * processes, and sent again if absent. Runs waiting for a pooled runner get a new spawner.
    */
   async #onSpawnerExit(child: ChildProcess): Promise<void> {
     if (this.#child === child) this.#child = undefined;
-    const orphans = [...this.#runs.values()].filter((run) => run.spawner === child);
-    for (const run of orphans) this.#runs.delete(run.req.runId);
+    for (const [pid, tracked] of this.#tracked) {
+      if (tracked.spawner !== child) continue;
+      tracked.orphaned = true;
+      if (tracked.runId !== null) this.#watchTracked(pid, { ...tracked, runId: tracked.runId });
+      else if (this.#pool?.drop(pid)) this.#tracked.delete(pid);
+      // Otherwise it is being handed a run: watched once it accepts (see #serves).
+    }
+    if (this.#pool?.waiting) this.#notify({ type: 'want', waiting: this.#pool.waiting });
+    const orphans = [...this.#requests.values()].filter((request) => request.spawner === child);
+    for (const request of orphans) this.#requests.delete(request.req.runId);
     if (orphans.length === 0) return;
     // One look at /proc serves every request whose pid never came back.
-    const runners = orphans.some((r) => r.pid === null) ? await findRunners() : new Map();
-    for (const run of orphans) {
-      const found = runners.get(run.req.runId);
-      const pid = run.pid ?? found?.pid ?? null;
-      if (pid === null) {
-        this.#send(run, false);
+    const runners = await findRunners();
+    for (const request of orphans) {
+      const found = runners.get(request.req.runId);
+      if (!found) {
+        this.#send(request, false);
         continue;
       }
-      if (run.pid === null) run.started(pid, null);
-      this.#watchOrphan(pid, run.req.runId, found?.startTime).then(run.ended, (err: unknown) => {
-        console.error(`taskyard: watching the runner ${pid} failed`, err);
-        run.ended({ kind: 'lost', pid });
-      });
+      request.started(found.pid, this.#watchOrphan(found.pid, request.req.runId, found.startTime).catch(() => ({ kind: 'lost', pid: found.pid })));
     }
+  }
+
+  /** Watches a runner of a dead spawner, serving `tracked.runId`, in /proc until it is gone. */
+  #watchTracked(pid: number, tracked: Tracked & { runId: string }): void {
+    this.#tracked.delete(pid);
+    this.#watchOrphan(pid, tracked.runId).then(tracked.end, (err: unknown) => {
+      console.error(`taskyard: watching the runner ${pid} failed`, err);
+      tracked.end({ kind: 'lost', pid });
+    });
   }
 
   async #watchOrphan(pid: number, runId: string, startTime?: string): Promise<RunnerEnd> {

@@ -18,9 +18,9 @@ function checkTaskName(value: unknown): void {
 }
 
 /** Creates the run's directory; a failure of the file system is a business failure saying nothing was written. */
-function createRunDirOrExplain(dir: string, status: TaskStatus): { durable: Promise<void> } {
+function createRunDirOrExplain(rt: TaskRuntime, dir: string, status: TaskStatus): { durable: Promise<void> } {
   try {
-    return createRunDir(dir, status);
+    return createRunDir(dir, status, rt.spareDirs);
   } catch (err) {
     const { code, message } = err as NodeJS.ErrnoException;
     if (err instanceof BusinessError || !code) throw err;
@@ -70,7 +70,7 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
       exit_code: 0,
       log_path: relativeTaskPath(parts, id, TASK_FILES.log),
     };
-    const { durable } = createRunDirOrExplain(dir, status);
+    const { durable } = createRunDirOrExplain(rt, dir, status);
     rt.index.setStatus(id, parts, status, false);
     rt.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources: definition.resources });
     // The run starts while its record is flushed; the submit is answered once it is on disk.
@@ -78,5 +78,7 @@ export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<s
     return { task_id: id, run_id: status.run_id, task: definition.name };
   } finally {
     release();
+    // After the run's start and the record's flush: making spares takes the cores they need.
+    rt.spareDirs.refill();
   }
 }

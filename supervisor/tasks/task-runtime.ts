@@ -12,6 +12,7 @@ import { LeaseFile } from './lease-file.js';
 import { ResourcePool, type Capacity } from './resource-pool.js';
 import { SlurmExecutor } from './slurm-executor.js';
 import { sweepInterruptedRuns } from './run-dir.js';
+import { SpareRunDirs } from './spare-run-dirs.js';
 import { RunTable } from './run-table.js';
 import type { LiveTask } from './live-task.js';
 import { parseTaskId } from './task-ids.js';
@@ -22,6 +23,8 @@ import { WorkspaceWatch } from './workspace-watch.js';
 
 /** The index file's name in the service's private directory. */
 const INDEX_FILE = 'task-index';
+/** Run directories kept made ahead of submits: one per submit in flight is plenty. */
+const SPARE_RUN_DIRS = 2;
 
 /**
  * Everything the task Jobs share: the definition catalog, the in-memory index of records, and
@@ -38,6 +41,8 @@ export class TaskRuntime {
   ready: Promise<void> = Promise.resolve();
   readonly catalog: DefinitionCatalog;
   readonly runs: RunTable;
+  /** Run directories made ahead of submits. */
+  readonly spareDirs: SpareRunDirs;
   readonly #pool: ResourcePool;
   readonly #executor: Executor;
   readonly #closing = new AbortController();
@@ -51,6 +56,7 @@ export class TaskRuntime {
     this.index = new TaskIndex(workspace, join(workspace, STATE_DIR, INDEX_FILE));
     this.catalog = new DefinitionCatalog(workspace, config.tasks);
     this.#poolDir = join(workspace, STATE_DIR, 'runners');
+    this.spareDirs = new SpareRunDirs(join(workspace, STATE_DIR, 'spare-runs'), SPARE_RUN_DIRS);
     const env = deferExtraCaCerts(taskEnvironment(config.environment));
     this.#executor =
       config.executor.kind === 'slurm'
@@ -73,6 +79,7 @@ export class TaskRuntime {
   async start(): Promise<void> {
     await this.catalog.reload();
     await this.#clearPool();
+    await this.spareDirs.start();
     await sweepInterruptedRuns(this.workspace, await this.index.scan());
     this.#workspaceWatch = new WorkspaceWatch(this.index, (record) => {
       this.takeOver([record]).catch((err: unknown) => console.error(`taskyard: taking over ${record.id} failed`, err));
@@ -156,6 +163,7 @@ export class TaskRuntime {
   async close(): Promise<void> {
     this.#closing.abort();
     this.#executor.close();
+    this.spareDirs.close();
     this.#workspaceWatch?.close();
     await this.index.close();
   }
