@@ -37,6 +37,11 @@ export type SpawnerEvent =
   | { type: 'spawn-failed'; runId: string; message: string }
   /** A pooled runner is ready; the message carries its channel (fd 3's other end): the service hands it a run directly. */
   | { type: 'ready'; pid: number }
+  /**
+   * How many ready runners the service may keep idle: twice the pool size while the pool is grown,
+   * the pool size once the growth is over (the service lets the runners beyond it go).
+   */
+  | { type: 'idle-limit'; max: number }
   /** Pooled runners die before they are ready: the runs waiting for one fail with `message`. */
   | { type: 'pool-failing'; message: string }
   /** A runner this spawner started (directly or pooled, once ready) exited. */

@@ -4,9 +4,10 @@
  * loop ~15 ms per Task; from this process (~40 MB) it takes ~1.5 ms, off the service's thread.
  *
  * It keeps a few runners started ahead of need (`argv[3]`, default 2, and up to twice that while
- * runs had to wait for one lately): a Node start costs ~25 ms of CPU and ~50 ms of wall time
- * here, so a submit hands its run to a runner that is already up. Each pooled runner is detached (its own process group) and writes to a slot log in
- * the pool directory (`argv[2]`), which it renames onto the run's `task.log` when it takes a run:
+ * runs had to wait for one lately, `argv[4]` ms after the last wait; then the service lets the
+ * idle runners beyond the pool go): a Node start costs ~25 ms of CPU and ~50 ms of wall time
+ * here, so a submit hands its run to a runner that is already up. Each pooled runner is detached
+ * (its own process group) and writes to a slot log in the pool directory (`argv[2]`), which it renames onto the run's `task.log` when it takes a run:
  * the descriptor stays, so stdout, stderr and the Task's subprocesses all write to the Task's log.
  * Once a runner says it is ready, its channel (the other end of its fd 3) is passed to the
  * service, which hands it a run directly: a hop through this process cost every start ~0.4 ms,
@@ -29,10 +30,10 @@ import { NO_RUN_YET, onJsonLines, RUN_FLAG, RUNNER_CHANNEL_FD, type PoolNotice, 
 
 const poolDir = process.argv[2] ?? '';
 const poolSize = Math.max(0, Number(process.argv[3] ?? 2) || 0);
+/** How long the pool stays grown after the last run that had to wait for a runner (`argv[4]`, default 10 s). */
+const growthHoldMs = Math.max(0, Number(process.argv[4] ?? 10_000) || 10_000);
 /** How often the spawner checks that the service is still connected (see the end of this file). */
 const DISCONNECT_CHECK_MS = 500;
-/** How long the pool stays grown after the last run that had to wait for a runner. */
-const GROWTH_HOLD_MS = 10_000;
 /** After this many runners died before they were ready, in a row, waiting runs fail instead of retrying. */
 const MAX_FAILED_STARTS = 3;
 
@@ -171,6 +172,7 @@ process.on('message', (message: SpawnRequest | PoolNotice) => {
   if (message.type === 'spawn') return startDirect(message);
   if (message.type === 'taken') offered.delete(message.pid);
   else if (message.waiting > 0) {
+    if (growth === 0) send({ type: 'idle-limit', max: 2 * poolSize });
     growth = poolSize;
     lastWait = Date.now();
   }
@@ -184,6 +186,10 @@ process.on('disconnect', () => process.exit(0));
 // The same check lets the pool shrink back (runners beyond it are used, not replaced).
 setInterval(() => {
   if (!process.connected) process.exit(0);
-  if (growth > 0 && Date.now() - lastWait > GROWTH_HOLD_MS) growth = 0;
+  if (growth > 0 && Date.now() - lastWait > growthHoldMs) {
+    // Idle runners beyond the pool go: each holds ~40 MB for a burst that is over.
+    growth = 0;
+    send({ type: 'idle-limit', max: poolSize });
+  }
 }, DISCONNECT_CHECK_MS);
 if (poolDir) refill();

@@ -58,9 +58,10 @@ export class LocalExecutor implements Executor {
   #closed = false;
 
   /** `env` is the Tasks' base environment; `poolDir` holds the slot logs of runners started ahead. */
-  constructor(opts: { env: NodeJS.ProcessEnv; poolDir: string; poolSize: number; graceMs: number }) {
+  /** `growthHoldMs`: how long the pool stays doubled after a run waited for a runner (default 10 s). */
+  constructor(opts: { env: NodeJS.ProcessEnv; poolDir: string; poolSize: number; graceMs: number; growthHoldMs?: number }) {
     this.#env = opts.env;
-    this.#spawnerArgs = opts.poolSize > 0 ? [opts.poolDir, String(opts.poolSize)] : [];
+    this.#spawnerArgs = opts.poolSize > 0 ? [opts.poolDir, String(opts.poolSize), String(opts.growthHoldMs ?? 10_000)] : [];
     this.#graceMs = opts.graceMs;
     this.#pool = opts.poolSize > 0 ? new PooledRunners((notice) => this.#notify(notice)) : undefined;
   }
@@ -174,6 +175,7 @@ export class LocalExecutor implements Executor {
       return;
     }
     if (event.type === 'pool-failing') return this.#pool?.failWaiting(event.message);
+    if (event.type === 'idle-limit') return this.#pool?.limitIdle(event.max);
     if (event.type === 'exited') {
       const tracked = this.#tracked.get(event.pid);
       this.#tracked.delete(event.pid);

@@ -55,6 +55,8 @@ export class PooledRunners {
   readonly #idle: Held[] = [];
   readonly #waiting: Waiter[] = [];
   readonly #notify: (notice: PoolNotice) => void;
+  /** Ready runners kept idle at most (the spawner says how many); the others are let go. */
+  #maxIdle = Infinity;
   #closed = false;
 
   /** `notify` sends the spawner a notice (starting one if needed). */
@@ -75,7 +77,14 @@ export class PooledRunners {
     channel.once('close', () => held.onClose());
     const waiter = this.#waiting.shift();
     if (waiter) this.#assign(held, waiter);
-    else this.#idle.push(held);
+    else if (this.#idle.length < this.#maxIdle) this.#idle.push(held);
+    else channel.destroy(); // started while the pool was grown: it reads the end of its channel and exits
+  }
+
+  /** Keeps at most `max` runners idle from now on, letting the newest go beyond it (they exit). */
+  limitIdle(max: number): void {
+    this.#maxIdle = max;
+    for (const held of this.#idle.splice(max)) held.runner.channel.destroy();
   }
 
   /** Hands a run to an idle runner now, or to the next one offered; answers how it went. */

@@ -46,8 +46,8 @@ async function queuedRun(workspace: string, task: 'demo' | 'sleep', config: Reco
 }
 
 /** A pooled executor in `workspace`; it unrefs its spawner (a service's own handles keep one alive), so the test holds a timer while it runs. */
-function pooledExecutor(t: Test, poolDir: string, poolSize: number): LocalExecutor {
-  const executor = new LocalExecutor({ env: taskEnvironment(), poolDir, poolSize, graceMs: 1000 });
+function pooledExecutor(t: Test, poolDir: string, poolSize: number, growthHoldMs?: number): LocalExecutor {
+  const executor = new LocalExecutor({ env: taskEnvironment(), poolDir, poolSize, graceMs: 1000, ...(growthHoldMs === undefined ? {} : { growthHoldMs }) });
   const keepAlive = setInterval(() => undefined, 1000);
   t.teardown(() => {
     executor.close();
@@ -179,6 +179,30 @@ t.test('a run that waits for a runner doubles the pool, and no more', async (t) 
   t.same(ends, runs.map(() => ({ kind: 'exited', code: 0, signal: null })), 'all three ran');
   await waitFor(async () => executor.idleRunners === 2 && (await readyRunners(workspace)).length === 2, 10_000, 'two ready runners again');
   t.equal((await processesNaming(workspace)).length, 3, 'the spawner and two runners: none beyond twice the pool size');
+});
+
+t.test('once no run has waited for the hold time, the idle runners beyond the pool exit, and the pool still serves', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-pool-'));
+  const poolDir = join(workspace, '.taskyard', 'runners');
+  await mkdir(poolDir, { recursive: true });
+  const executor = pooledExecutor(t, poolDir, 1, 300);
+  t.teardown(async () => {
+    executor.close();
+    await waitFor(async () => (await processesNaming(workspace)).length === 0, 10_000, 'the spawner and its runners to exit');
+    await rm(workspace, { recursive: true, force: true });
+  });
+  // The first run waits (the pool starts with it): the pool grows to two runners beyond the run's own.
+  const first = await queuedRun(workspace, 'demo', { x: 1, y: 2, fail: false }, 1);
+  t.same(await (await executor.start(first.spec)).ended, { kind: 'exited', code: 0, signal: null });
+  // Two idle runners (three processes with the spawner) until the hold is over, then one.
+  await waitFor(
+    async () => executor.idleRunners === 1 && (await readyRunners(workspace)).length === 1 && (await processesNaming(workspace)).length === 2,
+    10_000,
+    'the spawner and one ready runner: the pool size',
+  );
+  t.same(await readdir(poolDir).then((logs) => logs.length), 1, 'the runner let go removed its slot log');
+  const next = await queuedRun(workspace, 'demo', { x: 2, y: 2, fail: false }, 2);
+  t.same(await (await executor.start(next.spec)).ended, { kind: 'exited', code: 0, signal: null }, 'the next run is served');
 });
 
 t.test('a runner channel yields its JSON lines, across chunks, and ignores what is not JSON', async (t) => {
