@@ -16,17 +16,12 @@ import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
 import { percentile, RawConnection, rawRequest } from './lib/load.js';
 import { processCpu } from './lib/process-cpu.js';
-import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
+import { BENCH_TOKEN, jobCall, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
 
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 /** CPU seconds (user + system) the process has used so far. */
 const cpuSeconds = async (pid: number) => (await processCpu(pid)).self;
-
-async function jobCall<T>(conn: RawConnection, name: string, args: Record<string, unknown>): Promise<{ answer: T; success: boolean; bytes: number }> {
-  const res = await conn.request(rawRequest('POST', `/jobs/${name}`, auth, JSON.stringify({ arguments: args })));
-  return { ...(JSON.parse(res.body.toString('utf8')) as { answer: T; success: boolean }), bytes: res.body.length };
-}
 
 async function withConfig(config: string, body: (svc: ServiceProcess) => Promise<void>, workspace?: string): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-core-'));

@@ -19,7 +19,7 @@ import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
 import { percentile, RawConnection, rawRequest, runLoad } from './lib/load.js';
 import { childPids, processCpu } from './lib/process-cpu.js';
-import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
+import { BENCH_TOKEN, jobCall, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { followAll } from './lib/sse-followers.js';
 import { isMain, printTable } from './lib/table.js';
 import { writeDemoRecords } from './lib/task-records.js';
@@ -60,12 +60,6 @@ async function bareSpawn(count: number): Promise<{ asIs: number[]; noCa: number[
   }
   await rm(dir, { recursive: true, force: true });
   return { asIs, noCa };
-}
-
-/** A Job call on a raw keep-alive connection: its answer. */
-async function jobCall<T>(conn: RawConnection, name: string, args: Record<string, unknown>): Promise<{ answer: T; success: boolean }> {
-  const res = await conn.request(rawRequest('POST', `/jobs/${name}`, auth, JSON.stringify({ arguments: args })));
-  return JSON.parse(res.body.toString('utf8')) as { answer: T; success: boolean };
 }
 
 /**

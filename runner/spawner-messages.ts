@@ -47,8 +47,11 @@ export type SpawnerEvent =
   /** A runner this spawner started (directly or pooled, once ready) exited. */
   | { type: 'exited'; pid: number; code: number | null; signal: NodeJS.Signals | null };
 
+/** What starting one run takes, whoever starts it (a spawner's direct start or an idle pooled runner). */
+export type RunSpec = Omit<SpawnRequest, 'type'>;
+
 /** Service → idle pooled runner: the run it takes over (the request the service would have sent the spawner). */
-export type RunAssignment = Omit<SpawnRequest, 'type'> & { type: 'run' };
+export type RunAssignment = RunSpec & { type: 'run' };
 
 /** Pooled runner → service. */
 export type RunnerEvent =

@@ -3,8 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { startChildServer, type ChildServer } from './child-server.js';
+import { RawConnection, rawRequest } from './load.js';
 
 export const BENCH_TOKEN = 'bench-token';
+const JOB_HEADERS = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+
+/** A Job call on a raw keep-alive connection to a bench service: its JobResponse, and its size in bytes. */
+export async function jobCall<T>(conn: RawConnection, name: string, args: Record<string, unknown>): Promise<{ answer: T; success: boolean; bytes: number }> {
+  const res = await conn.request(rawRequest('POST', `/jobs/${name}`, JOB_HEADERS, JSON.stringify({ arguments: args })));
+  return { ...(JSON.parse(res.body.toString('utf8')) as { answer: T; success: boolean }), bytes: res.body.length };
+}
 
 export interface ServiceProcess extends ChildServer {
   url: string;

@@ -5,7 +5,7 @@ import { within } from '../../workers/within.js';
 import { killProcessTree } from '../../workers/kill-tree.js';
 import { collectTree, isAlive } from '../../workers/process-tree.js';
 import type { Socket } from 'node:net';
-import type { PoolNotice, SpawnerEvent, SpawnRequest } from '../../runner/spawner-messages.js';
+import type { PoolNotice, RunSpec, SpawnerEvent, SpawnRequest } from '../../runner/spawner-messages.js';
 import { PooledRunners } from './pooled-runners.js';
 import type { Executor, LeftRun, StartSpec, Runner, RunnerEnd } from './executor.js';
 import { findRunners, runnerOf } from './runner-processes.js';
@@ -15,9 +15,6 @@ const SPAWNER = fileURLToPath(new URL('../../runner/spawner.js', import.meta.url
 const ORPHAN_POLL_MS = 250;
 /** Bound on waiting for SIGKILLed processes to disappear. */
 const GONE_WITHIN_MS = 5000;
-
-/** What the spawner needs to start one run. */
-type RunSpec = Omit<SpawnRequest, 'type'>;
 
 /** A request to start a runner for one run, sent to a spawner and not answered yet. */
 interface Request {

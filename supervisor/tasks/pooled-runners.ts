@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { onJsonLines, type PoolNotice, type RunAssignment, type RunnerEvent, type SpawnRequest } from '../../runner/spawner-messages.js';
+import { onJsonLines, type PoolNotice, type RunAssignment, type RunnerEvent, type RunSpec } from '../../runner/spawner-messages.js';
 import type { RunnerEnd } from './executor.js';
 
 /** A ready pooled runner the spawner handed over: its pid, its channel, and its end (reported by the spawner). */
@@ -36,7 +36,7 @@ function tookRun(logFile: string): boolean {
 
 /** A run waiting for a pooled runner. */
 interface Waiter {
-  readonly req: Omit<SpawnRequest, 'type'>;
+  readonly req: RunSpec;
   readonly done: (handover: Handover) => void;
 }
 
@@ -88,7 +88,7 @@ export class PooledRunners {
   }
 
   /** Hands a run to an idle runner now, or to the next one offered; answers how it went. */
-  take(req: Omit<SpawnRequest, 'type'>): Promise<Handover> {
+  take(req: RunSpec): Promise<Handover> {
     return new Promise((done) => this.#dispatch({ req, done }, false));
   }
 
