@@ -59,7 +59,9 @@ export class TaskRuntime {
     this.catalog = new DefinitionCatalog(workspace, config.tasks, runAsVariables(runAs));
     this.#poolDir = join(workspace, STATE_DIR, 'runners');
     this.spareDirs = new SpareRunDirs(join(workspace, STATE_DIR, 'spare-runs'), SPARE_RUN_DIRS);
-    const env = deferExtraCaCerts(taskEnvironment({ ...config.environment, ...runAsVariables(runAs) }));
+    const slurm = config.executor.kind === 'slurm';
+    // `run_as` is for runners started here (Slurm starts its jobs as the user who submits them).
+    const env = deferExtraCaCerts(taskEnvironment({ ...config.environment, ...(slurm ? {} : runAsVariables(runAs)) }));
     this.#executor =
       config.executor.kind === 'slurm'
         ? new SlurmExecutor({ config: config.executor, env, scratch: join(workspace, STATE_DIR, 'slurm') })
