@@ -16,6 +16,7 @@ import { JobRegistry } from '../core/registry.js';
 import { isLoopbackHost } from '../core/loopback.js';
 import { lockWorkspace } from '../supervisor/workspace-lock.js';
 import { ServiceMetrics } from '../supervisor/metrics/service-metrics.js';
+import { openStateDirForRunAs, resolveRunAs } from '../supervisor/run-as.js';
 
 export interface ServiceOptions {
   config: Config;
@@ -42,6 +43,7 @@ const DRAIN_MS = 2_000;
 /** Builds every capability, fixes the catalog, and starts listening. */
 export async function startService(opts: ServiceOptions): Promise<RunningService> {
   const { config } = opts;
+  const runAs = resolveRunAs(config);
   await mkdir(config.service.workspace, { recursive: true });
   const workspace = await realpath(config.service.workspace);
   // One service per workspace, taken before anything reads or settles its records.
@@ -52,7 +54,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   setMaxListeners(0, stopping.signal);
   const pool = new WorkerPool();
   const metrics = new ServiceMetrics();
-  const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token, metrics };
+  const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token, metrics, runAs };
   const capabilities: AppCapability[] = [];
   let forwarder: Forwarder | undefined;
   const closeAll = async () => {
@@ -63,6 +65,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
     await lock.release();
   };
   try {
+    await openStateDirForRunAs(workspace, runAs);
     forwarder = createForwarder(config.targets);
     for (const factory of opts.capabilities ?? DEFAULT_CAPABILITIES) capabilities.push(await factory(env));
     const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null, metrics.observeJobCall);

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type ConfigOverrides } from '../supervisor/con
 import { startService } from '../app/service.js';
 import { loadOrCreateToken } from '../supervisor/token-store.js';
 import { WorkspaceInUseError } from '../supervisor/workspace-lock.js';
+import { hideTokenFromProc } from './hide-token.js';
 
 const USAGE = `usage: taskyard serve [--config FILE] [--host H] [--port P] [--workspace DIR] [--token T | --no-token]
 
@@ -55,8 +56,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const envToken = process.env['TASKYARD_TOKEN'];
   if (values.token !== undefined) overrides.token = values.token;
   else if (envToken) overrides.token = envToken;
-  // Read once; from here on no child process (shell, npm, probes, Task runners) inherits it.
+  // Read once; from here on no child process (shell, npm, probes, Task runners) inherits it, and
+  // /proc/<pid>/cmdline and environ (readable by the same user, `ps`) show stars in its place.
   delete process.env['TASKYARD_TOKEN'];
+  if (typeof overrides.token === 'string' && !hideTokenFromProc(overrides.token)) {
+    console.error('taskyard serve: warning: the token could not be hidden from /proc/<pid>/cmdline and environ on this system; prefer the token file (see "What the service trusts")');
+  }
 
   // A safety net, not the fix: every known failure is handled where it happens. Should a promise
   // still be left without a handler, one request or one Task must not end the service.

@@ -2,9 +2,10 @@ import { HttpError, invalidToken, unknownJob } from '../core/errors.js';
 import type { Forwarder } from './target-forwarder.js';
 import type { JobRegistry } from '../core/registry.js';
 import { isProtectedPath, makeBearerCheck } from './auth.js';
+import { crossSiteGuard, isJsonBody } from './cross-site-guard.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';
 import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';
-import { JSON_HEADERS, sendError } from './reply.js';
+import { JSON_HEADERS, sendError, sendJson } from './reply.js';
 import { matchesPrefix, type Route } from './route.js';
 
 export interface FrontDoorOptions {
@@ -15,7 +16,9 @@ export interface FrontDoorOptions {
   shutdown: AbortSignal;
   /** Aborted when the service starts to stop (before `shutdown`): SSE streams end then. */
   stopping: AbortSignal;
+  /** Whether the service listens on loopback only; then every request's Host must name loopback too. */
   loopbackOnly: boolean;
+  /** Browser origins besides loopback ones (and the service's own) that may call any route. */
   allowedOrigins: readonly string[];
   /** With an MCP progress token, the longest silence between progress notifications. */
   mcpProgressIntervalMs: number;
@@ -33,6 +36,21 @@ function methodNotAllowed(allowed: string): HttpError {
   return new HttpError(405, `Method not allowed; use ${allowed}`);
 }
 
+const isMcpPath = (path: string) => path === '/mcp' || path === '/mcp/';
+
+/** 403 for a request from another site: `{detail}`, or a JSON-RPC error at `/mcp` as its clients expect. */
+function sendCrossSite(res: ResponseSink, path: string, problem: string): void {
+  if (isMcpPath(path)) return sendJson(res, 403, { jsonrpc: '2.0', error: { code: JSONRPC_INVALID_REQUEST, message: problem }, id: null });
+  sendError(res, new HttpError(403, problem));
+}
+
+/** JSON-RPC's Invalid Request code (the MCP SDK's ErrorCode.InvalidRequest, which loads with MCP only). */
+const JSONRPC_INVALID_REQUEST = -32600;
+
+/** Without a token, a Job call in a body type another site's page can send without a preflight. */
+const crossSiteBody = () =>
+  new HttpError(415, 'Unsupported Media Type: a Job call needs Content-Type application/json (a service without a token refuses the types a web page can send from another site)');
+
 /** The same request seen under another path (getters such as `signal` stay live). */
 function withPath(req: IncomingRequest, path: string): IncomingRequest {
   // rawPath keeps the spelling as received, for the proxy to forward unchanged.
@@ -40,18 +58,20 @@ function withPath(req: IncomingRequest, path: string): IncomingRequest {
 }
 
 /**
- * The one request handler: decodes the path, applies the bearer rule by path, then routes.
+ * The one request handler: decodes the path, refuses other sites' requests (Origin, Host), applies
+ * the bearer rule by path, then routes.
  * Auth and routing read the same decoded path, so an encoded spelling cannot slip past one of them.
  */
 export function createFrontDoor(opts: FrontDoorOptions): Handler {
   const authorized = opts.token === null ? () => true : makeBearerCheck(opts.token);
+  const crossSite = crossSiteGuard(opts.loopbackOnly, opts.allowedOrigins);
   const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, stopping: opts.stopping };
   // The MCP layer and its SDK (~200 ms of CPU to load) come with the first `/mcp` request, so a
   // start (and every CLI or test process that starts a service) does not pay for them.
   let mcp: Promise<Handler> | undefined;
   const handleMcp: Handler = async (req, res) => {
     mcp ??= Promise.all([import('./mcp.js'), import('./mcp-tasks.js')]).then(([{ createMcpHandler }, { McpTasks }]) =>
-      createMcpHandler({ registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, loopbackOnly: opts.loopbackOnly, allowedOrigins: opts.allowedOrigins, progressIntervalMs: opts.mcpProgressIntervalMs, tasks: new McpTasks(opts.registry, opts.shutdown) }),
+      createMcpHandler({ registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, progressIntervalMs: opts.mcpProgressIntervalMs, tasks: new McpTasks(opts.registry, opts.shutdown) }),
     );
     return (await mcp)(req, res);
   };
@@ -79,11 +99,12 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
     const job = /^\/jobs\/([^/]+)(\/events)?\/?$/.exec(path);
     if (job) {
       if (method !== 'POST') throw methodNotAllowed('POST');
+      if (opts.token === null && !isJsonBody(req.headers)) throw crossSiteBody();
       const name = job[1]!;
       return job[2] ? handleEvents(req, res, name, jobOpts) : handleCall(req, res, name, jobOpts);
     }
     if (path.startsWith('/jobs/')) throw unknownJob();
-    if (path === '/mcp' || path === '/mcp/') return handleMcp(req, res);
+    if (isMcpPath(path)) return handleMcp(req, res);
     const handler = findRoute(path);
     if (handler) return handler.handle(req, res);
     throw new HttpError(404, 'Not found');
@@ -99,6 +120,9 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
       }
     }
     if (decoded.path.includes('\0')) return sendError(res, new HttpError(400, 'NUL byte in path'));
+    // Before anything else, the token and OPTIONS included: another site's page learns nothing.
+    const problem = crossSite(req.headers);
+    if (problem) return sendCrossSite(res, decoded.path, problem);
     try {
       await route(decoded, res);
     } catch (err) {

@@ -1,7 +1,6 @@
 import { ErrorCode, isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { HttpError } from '../core/errors.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
-import { rebindingGuard, type RebindingGuard } from './mcp-rebinding.js';
 import { McpServerPool } from './mcp-server-pool.js';
 import { answerPlainCall, plainToolCall } from './mcp-plain-call.js';
 import type { McpToolsOptions } from './mcp-tools.js';
@@ -9,11 +8,9 @@ import { parseJson, readBody } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
 import { SSE_HEADERS } from './sse.js';
 
+/** Origin and Host are checked by the front door, for every route (protocol/cross-site-guard.ts). */
 export interface McpOptions extends McpToolsOptions {
   jsonLimit: number;
-  /** Whether the service listens on loopback only; then the Host header must name loopback too. */
-  loopbackOnly: boolean;
-  allowedOrigins: readonly string[];
 }
 
 /** Most messages one POST may carry (the SDK transport's limit). */
@@ -48,7 +45,7 @@ function readMessages(body: unknown): Messages {
  * sessions: 405. Header rules follow the SDK's transport.
  */
 export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: ResponseSink) => Promise<void> {
-  const endpoint: McpEndpoint = { opts, servers: new McpServerPool(opts), rebinding: rebindingGuard(opts.loopbackOnly, opts.allowedOrigins) };
+  const endpoint: McpEndpoint = { opts, servers: new McpServerPool(opts) };
   return (req, res) => handleMcp(req, res, endpoint);
 }
 
@@ -56,12 +53,9 @@ export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: 
 interface McpEndpoint {
   opts: McpOptions;
   servers: McpServerPool;
-  rebinding: RebindingGuard;
 }
 
-async function handleMcp(req: IncomingRequest, res: ResponseSink, { opts, servers, rebinding }: McpEndpoint): Promise<void> {
-  const problem = rebinding(req.headers);
-  if (problem) return rpcError(res, 403, ErrorCode.InvalidRequest, problem);
+async function handleMcp(req: IncomingRequest, res: ResponseSink, { opts, servers }: McpEndpoint): Promise<void> {
   if (req.method !== 'POST') {
     res.send(405, { allow: 'POST, OPTIONS', ...JSON_HEADERS }, JSON.stringify({ jsonrpc: '2.0', error: { code: ErrorCode.ConnectionClosed, message: 'Method not allowed: this server is stateless and only accepts POST' }, id: null }));
     return;

@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { DESCRIBE_MARKER, definitionsOfModule, normalizeTask, type TaskResources } from './task-sdk.js';
+import { becomeRunAsUser } from './run-as.js';
 
 interface Described {
   name: string;
@@ -84,4 +85,6 @@ if (!dir) {
   process.stderr.write('usage: describe.js <plugins-dir>\n');
   process.exit(2);
 }
+// Plugin code loads below: with `service.run_as` it runs as that user, as in a runner.
+becomeRunAsUser();
 process.stdout.write(`\n${DESCRIBE_MARKER}${JSON.stringify(await describe(dir))}`);

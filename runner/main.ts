@@ -19,6 +19,7 @@ import { TASK_FILES, writeJsonAtomicSync } from '../core/task-record/record-file
 import { StatusPublisher } from './status-publisher.js';
 import { createTaskContext } from './task-context.js';
 import { takeRun } from './take-run.js';
+import { becomeRunAsUser } from './run-as.js';
 import { importModule } from './import-module.js';
 import { definitionsOfModule, normalizeTask, TaskError, type TaskDefinitionEntry } from './task-sdk.js';
 
@@ -81,6 +82,8 @@ async function main(): Promise<void> {
     // The record says `running` before the service hears it; a failure here is still an answer.
     acknowledge(publisher?.status.started_at ?? null);
   }
+  // Before any Task code loads: with `service.run_as` it runs as that user from here on.
+  becomeRunAsUser(dir);
   const registration = required('TASKYARD_TASK_REGISTRATION');
   const moduleFile = process.env['TASKYARD_TASK_MODULE'] ?? '';
   // Built-in Tasks open no TLS connection: only plugin code needs the extra CAs (loading node:tls

@@ -28,12 +28,14 @@ export const ServiceSection = Type.Object(
     runner_pool_size: Type.Integer({ minimum: 0, maximum: 64, default: 2 }),
     /** How long a cancelled Task gets after SIGTERM before SIGKILL, in milliseconds. */
     cancel_grace_ms: Type.Integer({ minimum: 0, maximum: 600_000, default: 3000 }),
-    /** Extra browser origins allowed to call `/mcp` besides loopback ones (DNS-rebinding guard). */
+    /** Extra browser origins allowed to call any route besides loopback ones and the service's own. */
     allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     /** MCP calls with a progress token get a progress notification at least this often (ms). */
     mcp_progress_interval_ms: Type.Integer({ minimum: 50, maximum: 3_600_000, default: 10_000 }),
     /** GPUs the local executor leases to Tasks; null: as many as machine_status detects. */
     gpus: Type.Union([Type.Integer({ minimum: 0, maximum: 64 }), Type.Null()], { default: null }),
+    /** Who Task code and shell commands run as (a service run by root); null: the service's own user. */
+    run_as: Type.Union([Type.Object({ user: Type.String({ minLength: 1 }) }, { additionalProperties: false }), Type.Null()], { default: null }),
   },
   { additionalProperties: false, default: {} },
 );

@@ -2,6 +2,7 @@ import type { Config } from './config.js';
 import type { Job } from '../core/job.js';
 import type { WorkerPool } from '../workers/pool.js';
 import type { ServiceMetrics } from './metrics/service-metrics.js';
+import type { RunAs } from './run-as.js';
 
 /** What every capability may use: built once per service process. */
 export interface Environment {
@@ -16,6 +17,8 @@ export interface Environment {
   readonly token?: string | null;
   /** The service's Prometheus metrics, for whoever counts something. */
   readonly metrics: ServiceMetrics;
+  /** Whom Task code and shell commands run as (`service.run_as`); null or absent: the service's user. */
+  readonly runAs?: RunAs | null;
 }
 
 /**

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
+import { STATE_DIR } from '../core/state-dir.js';
+
 /** Service-private state lives here, inside the workspace but hidden from workspace Jobs. */
-export const STATE_DIR = '.taskyard';
+export { STATE_DIR };
 
 export function tokenFile(workspace: string): string {
   return join(workspace, STATE_DIR, 'token');

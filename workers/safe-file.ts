@@ -1,4 +1,4 @@
-import { close as closeCallback, closeSync, constants, fstat as fstatCallback, fstatSync, open as openCallback, openSync, read as readCallback, type Stats } from 'node:fs';
+import { close as closeCallback, closeSync, constants, fstat as fstatCallback, fstatSync, lstatSync, open as openCallback, openSync, read as readCallback, type Stats } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { promisify } from 'node:util';
 
@@ -37,9 +37,22 @@ export class UnsafeFileError extends Error {
   }
 }
 
-/** ELOOP under O_NOFOLLOW means the last component is a symbolic link. */
-const asRefusal = (path: string, err: unknown): unknown =>
-  (err as NodeJS.ErrnoException).code === 'ELOOP' ? new UnsafeFileError(path, 'symlink', 'symbolic link') : err;
+/**
+ * ELOOP under O_NOFOLLOW means the last component is a symbolic link; ENXIO on a read-only open,
+ * a socket (or a device without a driver), which no descriptor can be had for: named from lstat.
+ */
+function asRefusal(path: string, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ELOOP') return new UnsafeFileError(path, 'symlink', 'symbolic link');
+  if (code !== 'ENXIO') return err;
+  let kind = 'socket';
+  try {
+    kind = describeKind(lstatSync(path));
+  } catch {
+    // Gone since: still not something to read.
+  }
+  return new UnsafeFileError(path, 'not-regular', kind);
+}
 
 function requireRegular(path: string, stat: Stats): void {
   if (!stat.isFile()) throw new UnsafeFileError(path, 'not-regular', describeKind(stat));

@@ -17,6 +17,8 @@ export interface ShellRequest {
   cwd: string;
   /** Whether the caller watches the output as it is written (chunks go to `onOutput`). */
   stream?: boolean;
+  /** The user to run the command as (`service.run_as`); absent: the service's own. */
+  user?: { uid: number; gid: number };
 }
 
 /**
@@ -72,7 +74,7 @@ function exitCodeOf(ending: Extract<Ending, { kind: 'exited' }>): number | null 
  * piece of output also goes to `onOutput` as it is written.
  */
 export async function runShell(request: ShellRequest, signal: AbortSignal, onOutput?: (chunk: OutputChunk) => void): Promise<ShellOutput> {
-  const child = spawn('/bin/sh', ['-c', request.command], { cwd: request.cwd, env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('/bin/sh', ['-c', request.command], { cwd: request.cwd, env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...request.user });
   const stdout = new CappedCollector();
   const stderr = new CappedCollector();
   stdout.attach(child.stdout!);

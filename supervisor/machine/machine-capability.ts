@@ -17,7 +17,7 @@ export const machineCapability: CapabilityFactory = async (env) => {
   const targets = indexTargets(env.config.targets);
   // The task runtime is built after this capability: its leases are looked up at each read.
   const status = await startMachineStatus(undefined, () => findTaskRuntime(env)?.runs.gpuLeases() ?? []);
-  const shell = shellJob(env.pool, env.workspace);
+  const shell = shellJob(env.pool, env.workspace, env.runAs ?? null);
   return {
     jobs: [
       defineJob({

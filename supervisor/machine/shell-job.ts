@@ -4,6 +4,7 @@ import type { WorkerPool } from '../../workers/pool.js';
 import type { OutputChunk } from '../../workers/output-stream.js';
 import { RuntimeError } from '../../core/errors.js';
 import { defineJob, type JobContext } from '../../core/job.js';
+import type { RunAs } from '../run-as.js';
 
 /**
  * Output a slow watcher has not taken yet, beyond which further chunks are not sent (the answer
@@ -32,7 +33,9 @@ function outputEvents(ctx: JobContext): (chunk: OutputChunk) => void {
  * `settle()` waits for the commands still running: on shutdown their signal is aborted, and the
  * pool must outlive their tree kill, or the processes would be orphaned mid-kill.
  */
-export function shellJob(pool: WorkerPool, workspace: string) {
+export function shellJob(pool: WorkerPool, workspace: string, runAs: RunAs | null = null) {
+  // As `service.run_as` when set: the command cannot read the service's files nor its /proc entry.
+  const user = runAs ? { uid: runAs.uid, gid: runAs.gid } : undefined;
   const running = new Set<Promise<ShellOutput>>();
   const job = defineJob({
     name: 'shell',
@@ -44,7 +47,7 @@ export function shellJob(pool: WorkerPool, workspace: string) {
     input: ShellArguments,
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     async run(args, ctx) {
-      const request = { command: args.command, timeout: args.timeout ?? DEFAULT_SHELL_TIMEOUT, cwd: workspace, stream: ctx.streaming };
+      const request = { command: args.command, timeout: args.timeout ?? DEFAULT_SHELL_TIMEOUT, cwd: workspace, stream: ctx.streaming, ...(user ? { user } : {}) };
       const run = pool.run('shell', request, ctx.signal, ctx.streaming ? outputEvents(ctx) : undefined);
       running.add(run);
       const output = await run

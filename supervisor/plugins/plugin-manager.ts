@@ -81,7 +81,7 @@ export class PluginManager {
     const manifest = await readManifest(prefix, name);
     if (!manifest) throw new ValueError(`package ${name} has no readable package.json`);
     if (!manifest.tasks) throw new ValueError(`package ${name} is not a taskyard plugin: its package.json has no "taskyard": {"tasks": "<module>"}`);
-    const staged = new DefinitionCatalog(root);
+    const staged = new DefinitionCatalog(root, {}, this.#rt.catalog.describerEnv);
     await staged.reload();
     // Paths in the describer's messages point into a private work area: show them relative to it.
     const errors = staged.errors.map((e) => e.replaceAll(`${prefix}/`, ''));

@@ -47,12 +47,12 @@ async function linkSdk(pluginsDir: string): Promise<void> {
   await symlink(PACKAGE_ROOT, link, 'dir').catch(() => undefined);
 }
 
-/** Runs the describer child; plugin code is only ever evaluated there. */
-async function describePlugins(pluginsDir: string): Promise<Described> {
+/** Runs the describer child; plugin code is only ever evaluated there (as `service.run_as`, when set: `extraEnv`). */
+async function describePlugins(pluginsDir: string, extraEnv: Readonly<Record<string, string>>): Promise<Described> {
   if (!(await lstat(join(pluginsDir, 'node_modules')).then((s) => s.isDirectory(), () => false))) return { definitions: [], errors: [] };
   await linkSdk(pluginsDir);
   try {
-    const { stdout } = await run(process.execPath, [DESCRIBER, pluginsDir], { env: taskEnvironment(), timeout: DESCRIBE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL' });
+    const { stdout } = await run(process.execPath, [DESCRIBER, pluginsDir], { env: taskEnvironment(extraEnv), timeout: DESCRIBE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL' });
     const at = stdout.lastIndexOf(DESCRIBE_MARKER);
     if (at === -1) throw new Error('the describer printed no answer');
     return JSON.parse(stdout.slice(at + DESCRIBE_MARKER.length)) as Described;
@@ -83,7 +83,12 @@ export class DefinitionCatalog {
   #entries = new Map<string, CatalogEntry>();
   #errors: string[] = [];
 
-  constructor(workspace: string, overrides: ResourceOverrides = {}) {
+  /** `describerEnv`: variables for the describer (who it runs as, runAsVariables). */
+  constructor(
+    workspace: string,
+    overrides: ResourceOverrides = {},
+    readonly describerEnv: Readonly<Record<string, string>> = {},
+  ) {
     this.#pluginsDir = pluginsDirOf(workspace);
     this.#overrides = overrides;
   }
@@ -97,7 +102,7 @@ export class DefinitionCatalog {
     for (const def of BUILTIN_TASKS) {
       entries.set(def.name, entryOf({ name: def.name, source: 'native', plugin: null, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema, resources: def.resources }, '', this.#overrides));
     }
-    const described = await describePlugins(this.#pluginsDir);
+    const described = await describePlugins(this.#pluginsDir, this.describerEnv);
     const errors = [...described.errors];
     for (const { module, ...def } of described.definitions) {
       if (entries.has(def.name)) errors.push(`plugin ${def.plugin}: Task name ${def.name} is already registered`);

@@ -19,6 +19,7 @@ import { parseTaskId } from './task-ids.js';
 import { TaskIndex, type TaskRecord } from './task-index.js';
 import type { TaskResources } from '../../schemas/tasks.js';
 import { taskEnvironment } from './task-environment.js';
+import { runAsVariables, type RunAs } from '../run-as.js';
 import { WorkspaceWatch } from './workspace-watch.js';
 
 /** The index file's name in the service's private directory. */
@@ -51,13 +52,16 @@ export class TaskRuntime {
   #workspaceWatch: WorkspaceWatch | undefined;
 
   /** `capacity`: what the local executor may lease (see capacity.ts). */
-  constructor(workspace: string, config: Config, capacity: Capacity) {
+  /** `runAs`: whom Task code runs as (`service.run_as`), or null. */
+  constructor(workspace: string, config: Config, capacity: Capacity, runAs: RunAs | null = null) {
     this.workspace = workspace;
     this.index = new TaskIndex(workspace, join(workspace, STATE_DIR, INDEX_FILE));
-    this.catalog = new DefinitionCatalog(workspace, config.tasks);
+    this.catalog = new DefinitionCatalog(workspace, config.tasks, runAsVariables(runAs));
     this.#poolDir = join(workspace, STATE_DIR, 'runners');
     this.spareDirs = new SpareRunDirs(join(workspace, STATE_DIR, 'spare-runs'), SPARE_RUN_DIRS);
-    const env = deferExtraCaCerts(taskEnvironment(config.environment));
+    const slurm = config.executor.kind === 'slurm';
+    // `run_as` is for runners started here (Slurm starts its jobs as the user who submits them).
+    const env = deferExtraCaCerts(taskEnvironment({ ...config.environment, ...(slurm ? {} : runAsVariables(runAs)) }));
     this.#executor =
       config.executor.kind === 'slurm'
         ? new SlurmExecutor({ config: config.executor, env, scratch: join(workspace, STATE_DIR, 'slurm') })

@@ -28,7 +28,7 @@ export function findTaskRuntime(env: Environment): TaskRuntime | undefined {
 
 /** Task Jobs: definitions, submit, waits and streams, queries, lineage, cancel and delete. */
 export const tasksCapability: CapabilityFactory = async (env): Promise<Capability> => {
-  const rt = new TaskRuntime(env.workspace, env.config, await localCapacity(env.config));
+  const rt = new TaskRuntime(env.workspace, env.config, await localCapacity(env.config), env.runAs ?? null);
   await rt.start();
   runtimes.set(env, rt);
   const jobs = [...definitionJobs(rt), submitJob(rt), ...followJobs(rt), ...queryJobs(rt), ...lineageJobs(rt), ...controlJobs(rt)];

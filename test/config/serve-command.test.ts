@@ -88,6 +88,35 @@ t.test('--token, TASKYARD_TOKEN and --no-token', async (t) => {
   await stop(open.child);
 });
 
+t.test('a token from --token, --token= or TASKYARD_TOKEN is not left in the command line or environment of the service', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-serve-'));
+  t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  for (const [how, args, env] of [
+    ['--token T', ['--token', 'argv-secret-7f3a'], {}],
+    ['--token=T', ['--token=argv-secret-7f3a'], {}],
+    ['TASKYARD_TOKEN', [], { TASKYARD_TOKEN: 'argv-secret-7f3a' }],
+  ] as const) {
+    const started = await serve(['--workspace', workspace, ...args], env);
+    if (!('child' in started)) { t.fail(`${how}: did not start: ${started.output}`); return; }
+    t.teardown(() => stop(started.child));
+    const pid = started.child.pid!;
+    for (const file of ['cmdline', 'environ']) {
+      t.notOk((await readFile(`/proc/${pid}/${file}`, 'latin1')).includes('argv-secret-7f3a'), `${how}: not in /proc/<service>/${file}`);
+    }
+    // What a shell command or a Task of the service's user finds in its parent's /proc entry.
+    const shell = await fetch(`${new URL(started.url).origin}/jobs/shell`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer argv-secret-7f3a', 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { command: 'tr "\\0" "\\n" < /proc/$PPID/cmdline; tr "\\0" "\\n" < /proc/$PPID/environ; ps -o args= -p $PPID' } }),
+    });
+    const answer = (await shell.json()) as { success: boolean; answer: { stdout: string } };
+    t.equal(answer.success, true, `${how}: the service still takes its token`);
+    t.notOk(answer.answer.stdout.includes('argv-secret-7f3a'), `${how}: a child finds no token in its parent's cmdline, environ or ps`);
+    t.match(answer.answer.stdout, how === 'TASKYARD_TOKEN' ? /TASKYARD_TOKEN=\*{16}/ : /\*{16}/, `${how}: stars where it was`);
+    await stop(started.child);
+  }
+});
+
 t.test('configuration and flag errors stop the start with exit 2 and name the problem', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-serve-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));

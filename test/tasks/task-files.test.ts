@@ -1,8 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { closeSync, constants, openSync, readSync, symlinkSync, writeSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { openAppendFileSync, openRegularFile, openRegularFileSync, UnsafeFileError } from '../../workers/safe-file.js';
@@ -137,6 +139,18 @@ t.test('a FIFO named task.log is refused at once and blocks nothing', async (t) 
   const next = handle.body.answer as { task_id: string; run_id: string };
   const done = await within(20_000, 'the next Task', waitTask(svc, { ...next, task: 'demo' }));
   t.equal(done.status.state, 'succeeded', 'and the submitted Task runs to its end');
+});
+
+t.test('a Unix socket named task.log is refused like a FIFO, without an absolute path', async (t) => {
+  const svc = await startTaskService(t);
+  const { id, log } = await finishedTask(t, svc);
+  await unlink(log);
+  const server = createServer().listen(log);
+  await once(server, 'listening');
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const res = await svc.call('read_task_log', { task_id: id });
+  t.same([res.status, res.body.success, res.body.answer], [200, false, refusal(id, 'socket')]);
+  t.notOk(JSON.stringify(res.body).includes(svc.workspace), 'no absolute path is answered');
 });
 
 t.test('stream_task over /events on a finished Task whose log is a FIFO ends with a failed result', async (t) => {

@@ -105,12 +105,12 @@ t.test('POST /files: 413 by Content-Length and by streamed count, 400 on bad len
   t.equal(over.status, 413, 'an announced length over the limit: 413, read by a client that sends its whole body first');
 
   const auth = `Authorization: Bearer ${svc.token}`;
-  const announced = await rawExchange(svc.url, `POST /files HTTP/1.1\nHost: x\n${auth}\nx-file-name: big.bin\nContent-Length: ${LIMIT * 100}\n`);
+  const announced = await rawExchange(svc.url, `POST /files HTTP/1.1\nHost: 127.0.0.1\n${auth}\nx-file-name: big.bin\nContent-Length: ${LIMIT * 100}\n`);
   t.equal(announced?.status, 413, 'an announced length over the limit is refused before reading');
 
   // Chunked, no length announced: refused once the count passes the limit, without reading the rest.
   let sent = 0;
-  const chunked = await rawExchange(svc.url, `POST /files HTTP/1.1\nHost: x\n${auth}\nx-file-name: stream.bin\nTransfer-Encoding: chunked\n`, async (socket, answered) => {
+  const chunked = await rawExchange(svc.url, `POST /files HTTP/1.1\nHost: 127.0.0.1\n${auth}\nx-file-name: stream.bin\nTransfer-Encoding: chunked\n`, async (socket, answered) => {
     const chunk = Buffer.alloc(64 * 1024, 1);
     while (!answered() && sent < LIMIT * 64) {
       if (!(await writeChunk(socket, `${chunk.length.toString(16)}\r\n`)) || !(await writeChunk(socket, chunk)) || !(await writeChunk(socket, '\r\n'))) break;
@@ -122,7 +122,7 @@ t.test('POST /files: 413 by Content-Length and by streamed count, 400 on bad len
   t.ok(sent < LIMIT * 64, `the service answered before the whole body was sent (${sent} bytes sent)`);
 
   for (const length of ['abc', '-1', '1.5', '5, 6']) {
-    const bad = await rawExchange(svc.url, `POST /files HTTP/1.1\nHost: x\n${auth}\nx-file-name: x.bin\nContent-Length: ${length}\n\nhello`);
+    const bad = await rawExchange(svc.url, `POST /files HTTP/1.1\nHost: 127.0.0.1\n${auth}\nx-file-name: x.bin\nContent-Length: ${length}\n\nhello`);
     // uWS's parser drops such a request without answering; node:http's answers 400 itself.
     if (svc.adapter === 'uws') t.equal(bad, null, `Content-Length ${length}: connection closed, nothing staged`);
     else t.equal(bad?.status, 400, `Content-Length ${length}`);
@@ -137,16 +137,16 @@ t.test('POST /files: an answer given before a large body was read leaves the con
   t.teardown(() => conn.close());
   const body = Buffer.alloc(16 * 1024 * 1024, 7);
   // No x-file-name: 422 before a byte of the body is read; the body keeps coming regardless.
-  const refused = await conn.send(`POST /files HTTP/1.1\nHost: x\nAuthorization: Bearer ${svc.token}\nContent-Length: ${body.length}\n`, body);
+  const refused = await conn.send(`POST /files HTTP/1.1\nHost: 127.0.0.1\nAuthorization: Bearer ${svc.token}\nContent-Length: ${body.length}\n`, body);
   t.equal(refused, 422);
-  t.equal(await conn.send(`GET /health HTTP/1.1\nHost: x\nAuthorization: Bearer ${svc.token}\n`), 200, 'the next request on the same connection is answered');
+  t.equal(await conn.send(`GET /health HTTP/1.1\nHost: 127.0.0.1\nAuthorization: Bearer ${svc.token}\n`), 200, 'the next request on the same connection is answered');
   t.ok(await stagingIsEmpty(svc));
 });
 
 t.test('POST /files: a connection closing before the announced length leaves nothing', async (t) => {
   const svc = await startTestService(t, { config });
   const parts = join(svc.workspace, '.taskyard/uploads');
-  const head = `POST /files HTTP/1.1\nHost: x\nAuthorization: Bearer ${svc.token}\nx-file-name: cut.bin\nContent-Length: 500000\n`;
+  const head = `POST /files HTTP/1.1\nHost: 127.0.0.1\nAuthorization: Bearer ${svc.token}\nx-file-name: cut.bin\nContent-Length: 500000\n`;
   const response = await rawExchange(svc.url, head, async (socket) => {
     await writeChunk(socket, Buffer.alloc(100_000, 7));
     // The upload is under way once its part file exists; then the client goes away.
