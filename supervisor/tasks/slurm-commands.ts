@@ -123,8 +123,11 @@ export function parseScontrolJob(stdout: string): JobState | null {
   return state ? { state, reason: /(?:^|\s)Reason=(\S+)/.exec(stdout)?.[1] ?? '' } : null;
 }
 
-/** States in which a job may still run. */
-const LIVE_STATES = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESIZING', 'SIGNALING', 'STAGE_OUT', 'STOPPED', 'RESV_DEL_HOLD']);
+/**
+ * States in which a job has ended (Slurm 22.05's list). Any other state, a live one or a word a
+ * garbled answer made up, leaves the run as it is.
+ */
+const ENDED_STATES = new Set(['COMPLETED', 'CANCELLED', 'FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED', 'REVOKED', 'SPECIAL_EXIT']);
 
 /**
  * Whether a job has ended; its end as the service records it when the runner wrote no terminal
@@ -132,7 +135,7 @@ const LIVE_STATES = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 
  */
 export function endOfJob(jobId: string, job: JobState | undefined, cancelledHere: boolean): RunnerEnd | null {
   if (!job) return { kind: 'engine-ended', reason: `Slurm no longer knows job ${jobId}: it ended without a terminal status` };
-  if (LIVE_STATES.has(job.state)) return null;
+  if (!ENDED_STATES.has(job.state)) return null;
   if (job.state === 'COMPLETED') return { kind: 'exited', code: 0, signal: null };
   const by = job.state === 'CANCELLED' && !cancelledHere ? ' by someone other than this service (scancel)' : '';
   const reason = job.reason && job.reason !== 'None' ? ` (${job.reason})` : '';

@@ -112,15 +112,15 @@ export class SlurmJobPoller {
       this.#failures = 0;
       return states;
     } catch (err) {
-      if (this.#failures++ === 0) console.error(`taskyard: ${this.#waitingFor()}: reading Slurm job states failed (${(err as Error).message}); trying again, every ${MAX_BACKOFF_MS / 1000} s at most`);
+      if (this.#failures++ === 0) console.error(`taskyard: ${this.#waitingFor()} (reading Slurm job states failed: ${(err as Error).message}); asking again every ${MAX_BACKOFF_MS / 1000} s at most`);
       return null;
     }
   }
 
-  /** What the poller waits for, for the one line it logs when the controller stops answering. */
+  /** The one line logged when the controller stops answering: what waits for it. */
   #waitingFor(): string {
     const adopting = [...this.#watched.values()].filter((job) => job.adoptedAt !== null).length;
-    if (adopting === 0) return `${this.#watched.size} Slurm jobs stay as they are`;
-    return `waiting for the Slurm controller to adopt ${adopting} runs (settled as lost if it does not answer within ${ADOPT_WAIT_MS / 60_000} min)`;
+    if (adopting === 0) return `${this.#watched.size} Slurm jobs stay as they are until the controller answers`;
+    return `waiting for the Slurm controller to adopt ${adopting} runs; they are settled as lost if it does not answer within ${ADOPT_WAIT_MS / 60_000} min`;
   }
 }

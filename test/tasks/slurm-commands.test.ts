@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { endOfJob, jobNameOf, parseJobId, parseScontrolJob, parseSqueue, sbatchArgs } from '../../supervisor/tasks/slurm-commands.js';
 import { ABSENT_GRACE_MS, ABSENT_ROUNDS, ADOPT_WAIT_MS, WatchedJob } from '../../supervisor/tasks/slurm-watched-job.js';
@@ -36,6 +39,7 @@ t.test('job ids and squeue lines', async (t) => {
 t.test('how a job ended, as the service records it', async (t) => {
   t.equal(endOfJob('1', { state: 'PENDING', reason: 'Resources' }, false), null, 'pending is alive');
   t.equal(endOfJob('1', { state: 'COMPLETING', reason: 'None' }, false), null, 'completing is alive');
+  t.equal(endOfJob('1', { state: 'STATE', reason: 'REASON' }, false), null, 'a word a garbled answer made up ends nothing');
   t.same(endOfJob('1', { state: 'COMPLETED', reason: 'None' }, false), { kind: 'exited', code: 0, signal: null });
   t.match(endOfJob('7', { state: 'TIMEOUT', reason: 'TimeLimit' }, false), { kind: 'engine-ended', reason: /^Slurm job 7 ended TIMEOUT \(TimeLimit\)/ });
   t.match(endOfJob('7', { state: 'NODE_FAIL', reason: 'None' }, false), { reason: /^Slurm job 7 ended NODE_FAIL without/ });
@@ -58,4 +62,19 @@ t.test('a job missing from squeue is gone only after ABSENT_ROUNDS answers over 
   t.equal(adopted.adoptionExpired(now + ADOPT_WAIT_MS - 1), false);
   t.equal(adopted.adoptionExpired(now + ADOPT_WAIT_MS), true);
   t.equal(await adopted.recordedEnd(), false, 'no record, no evidence');
+});
+
+t.test("the run's own terminal record is evidence that its job ended; another run's or a live one is not", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-watched-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const job = new WatchedJob('9', dir, 'r1', null);
+  const write = (record: object) => writeFile(join(dir, 'status.json'), JSON.stringify(record));
+  await write({ run_id: 'r1', state: 'running' });
+  t.equal(await job.recordedEnd(), false, 'running');
+  await write({ run_id: 'r0', state: 'succeeded' });
+  t.equal(await job.recordedEnd(), false, 'the previous run of the Task');
+  await write({ run_id: 'r1', state: 'bogus' });
+  t.equal(await job.recordedEnd(), false, 'not a state');
+  await write({ run_id: 'r1', state: 'succeeded' });
+  t.equal(await job.recordedEnd(), true, 'its own terminal record');
 });
