@@ -17,14 +17,18 @@ const MAX_BACKOFF_MS = 10_000;
  */
 export class SlurmJobPoller {
   readonly #env: NodeJS.ProcessEnv;
+  readonly #adoptWaitMs: number;
   readonly #watched = new Map<string, WatchedJob>();
   #polling = false;
-  #closed = false;
+  /** Aborted by close(): ends the pause between rounds at once (a backoff may be 10 s long). */
+  readonly #closed = new AbortController();
   /** squeue failures in a row (0 while the controller answers). */
   #failures = 0;
 
-  constructor(env: NodeJS.ProcessEnv) {
+  /** `adoptWaitMs`: ADOPT_WAIT_MS, shorter only where a test must see it pass. */
+  constructor(env: NodeJS.ProcessEnv, adoptWaitMs = ADOPT_WAIT_MS) {
     this.#env = env;
+    this.#adoptWaitMs = adoptWaitMs;
   }
 
   has(jobId: string): boolean {
@@ -38,7 +42,7 @@ export class SlurmJobPoller {
 
   /** Stops: every watched job's run ends here as "lost" (the service is stopping; the jobs run on). */
   close(): void {
-    this.#closed = true;
+    this.#closed.abort();
     for (const job of this.#watched.values()) job.end({ kind: 'lost', pid: null });
     this.#watched.clear();
   }
@@ -47,9 +51,10 @@ export class SlurmJobPoller {
     if (this.#polling) return;
     this.#polling = true;
     try {
-      while (this.#watched.size > 0 && !this.#closed) {
+      const { signal } = this.#closed;
+      while (this.#watched.size > 0 && !signal.aborted) {
         await this.#round();
-        if (this.#watched.size > 0) await delay(Math.min(POLL_MS * 2 ** this.#failures, MAX_BACKOFF_MS));
+        if (this.#watched.size > 0) await delay(Math.min(POLL_MS * 2 ** this.#failures, MAX_BACKOFF_MS), undefined, { signal }).catch(() => undefined);
       }
     } finally {
       this.#polling = false;
@@ -58,11 +63,13 @@ export class SlurmJobPoller {
 
   async #round(): Promise<void> {
     const states = await this.#squeue();
+    // Stopped meanwhile: the runs ended as "lost" and their jobs run on for the next service.
+    if (this.#closed.signal.aborted) return;
     const now = Date.now();
     const jobs = [...this.#watched.values()];
     if (!states) {
-      const expired = jobs.filter((job) => job.adoptionExpired(now));
-      const reason = (job: WatchedJob) => `worker lost: the Slurm controller did not answer within ${ADOPT_WAIT_MS / 60_000} min of this service adopting job ${job.jobId}`;
+      const expired = jobs.filter((job) => job.adoptionExpired(now, this.#adoptWaitMs));
+      const reason = (job: WatchedJob) => `worker lost: the Slurm controller did not answer within ${minutes(this.#adoptWaitMs)} of this service adopting job ${job.jobId}`;
       return this.#giveUp(expired.map((job) => [job, { kind: 'engine-ended', reason: reason(job) }]));
     }
     const gone: Array<[WatchedJob, RunnerEnd]> = [];
@@ -121,6 +128,11 @@ export class SlurmJobPoller {
   #waitingFor(): string {
     const adopting = [...this.#watched.values()].filter((job) => job.adoptedAt !== null).length;
     if (adopting === 0) return `${this.#watched.size} Slurm jobs stay as they are until the controller answers`;
-    return `waiting for the Slurm controller to adopt ${adopting} runs; they are settled as lost if it does not answer within ${ADOPT_WAIT_MS / 60_000} min`;
+    return `waiting for the Slurm controller to adopt ${adopting} runs; they are settled as lost if it does not answer within ${minutes(this.#adoptWaitMs)}`;
   }
+}
+
+/** A bound as a person reads it in a log line or an error. */
+function minutes(ms: number): string {
+  return ms >= 60_000 ? `${ms / 60_000} min` : `${ms / 1000} s`;
 }

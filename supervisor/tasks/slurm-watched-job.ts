@@ -63,9 +63,9 @@ export class WatchedJob {
     return this.#missedRounds >= ABSENT_ROUNDS && now - this.#missedSince >= ABSENT_GRACE_MS;
   }
 
-  /** Adopted, and the controller has not answered for ADOPT_WAIT_MS since. */
-  adoptionExpired(now: number): boolean {
-    return this.adoptedAt !== null && now - this.adoptedAt >= ADOPT_WAIT_MS;
+  /** Adopted, and the controller has not answered for `bound` ms (ADOPT_WAIT_MS) since. */
+  adoptionExpired(now: number, bound = ADOPT_WAIT_MS): boolean {
+    return this.adoptedAt !== null && now - this.adoptedAt >= bound;
   }
 
   /** Whether the runner wrote this run's terminal record (read without following links). */
