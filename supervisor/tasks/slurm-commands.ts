@@ -129,13 +129,18 @@ export function parseScontrolJob(stdout: string): JobState | null {
  */
 const ENDED_STATES = new Set(['COMPLETED', 'CANCELLED', 'FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED', 'REVOKED', 'SPECIAL_EXIT']);
 
+/** Whether Slurm shows a job as ended (a live state, or one it made up, is not). */
+export function hasEnded(job: JobState): boolean {
+  return ENDED_STATES.has(job.state);
+}
+
 /**
  * Whether a job has ended; its end as the service records it when the runner wrote no terminal
  * status. `job` undefined: Slurm no longer knows it (the caller has the evidence).
  */
 export function endOfJob(jobId: string, job: JobState | undefined, cancelledHere: boolean): RunnerEnd | null {
   if (!job) return { kind: 'engine-ended', reason: `Slurm no longer knows job ${jobId}: it ended without a terminal status` };
-  if (!ENDED_STATES.has(job.state)) return null;
+  if (!hasEnded(job)) return null;
   if (job.state === 'COMPLETED') return { kind: 'exited', code: 0, signal: null };
   const by = job.state === 'CANCELLED' && !cancelledHere ? ' by someone other than this service (scancel)' : '';
   const reason = job.reason && job.reason !== 'None' ? ` (${job.reason})` : '';

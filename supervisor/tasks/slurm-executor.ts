@@ -1,5 +1,6 @@
 import { rm, writeFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../workers/within.js';
 import type { ExecutorSection } from '../../schemas/config.js';
 import { readJsonObject } from '../json-file.js';
@@ -7,8 +8,8 @@ import { RUNNER } from '../../runner/runner-file.js';
 import { RUN_FLAG } from '../../runner/spawner-messages.js';
 import { writeJsonAtomic } from '../../core/task-record/record-files.js';
 import type { Executor, LeftRun, StartSpec, Runner } from './executor.js';
-import { jobNameOf, parseJobId, sbatchArgs, slurm, SlurmCommandError, type BatchFiles } from './slurm-commands.js';
-import { SlurmJobPoller } from './slurm-job-poller.js';
+import { hasEnded, jobNameOf, parseJobId, parseSqueue, sbatchArgs, slurm, SlurmCommandError, SQUEUE_FORMAT, type BatchFiles } from './slurm-commands.js';
+import { POLL_MS, SlurmJobPoller } from './slurm-job-poller.js';
 import { WatchedJob } from './slurm-watched-job.js';
 
 /** The file beside a run's record that names its Slurm job (TaskStatus keeps only the spec's fields). */
@@ -83,10 +84,19 @@ export class SlurmExecutor implements Executor {
     throw new Error(`sbatch printed no job id: ${JSON.stringify(stdout.trim().slice(0, 200))}; ${await this.#cancelNamed(files.jobName)}`);
   }
 
-  /** Cancels any job of this (unique) name; says what came of it. */
+  /**
+   * Cancels any job of this (unique) name and waits until Slurm shows it ended: a runner the job
+   * started meanwhile must be gone before the service writes the run's record. Says what came of it.
+   */
   async #cancelNamed(jobName: string): Promise<string> {
+    const named = async () => [...parseSqueue(await slurm('squeue', ['-h', '-t', 'all', '--me', `--name=${jobName}`, '-o', SQUEUE_FORMAT], this.#baseEnv)).values()];
     try {
       await slurm('scancel', [`--name=${jobName}`], this.#baseEnv);
+      const deadline = Date.now() + STOP_WITHIN_MS;
+      while (!(await named()).every(hasEnded)) {
+        if (Date.now() > deadline) return `the job named ${jobName} was cancelled but had not ended ${STOP_WITHIN_MS / 1000} s later`;
+        await delay(POLL_MS);
+      }
       return `any job named ${jobName} was cancelled`;
     } catch (err) {
       return `cancelling the jobs named ${jobName} failed too (${(err as Error).message})`;

@@ -4,7 +4,7 @@ import { endOfJob, parseSqueue, showJob, slurm, SQUEUE_FORMAT, type JobState } f
 import { ADOPT_WAIT_MS, type WatchedJob } from './slurm-watched-job.js';
 
 /** How often the jobs of live runs are looked up (one squeue for all of them). */
-const POLL_MS = 500;
+export const POLL_MS = 500;
 /** The longest pause between polls while the controller does not answer (the pause doubles from POLL_MS). */
 const MAX_BACKOFF_MS = 10_000;
 
