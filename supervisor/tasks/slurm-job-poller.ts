@@ -53,7 +53,8 @@ export class SlurmJobPoller {
     try {
       const { signal } = this.#closed;
       while (this.#watched.size > 0 && !signal.aborted) {
-        await this.#round();
+        // Nothing in a round should throw; if something does, the jobs stay watched and the next round tries again.
+        await this.#round().catch((err: unknown) => console.error('taskyard: following Slurm jobs failed in the service', err));
         if (this.#watched.size > 0) await delay(Math.min(POLL_MS * 2 ** this.#failures, MAX_BACKOFF_MS), undefined, { signal }).catch(() => undefined);
       }
     } finally {
