@@ -59,7 +59,10 @@ export class SlurmExecutor implements Executor {
       const files = { jobName: jobNameOf(spec.taskId, spec.runId), cwd: spec.cwd, logFile: spec.logFile, envFile, script };
       // sbatch reads both files before it returns: they are not needed afterwards.
       const jobId = await this.#submit(files, spec);
-      await writeJsonAtomic(join(spec.cwd, SLURM_JOB_FILE), { job_id: jobId, run_id: spec.runId });
+      // Without its job file no service could follow the job (a full disk): it must not run unfollowed.
+      await writeJsonAtomic(join(spec.cwd, SLURM_JOB_FILE), { job_id: jobId, run_id: spec.runId }).catch(async (err: unknown) => {
+        throw new Error(`writing ${SLURM_JOB_FILE} failed (${(err as Error).message}); ${await this.#cancelNamed(files.jobName)}`);
+      });
       return this.#watch(new WatchedJob(jobId, spec.cwd, spec.runId, null));
     } finally {
       await Promise.all([rm(script, { force: true }), rm(envFile, { force: true })]);
