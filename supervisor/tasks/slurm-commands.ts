@@ -5,14 +5,26 @@ import type { TaskResources } from '../../schemas/tasks.js';
 import type { RunnerEnd } from './executor.js';
 
 /**
- * The Slurm commands the executor uses, as plain functions: `sbatch`, `squeue`, `scancel`. No
- * REST API and no `sacct` (without slurmdbd it knows nothing): `squeue -t all` shows finished jobs
- * until the cluster's MinJobAge, which is long enough for a watcher polling every half second.
+ * The Slurm commands the executor uses, as plain functions: `sbatch`, `squeue`, `scontrol`,
+ * `scancel`, and the readers of what they print. No REST API and no `sacct` (without slurmdbd it
+ * knows nothing): `squeue -t all` shows finished jobs until the cluster's MinJobAge, which is long
+ * enough for a watcher polling every half second.
  */
 
 const exec = promisify(execFile);
 /** A controller that does not answer must not hold a submit (sbatch retries for a long while). */
 const COMMAND_TIMEOUT_MS = 20_000;
+
+/** A Slurm client command that failed, with its own first error line. */
+export class SlurmCommandError extends Error {
+  /** Killed for not answering: it may have acted all the same (an sbatch may have queued its job). */
+  readonly timedOut: boolean;
+
+  constructor(message: string, timedOut = false) {
+    super(message);
+    this.timedOut = timedOut;
+  }
+}
 
 /** Runs a Slurm client command; rejects with its own first error line, which names the cause. */
 export async function slurm(command: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<string> {
@@ -21,11 +33,28 @@ export async function slurm(command: string, args: readonly string[], env?: Node
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; killed?: boolean; code?: string | number; message: string };
-    if (e.code === 'ENOENT') throw new Error(`${command} is not installed (executor.kind is slurm)`);
-    if (e.killed) throw new Error(`${command} did not answer within ${COMMAND_TIMEOUT_MS / 1000} s (is slurmctld up?)`);
+    if (e.code === 'ENOENT') throw new SlurmCommandError(`${command} is not installed (executor.kind is slurm)`);
+    if (e.killed) throw new SlurmCommandError(`${command} did not answer within ${COMMAND_TIMEOUT_MS / 1000} s (is slurmctld up?)`, true);
     const said = e.stderr?.trim().split('\n').find((line) => line.trim() !== '');
-    throw new Error(`${command} failed: ${said ?? e.message}`);
+    throw new SlurmCommandError(`${command} failed: ${said ?? e.message}`);
   }
+}
+
+/** What `scontrol show job` says of one job; 'unknown' when the controller has no such job, null when it did not answer. */
+export async function showJob(jobId: string, env: NodeJS.ProcessEnv): Promise<JobState | 'unknown' | null> {
+  try {
+    return parseScontrolJob(await slurm('scontrol', ['show', 'job', '-o', jobId], env));
+  } catch (err) {
+    return /Invalid job id/i.test((err as Error).message) ? 'unknown' : null;
+  }
+}
+
+/**
+ * The job name of one run: unique (the run id), so a job whose id sbatch did not tell can still be
+ * cancelled by name, and a person reading squeue sees which Task it is.
+ */
+export function jobNameOf(taskId: string, runId: string): string {
+  return `${taskId}@${runId}`;
 }
 
 /** `--time` takes minutes:seconds. */
@@ -56,11 +85,18 @@ export function sbatchArgs(files: BatchFiles, resources: TaskResources, config: 
   return [...args, ...config.sbatch_args, files.script];
 }
 
-/** The job id `sbatch --parsable` printed (`<id>` or `<id>;<cluster>`). */
-export function parseJobId(stdout: string): string {
-  const id = stdout.trim().split(';')[0] ?? '';
-  if (!/^\d+$/.test(id)) throw new Error(`sbatch printed no job id: ${JSON.stringify(stdout.trim().slice(0, 200))}`);
-  return id;
+/**
+ * The job id sbatch printed: a `Submitted batch job <id>` line (a site wrapper, or sbatch without
+ * --parsable) anywhere among banner lines, else a line that is only `<id>` or `<id>;<cluster>`
+ * (--parsable). Null when there is none, or when the lines name different ids: the caller must
+ * then make sure nothing runs.
+ */
+export function parseJobId(stdout: string): string | null {
+  const lines = stdout.split('\n');
+  const idsOf = (pattern: RegExp) => new Set(lines.map((line) => pattern.exec(line)?.[1]).filter((id) => id !== undefined));
+  const submitted = idsOf(/\bSubmitted batch job (\d+)\b/);
+  const ids = submitted.size > 0 ? submitted : idsOf(/^\s*(\d+)(?:;\S+)?\s*$/);
+  return ids.size === 1 ? [...ids][0]! : null;
 }
 
 /** The squeue format `parseSqueue` reads: job id, state, reason. */
@@ -81,13 +117,30 @@ export function parseSqueue(stdout: string): Map<string, JobState> {
   return jobs;
 }
 
-/** States in which a job may still run. */
-const LIVE_STATES = new Set(['PENDING', 'RUNNING', 'CONFIGURING', 'COMPLETING', 'SUSPENDED', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESIZING', 'SIGNALING', 'STAGE_OUT', 'STOPPED', 'RESV_DEL_HOLD']);
+/** The state of the one job `scontrol show job -o` printed; null when the answer names none. */
+export function parseScontrolJob(stdout: string): JobState | null {
+  const state = /(?:^|\s)JobState=(\S+)/.exec(stdout)?.[1];
+  return state ? { state, reason: /(?:^|\s)Reason=(\S+)/.exec(stdout)?.[1] ?? '' } : null;
+}
 
-/** Whether a job has ended; its end as the service records it when the runner wrote no terminal status. */
+/**
+ * States in which a job has ended (Slurm 22.05's list). Any other state, a live one or a word a
+ * garbled answer made up, leaves the run as it is.
+ */
+const ENDED_STATES = new Set(['COMPLETED', 'CANCELLED', 'FAILED', 'TIMEOUT', 'NODE_FAIL', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED', 'REVOKED', 'SPECIAL_EXIT']);
+
+/** Whether Slurm shows a job as ended (a live state, or one it made up, is not). */
+export function hasEnded(job: JobState): boolean {
+  return ENDED_STATES.has(job.state);
+}
+
+/**
+ * Whether a job has ended; its end as the service records it when the runner wrote no terminal
+ * status. `job` undefined: Slurm no longer knows it (the caller has the evidence).
+ */
 export function endOfJob(jobId: string, job: JobState | undefined, cancelledHere: boolean): RunnerEnd | null {
   if (!job) return { kind: 'engine-ended', reason: `Slurm no longer knows job ${jobId}: it ended without a terminal status` };
-  if (LIVE_STATES.has(job.state)) return null;
+  if (!hasEnded(job)) return null;
   if (job.state === 'COMPLETED') return { kind: 'exited', code: 0, signal: null };
   const by = job.state === 'CANCELLED' && !cancelledHere ? ' by someone other than this service (scancel)' : '';
   const reason = job.reason && job.reason !== 'None' ? ` (${job.reason})` : '';

@@ -7,21 +7,15 @@ import { readJsonObject } from '../json-file.js';
 import { RUNNER } from '../../runner/runner-file.js';
 import { RUN_FLAG } from '../../runner/spawner-messages.js';
 import { writeJsonAtomic } from '../../core/task-record/record-files.js';
-import type { Executor, LeftRun, StartSpec, Runner, RunnerEnd } from './executor.js';
-import { endOfJob, parseJobId, parseSqueue, sbatchArgs, slurm, SQUEUE_FORMAT, type JobState } from './slurm-commands.js';
+import type { Executor, LeftRun, StartSpec, Runner } from './executor.js';
+import { hasEnded, jobNameOf, parseJobId, parseSqueue, sbatchArgs, slurm, SlurmCommandError, SQUEUE_FORMAT, type BatchFiles } from './slurm-commands.js';
+import { POLL_MS, SlurmJobPoller } from './slurm-job-poller.js';
+import { WatchedJob } from './slurm-watched-job.js';
 
 /** The file beside a run's record that names its Slurm job (TaskStatus keeps only the spec's fields). */
 export const SLURM_JOB_FILE = 'slurm_job.json';
-/** How often the jobs of live runs are looked up (one squeue for all of them). */
-const POLL_MS = 500;
 /** After scancel, how long to wait for the job to end (the cluster's KillWait is usually 30 s or less). */
 const STOP_WITHIN_MS = 120_000;
-
-interface Watched {
-  readonly jobId: string;
-  cancelled: boolean;
-  resolve(end: RunnerEnd): void;
-}
 
 /** Single-quotes a value for /bin/sh. */
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
@@ -32,6 +26,8 @@ const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
  * a NUL-separated file, its output goes to `task.log`, its working directory is the Task directory;
  * the job id is kept in `slurm_job.json` beside the record. One poller reads every watched job's
  * state with squeue; a job Slurm ended without a terminal record ends its run with Slurm's reason.
+ * A job is taken for gone only on evidence (see slurm-watched-job.ts), and one the service gives up
+ * on is cancelled, so no run the service settled goes on writing into its Task directory.
  */
 export class SlurmExecutor implements Executor {
   readonly kind = 'slurm';
@@ -39,17 +35,15 @@ export class SlurmExecutor implements Executor {
   readonly #config: ExecutorSection;
   readonly #baseEnv: NodeJS.ProcessEnv;
   readonly #scratch: string;
-  readonly #watched = new Map<string, Watched>();
-  readonly #byRunner = new WeakMap<Runner, Watched>();
-  #polling = false;
-  #closed = false;
-  #warned = false;
+  readonly #poller: SlurmJobPoller;
+  readonly #byRunner = new WeakMap<Runner, WatchedJob>();
 
   /** `scratch` holds job scripts and environment files for the moment of a submit (private: they hold the environment). */
   constructor(opts: { config: ExecutorSection; env: NodeJS.ProcessEnv; scratch: string }) {
     this.#config = opts.config;
     this.#baseEnv = opts.env;
     this.#scratch = opts.scratch;
+    this.#poller = new SlurmJobPoller(opts.env);
   }
 
   async start(spec: StartSpec): Promise<Runner> {
@@ -62,28 +56,66 @@ export class SlurmExecutor implements Executor {
       await writeFile(envFile, Object.entries(env).map(([k, v]) => `${k}=${v}\0`).join(''), { mode: 0o600 });
       // exec: the runner is the job's process, so scancel signals it (not a shell that would die first).
       await writeFile(script, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(RUNNER)} ${RUN_FLAG} ${spec.runId}\n`, { mode: 0o700 });
-      const files = { jobName: spec.taskId, cwd: spec.cwd, logFile: spec.logFile, envFile, script };
+      const files = { jobName: jobNameOf(spec.taskId, spec.runId), cwd: spec.cwd, logFile: spec.logFile, envFile, script };
       // sbatch reads both files before it returns: they are not needed afterwards.
-      const jobId = parseJobId(await slurm('sbatch', sbatchArgs(files, spec.resources, this.#config), this.#baseEnv));
-      await writeJsonAtomic(join(spec.cwd, SLURM_JOB_FILE), { job_id: jobId, run_id: spec.runId });
-      return this.#watch(jobId);
+      const jobId = await this.#submit(files, spec);
+      // Without its job file no service could follow the job (a full disk): it must not run unfollowed.
+      await writeJsonAtomic(join(spec.cwd, SLURM_JOB_FILE), { job_id: jobId, run_id: spec.runId }).catch(async (err: unknown) => {
+        throw new Error(`writing ${SLURM_JOB_FILE} failed (${(err as Error).message}); ${await this.#cancelNamed(files.jobName)}`);
+      });
+      return this.#watch(new WatchedJob(jobId, spec.cwd, spec.runId, null));
     } finally {
       await Promise.all([rm(script, { force: true }), rm(envFile, { force: true })]);
     }
   }
 
+  /**
+   * sbatch, answering the job id. Where sbatch may have queued a job without telling its id (killed
+   * for not answering, or printing none), the job is cancelled by its unique name before the
+   * submit fails, so nothing runs for a run that is settled as not started.
+   */
+  async #submit(files: BatchFiles, spec: StartSpec): Promise<string> {
+    let stdout: string;
+    try {
+      stdout = await slurm('sbatch', sbatchArgs(files, spec.resources, this.#config), this.#baseEnv);
+    } catch (err) {
+      if (err instanceof SlurmCommandError && err.timedOut) throw new Error(`${err.message}; ${await this.#cancelNamed(files.jobName)}`);
+      throw err;
+    }
+    const jobId = parseJobId(stdout);
+    if (jobId) return jobId;
+    throw new Error(`sbatch printed no job id: ${JSON.stringify(stdout.trim().slice(0, 200))}; ${await this.#cancelNamed(files.jobName)}`);
+  }
+
+  /**
+   * Cancels any job of this (unique) name and waits until Slurm shows it ended: a runner the job
+   * started meanwhile must be gone before the service writes the run's record. Says what came of it.
+   */
+  async #cancelNamed(jobName: string): Promise<string> {
+    const named = async () => [...parseSqueue(await slurm('squeue', ['-h', '-t', 'all', '--me', `--name=${jobName}`, '-o', SQUEUE_FORMAT], this.#baseEnv)).values()];
+    try {
+      await slurm('scancel', [`--name=${jobName}`], this.#baseEnv);
+      const deadline = Date.now() + STOP_WITHIN_MS;
+      while (!(await named()).every(hasEnded)) {
+        if (Date.now() > deadline) return `the job named ${jobName} was cancelled but had not ended ${STOP_WITHIN_MS / 1000} s later`;
+        await delay(POLL_MS);
+      }
+      return `any job named ${jobName} was cancelled`;
+    } catch (err) {
+      return `cancelling the jobs named ${jobName} failed too (${(err as Error).message})`;
+    }
+  }
+
+  /**
+   * Every run whose job file names a job is followed again, whether or not the controller answers
+   * now: the poller settles it on evidence (or after ADOPT_WAIT_MS without a controller). A run
+   * without a job file never reached sbatch: it gets no runner and is settled as lost.
+   */
   async adopt(runs: readonly LeftRun[]): Promise<Map<string, Runner>> {
     const adopted = new Map<string, Runner>();
-    const jobs = new Map<string, string>();
     for (const run of runs) {
       const jobId = await readJobId(run);
-      if (jobId) jobs.set(run.runId, jobId);
-    }
-    if (jobs.size === 0) return adopted;
-    const states = await this.#squeue();
-    for (const [runId, jobId] of jobs) {
-      // Unknown to squeue (or squeue unreachable): no runner, the run is settled as lost.
-      if (states?.has(jobId)) adopted.set(runId, this.#watch(jobId));
+      if (jobId && !this.#poller.has(jobId)) adopted.set(run.runId, this.#watch(new WatchedJob(jobId, run.dir, run.runId, Date.now())));
     }
     return adopted;
   }
@@ -98,53 +130,14 @@ export class SlurmExecutor implements Executor {
 
   /** Stops watching: the jobs run on, their runs end here as "lost" (the service is stopping, so their records stay as they are). */
   close(): void {
-    this.#closed = true;
-    for (const watched of this.#watched.values()) watched.resolve({ kind: 'lost', pid: null });
-    this.#watched.clear();
+    this.#poller.close();
   }
 
-  #watch(jobId: string): Runner {
-    let resolve!: (end: RunnerEnd) => void;
-    const ended = new Promise<RunnerEnd>((r) => (resolve = r));
-    const watched: Watched = { jobId, cancelled: false, resolve };
-    this.#watched.set(jobId, watched);
-    const runner: Runner = { pid: null, ended };
-    this.#byRunner.set(runner, watched);
-    void this.#poll();
+  #watch(job: WatchedJob): Runner {
+    const runner: Runner = { pid: null, ended: job.ended };
+    this.#byRunner.set(runner, job);
+    this.#poller.watch(job);
     return runner;
-  }
-
-  /** One loop while any job is watched: a squeue per round, ended jobs resolved and dropped. */
-  async #poll(): Promise<void> {
-    if (this.#polling) return;
-    this.#polling = true;
-    try {
-      while (this.#watched.size > 0 && !this.#closed) {
-        const states = await this.#squeue();
-        for (const [jobId, watched] of states ? this.#watched : []) {
-          const end = endOfJob(jobId, states!.get(jobId), watched.cancelled);
-          if (!end) continue;
-          this.#watched.delete(jobId);
-          watched.resolve(end);
-        }
-        if (this.#watched.size > 0) await delay(POLL_MS);
-      }
-    } finally {
-      this.#polling = false;
-    }
-  }
-
-  /** Every job of this user; null while the controller does not answer (the runs stay as they are). */
-  async #squeue(): Promise<Map<string, JobState> | null> {
-    try {
-      const states = parseSqueue(await slurm('squeue', ['-h', '-t', 'all', '--me', '-o', SQUEUE_FORMAT], this.#baseEnv));
-      this.#warned = false;
-      return states;
-    } catch (err) {
-      if (!this.#warned) console.error(`taskyard: reading Slurm job states failed (${(err as Error).message}); trying again`);
-      this.#warned = true;
-      return null;
-    }
   }
 }
 
