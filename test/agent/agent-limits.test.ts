@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { AgentSessionPage } from '../../schemas/agent.js';
 import { TURN_OUTPUT_LIMIT } from '../../supervisor/agent/run-turn.js';
+import { MODEL_LINE_LIMIT } from '../../supervisor/agent/bounded-fetch.js';
 import { SESSION_SIZE_LIMIT } from '../../supervisor/agent/session-store.js';
 import type { TestService } from '../helpers/service.js';
 import { drawBlocks, patchOrderProblems, startAgentService } from './agent-helpers.js';
@@ -83,6 +84,17 @@ t.test("a turn's output is capped: the turn fails with the limit named, and the 
 
   model.reply({ items: [{ text: 'Back to normal.' }] });
   t.match((await service.call('agent_chat', { message: 'Hello?', session_id: result.metadata.session_id })).body, { success: true, answer: 'Back to normal.' });
+});
+
+t.test('one runaway stream line is cut off as it arrives, not parsed whole', async (t) => {
+  const { service, model } = await startAgentService(t);
+  model.reply({ items: [{ text: 'z'.repeat(MODEL_LINE_LIMIT + 1), whole: true }] });
+  const result = (await service.call('agent_chat', { message: 'One huge delta' })).body;
+  t.ok(JSON.stringify(result).length < 4096, 'the answer is not the flood');
+  t.equal(result.success, false);
+  t.match(String(result.answer).slice(0, 600), /^RuntimeError: the model server at \S+ \(agent.backend openai\) sent a stream line longer than 16 MiB: the turn was stopped there/);
+  model.reply({ items: [{ text: 'Fine again.' }] });
+  t.match((await service.call('agent_chat', { message: 'Hello?', session_id: sessionOf(result) })).body, { success: true, answer: 'Fine again.' });
 });
 
 t.test("a session's stored size is capped: a full session refuses a turn and says what to do", async (t) => {
