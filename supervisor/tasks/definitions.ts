@@ -71,8 +71,9 @@ async function describeOnce(pluginsDir: string, plugins: readonly string[]): Pro
     if (at !== -1) return JSON.parse(stdout.slice(at + DESCRIBE_MARKER.length)) as Described;
     ended = { stderr, cause: 'the describer exited before its answer' };
   } catch (err) {
-    const { stderr = '', killed, code } = err as { stderr?: string; killed?: boolean; code?: unknown };
-    ended = { stderr, cause: killed ? `loading did not finish within ${DESCRIBE_TIMEOUT_MS / 1000} s (the describer was killed)` : `the describer exited with ${typeof code === 'number' ? `code ${code}` : String(code ?? 'an error')}` };
+    const { stderr = '', killed, code, signal } = err as { stderr?: string; killed?: boolean; code?: unknown; signal?: unknown };
+    const exit = typeof code === 'number' ? `code ${code}` : typeof signal === 'string' ? `signal ${signal}` : String(code ?? 'an error');
+    ended = { stderr, cause: killed ? `loading did not finish within ${DESCRIBE_TIMEOUT_MS / 1000} s (the describer was killed)` : `the describer exited with ${exit}` };
   }
   const { plugin, said } = blame(ended.stderr);
   const cause = `${ended.cause}${said ? `: ${said}` : ''}`;
