@@ -14,6 +14,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { startModelServer, type ModelServer } from '../test/helpers/model-server.js';
 import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
+import { boundedFetch } from '../supervisor/agent/bounded-fetch.js';
 
 const PIECES = 3000;
 const TURNS = 5;
@@ -51,6 +52,11 @@ export async function run(): Promise<void> {
     const inProcess = await timed(model, async () => {
       for await (const part of streamText({ model: sdk, prompt: 'go' }).fullStream) void part;
     });
+    // The same, its stream read through the line bound the service puts on model responses.
+    const bounded = createOpenAICompatible({ name: 'bench', baseURL: model.baseUrl, fetch: boundedFetch() }).chatModel('scripted');
+    const inProcessBounded = await timed(model, async () => {
+      for await (const part of streamText({ model: bounded, prompt: 'go' }).fullStream) void part;
+    });
     const call = (path: string) => async () => {
       const res = await fetch(`${svc.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { message: 'go' } }) });
       const text = await res.text();
@@ -61,6 +67,7 @@ export async function run(): Promise<void> {
     printTable(`One Agent turn of ${PIECES} text deltas (median of ${TURNS})`, ['path', 'ms', 'x floor'], [
       ['the fixture read raw (floor)', raw, 1],
       ['ai SDK streamText in this process', inProcess, inProcess / raw],
+      ['the same through boundedFetch (16 MiB line bound)', inProcessBounded, inProcessBounded / raw],
       ['agent_chat over /events (patches, SSE, records)', sse, sse / raw],
       ['agent_chat over JSON (records)', json, json / raw],
     ]);

@@ -199,6 +199,7 @@ async function manySteps(): Promise<Array<Array<string | number>>> {
   await mkdir(pkg, { recursive: true });
   await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'bench-steps', version: '1.0.0', type: 'module', taskyard: { tasks: './tasks.js' } }));
   await writeFile(join(pkg, 'tasks.js'), STEPS_PLUGIN);
+  await writeFile(join(pkg, '..', '..', 'package.json'), JSON.stringify({ private: true, dependencies: { 'bench-steps': '1.0.0' } }));
   const rows: Array<Array<string | number>> = [];
   try {
     await withConfig('{}\n', async (svc) => {

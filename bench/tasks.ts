@@ -229,6 +229,7 @@ async function pluginThroughput(total: number, clients: number): Promise<Through
   await mkdir(pkg, { recursive: true });
   await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'bench-noop', version: '1.0.0', type: 'module', taskyard: { tasks: './tasks.js' } }));
   await writeFile(join(pkg, 'tasks.js'), NOOP_PLUGIN);
+  await writeFile(join(pkg, '..', '..', 'package.json'), JSON.stringify({ private: true, dependencies: { 'bench-noop': '1.0.0' } }));
   const svc = await startServiceProcess({ workspace });
   try {
     return await throughput(svc, total, clients, 'noop');

@@ -3,11 +3,22 @@ import { ErrorCode, McpError, type ProgressToken, type Task } from '@modelcontex
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
 import { createJobContext, type JobContext } from '../core/job.js';
 import type { JobArgs, JobRegistry } from '../core/registry.js';
+import { RetainedResults, type GoneReason, type RetentionLimits } from './retained-results.js';
 
 const ID_PREFIX = 'taskyard-shell:';
 /** How long a finished command's result is kept when the client asked for no ttl (ms). */
 const DEFAULT_TTL_MS = 3_600_000;
 const POLL_MS = 1000;
+/**
+ * Finished commands' results are kept for their ttl, but at most this many and this much in all:
+ * each can hold 2 MiB of output, and a client may start any number of them.
+ */
+export const SHELL_RESULT_LIMITS: RetentionLimits = Object.freeze({ count: 256, bytes: 32 * 1024 * 1024, remembered: 10_000 });
+
+const GONE: Readonly<Record<GoneReason, string>> = {
+  expired: 'its ttl passed',
+  dropped: `its result was dropped to bound the service's memory: it keeps the results of at most ${SHELL_RESULT_LIMITS.count} finished shell commands, ${SHELL_RESULT_LIMITS.bytes / 1024 / 1024} MiB in all, the oldest going first; run the command again, and fetch its result sooner`,
+};
 
 interface ShellTask {
   task: Task;
@@ -27,11 +38,15 @@ interface ShellTask {
  */
 export class ShellTasks {
   readonly #tasks = new Map<string, ShellTask>();
+  readonly #finished: RetainedResults;
 
   constructor(
     private readonly registry: JobRegistry,
     private readonly shutdown: AbortSignal,
-  ) {}
+    limits: RetentionLimits = SHELL_RESULT_LIMITS,
+  ) {
+    this.#finished = new RetainedResults(limits, (id) => this.#tasks.delete(id));
+  }
 
   static owns(taskId: string): boolean {
     return taskId.startsWith(ID_PREFIX);
@@ -57,15 +72,18 @@ export class ShellTasks {
     void done.then((response) => {
       if (task.status === 'working') task.status = response.success ? 'completed' : 'failed';
       task.lastUpdatedAt = new Date().toISOString();
-      setTimeout(() => this.#tasks.delete(task.taskId), task.ttl ?? DEFAULT_TTL_MS).unref();
+      // Measured once, as the text block tasks/result sends: what holding it costs.
+      this.#finished.keep(task.taskId, Buffer.byteLength(JSON.stringify(response)), task.ttl ?? DEFAULT_TTL_MS);
     });
     return { ...task };
   }
 
   #find(taskId: string): ShellTask {
     const record = this.#tasks.get(taskId);
-    if (!record) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId} (shell tasks end with the service that ran them, and are kept for their ttl)`);
-    return record;
+    if (record) return record;
+    const gone = this.#finished.gone(taskId);
+    if (gone) throw new McpError(ErrorCode.InvalidParams, `Task ${gone}: ${taskId} finished, and ${GONE[gone]}`);
+    throw new McpError(ErrorCode.InvalidParams, `Task not found: ${taskId} (shell tasks end with the service that ran them, and are kept for their ttl)`);
   }
 
   get(taskId: string): Task {

@@ -1,14 +1,19 @@
 /**
  * Describes the Task definitions of installed plugins, in a child process so plugin code never
- * runs inside the service. Usage: `node describe.js <plugins-dir>`; prints `DESCRIBE_MARKER` and
- * one JSON document `{definitions, errors}` last on stdout (plugin code may print before it). A plugin is a package under `<plugins-dir>/node_modules`
- * whose package.json has `"taskyard": {"tasks": "./tasks.js"}`.
+ * runs inside the service. Usage: `node describe.js <plugins-dir> [plugin ...]` (the installed
+ * plugins, as the prefix's package.json lists them); prints `DESCRIBE_MARKER` and one JSON
+ * document `{definitions, errors}` last on stdout (plugin code may print before it), then exits;
+ * before loading each plugin it prints `DESCRIBE_LOADING<name>` on stderr. A plugin is a package
+ * under `<plugins-dir>/node_modules` whose package.json has `"taskyard": {"tasks": "./tasks.js"}`.
  */
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DESCRIBE_MARKER, definitionsOfModule, normalizeTask, type TaskResources } from './task-sdk.js';
+import { DESCRIBE_LOADING, DESCRIBE_MARKER, definitionsOfModule, normalizeTask, type TaskResources } from './task-sdk.js';
 import { becomeRunAsUser } from './run-as.js';
+
+/** How long one plugin's module may take to load. */
+const IMPORT_TIMEOUT_MS = 10_000;
 
 interface Described {
   name: string;
@@ -19,24 +24,6 @@ interface Described {
   resources: TaskResources;
   plugin: string;
   module: string;
-}
-
-/** Package directories under node_modules, scoped ones included. */
-function packageDirs(modules: string): string[] {
-  const out: string[] = [];
-  let names: string[] = [];
-  try {
-    names = readdirSync(modules);
-  } catch {
-    return out;
-  }
-  for (const name of names.sort()) {
-    if (name.startsWith('.') || name === 'taskyard') continue;
-    if (name.startsWith('@')) {
-      for (const inner of readdirSync(join(modules, name)).sort()) out.push(join(modules, name, inner));
-    } else out.push(join(modules, name));
-  }
-  return out;
 }
 
 /** The plugin's task module, which must stay inside its package. */
@@ -57,14 +44,34 @@ function taskModuleOf(dir: string): { plugin: string; module: string } | null {
   return { plugin, module };
 }
 
-async function describe(pluginsDir: string): Promise<{ definitions: Described[]; errors: string[] }> {
+/**
+ * Imports a plugin's task module, or fails naming the time it was given: a module whose top-level
+ * await never settles must not hold the description of every other plugin.
+ */
+async function importModule(module: string): Promise<Record<string, unknown>> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`its module did not finish loading within ${IMPORT_TIMEOUT_MS / 1000} s`)), IMPORT_TIMEOUT_MS);
+  });
+  try {
+    return (await Promise.race([import(pathToFileURL(module).href), late])) as Record<string, unknown>;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function describe(pluginsDir: string, plugins: readonly string[]): Promise<{ definitions: Described[]; errors: string[] }> {
   const definitions: Described[] = [];
   const errors: string[] = [];
-  for (const dir of packageDirs(join(pluginsDir, 'node_modules'))) {
+  for (const name of plugins) {
+    let plugin = name;
     try {
-      const found = taskModuleOf(dir);
+      const found = taskModuleOf(join(pluginsDir, 'node_modules', ...name.split('/')));
       if (!found) continue;
-      const mod = (await import(pathToFileURL(found.module).href)) as Record<string, unknown>;
+      plugin = found.plugin;
+      // Said before the plugin's code runs: if it takes this process down, the parent knows whose it was.
+      process.stderr.write(`\n${DESCRIBE_LOADING}${name}\n`);
+      const mod = await importModule(found.module);
       for (const candidate of definitionsOfModule(mod)) {
         try {
           const def = normalizeTask(candidate);
@@ -74,17 +81,20 @@ async function describe(pluginsDir: string): Promise<{ definitions: Described[];
         }
       }
     } catch (err) {
-      errors.push(`plugin at ${dir}: ${(err as Error).message}`);
+      errors.push(`plugin ${plugin}: ${(err as Error).message}`);
     }
   }
   return { definitions, errors };
 }
 
-const dir = process.argv[2];
+const [dir, ...plugins] = process.argv.slice(2);
 if (!dir) {
-  process.stderr.write('usage: describe.js <plugins-dir>\n');
+  process.stderr.write('usage: describe.js <plugins-dir> [plugin ...]\n');
   process.exit(2);
 }
 // Plugin code loads below: with `service.run_as` it runs as that user, as in a runner.
 becomeRunAsUser();
-process.stdout.write(`\n${DESCRIBE_MARKER}${JSON.stringify(await describe(dir))}`);
+const answer = `\n${DESCRIBE_MARKER}${JSON.stringify(await describe(dir, plugins))}`;
+// Plugin code may leave timers or sockets open (a library's top-level setInterval): the answer is
+// all this process is for, so it ends once the answer is written.
+process.stdout.write(answer, () => process.exit(0));

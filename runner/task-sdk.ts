@@ -174,6 +174,8 @@ export function defineTask<const I extends JsonSchema | TSchema, const O extends
 
 /** Precedes the describer's answer on stdout, so output printed by plugin code cannot be mistaken for it. */
 export const DESCRIBE_MARKER = '@@taskyard-definitions@@';
+/** Printed on stderr by the describer, with the plugin's name, before it loads that plugin. */
+export const DESCRIBE_LOADING = '@@taskyard-loading@@';
 
 /** Picks the definitions out of a Task module: default export or named `tasks`, an array. */
 export function definitionsOfModule(mod: Record<string, unknown>): unknown[] {

@@ -13,9 +13,10 @@
  * Each test process also reports the CPU it used with its reaped descendants (test/suite/cpu-probe.ts):
  * on a shared machine that, not the wall time, says what a file costs.
  *
- * Prints a line per file, the output of each failure, where the time and the CPU went, and last the line
- * `N passed, N failed` counting top-level tests of every file and run; exits nonzero on any failure,
- * including a file that crashed or leaked after its tests passed.
+ * Prints a line per file, the output of each failure, where the time and the CPU went, every skip
+ * (file, test, reason), and last the line `N passed, N failed, N skipped` counting top-level tests
+ * of every file and run (a skipped one is not a pass); exits nonzero on any failure, including a
+ * file that crashed or leaked after its tests passed.
  *
  * `node dist/test/run-suite.js [file…]` runs only the named files (on every front end unless
  * `TASKYARD_TEST_ADAPTERS` says otherwise).
@@ -95,7 +96,7 @@ console.log(`${runs.length} test files (${adapters.join(', ')}), ${jobs} at a ti
 const started = performance.now();
 const results = await runAll(runs, (r) => {
   const mark = failedRun(r) ? 'FAIL' : 'ok  ';
-  console.log(`${mark} ${r.seconds.toFixed(1).padStart(6)} s ${cpuText(r)} cpu  ${label(r)}  (${r.passed} passed${r.failed ? `, ${r.failed} failed` : ''})`);
+  console.log(`${mark} ${r.seconds.toFixed(1).padStart(6)} s ${cpuText(r)} cpu  ${label(r)}  (${r.passed} passed${r.failed ? `, ${r.failed} failed` : ''}${r.skipped ? `, ${r.skipped} skipped` : ''})`);
   if (failedRun(r)) console.log(r.output.replace(/^/gm, '    | '));
 });
 const wall = (performance.now() - started) / 1000;
@@ -111,6 +112,7 @@ try {
   // no leak reports
 }
 const passed = results.reduce((n, r) => n + r.passed, 0);
+const skipped = results.reduce((n, r) => n + r.skipped, 0);
 // A file that exited nonzero without a failing test (a crash, a timeout, a leak) counts once.
 const failed = results.reduce((n, r) => n + (r.failed > 0 ? r.failed : r.exit !== 0 ? 1 : 0), 0);
 
@@ -123,5 +125,8 @@ console.log(`most CPU (files ${fileCpu.toFixed(0)} s${unmeasured ? `, ${unmeasur
 for (const r of [...results].sort((a, b) => (b.cpu ?? 0) - (a.cpu ?? 0)).slice(0, 12)) console.log(`  ${cpuText(r)} s  ${label(r)}`);
 for (const r of results.filter(failedRun)) console.log(`FAILED ${label(r)}: ${r.failed} failed, exit ${r.exit}`);
 for (const l of leaks) console.log(`FAILED leak: ${l}`);
-console.log(`${passed} passed, ${failed} failed`);
+// What did not run is said where it is seen, not only in a tap comment of a passing file.
+const skips = results.flatMap((r) => r.skips.map((k) => `  ${label(r)} › ${k.test}: ${k.reason}`)).sort();
+if (skips.length) console.log(`skipped (${skips.length}):\n${skips.join('\n')}`);
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 ? 1 : 0);

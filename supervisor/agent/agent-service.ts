@@ -1,4 +1,3 @@
-import type { ModelMessage } from 'ai';
 import { RuntimeError } from '../../core/errors.js';
 import type { JobContext } from '../../core/job.js';
 import type { JobRegistry } from '../../core/registry.js';
@@ -6,6 +5,7 @@ import type { AgentSessionInfo, AgentSessionView, SessionRecord } from '../../sc
 import type { AgentSection } from '../../schemas/config.js';
 import { failed, ok, type JobResult } from '../../schemas/job-response.js';
 import { newId, SessionStore } from './session-store.js';
+import { historyOf } from './session-history.js';
 
 /** The message of an unconfigured agent: the config keys a person has to set. */
 export const NOT_CONFIGURED =
@@ -102,7 +102,8 @@ export class AgentService {
 
   async #turn(id: string, turn: RunningTurn, setup: { agent: AgentSection; engine: Engine; model: ReturnType<Engine['createModel']> }, message: string, ctx: JobContext): Promise<JobResult<string>> {
     const { agent, engine, model } = setup;
-    const history = (await this.store.records(id)).flatMap((r) => (r.message ? [r.message as ModelMessage] : []));
+    await this.store.checkRoom(id);
+    const history = historyOf(await this.store.records(id));
     const user = record(turn.turnId, { message: { role: 'user', content: message } });
     await this.store.append(id, [user]);
     const outcome = await engine.runTurn({

@@ -28,11 +28,14 @@ export async function callJob(registry: JobRegistry, name: string, input: unknow
 
 /**
  * The model's tools: the Jobs named in `agent.tools` that this service makes public, described by
- * their own input schemas. A name the model invents, or a Job not listed, is not among them: the
- * client library refuses the call and tells the model which tools exist.
+ * their own input schemas. A name the model invents, or a Job not listed, is not among them (whatever
+ * the name, Object.prototype's members included): the client library refuses the call and tells
+ * the model which tools exist.
  */
 export function buildTools(registry: JobRegistry, names: readonly string[]): ToolSet {
-  const tools: ToolSet = {};
+  // No prototype: the client library looks a called name up by index, and a name like
+  // `constructor` or `__proto__` must find nothing, like any other name the model invents.
+  const tools = Object.create(null) as ToolSet;
   for (const name of names) {
     const entry = registry.get(name);
     if (!entry) continue;

@@ -3,6 +3,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { APICallError, type LanguageModel } from 'ai';
 import { RuntimeError } from '../../core/errors.js';
 import type { AgentSection } from '../../schemas/config.js';
+import { boundedFetch, lineTooLong } from './bounded-fetch.js';
 
 /**
  * The model of the configured backend, spoken to through the `ai` SDK's providers. The key is
@@ -16,8 +17,9 @@ export function createModel(agent: AgentSection, env: NodeJS.ProcessEnv = proces
     if (!value) throw new RuntimeError(`the environment variable ${agent.api_key_env} (named by agent.api_key_env) is not set in the service's environment: set it to the model server's API key and restart the service`);
     apiKey = value;
   }
-  if (agent.backend === 'anthropic') return createAnthropic({ baseURL: agent.base_url, apiKey })(agent.model);
-  const provider = createOpenAICompatible({ name: 'openai-compatible', baseURL: agent.base_url, includeUsage: true, ...(apiKey ? { apiKey } : {}) });
+  const fetch = boundedFetch();
+  if (agent.backend === 'anthropic') return createAnthropic({ baseURL: agent.base_url, apiKey, fetch })(agent.model);
+  const provider = createOpenAICompatible({ name: 'openai-compatible', baseURL: agent.base_url, includeUsage: true, fetch, ...(apiKey ? { apiKey } : {}) });
   return provider.chatModel(agent.model);
 }
 
@@ -48,6 +50,8 @@ export function describeBackendError(err: unknown, agent: AgentSection): string 
     if (status === 404) return `${where} answered 404: check agent.base_url (it usually ends in /v1) and agent.model (${agent.model})`;
     return `${where} answered HTTP ${status}: ${(inner.responseBody ?? inner.message).slice(0, 300)}`;
   }
+  const tooLong = lineTooLong(inner);
+  if (tooLong) return `${where} ${tooLong.message.replace('the model server ', '')}: the turn was stopped there and the session kept everything said before; check the server, or ask for a shorter answer`;
   const code = causeCode(inner);
   // A connection error after a 2xx head is a stream that broke off, not a server out of reach.
   if (status === undefined && code !== undefined && UNREACHABLE.has(code)) return `cannot reach ${where} (${code}): check agent.base_url and that the server is running`;

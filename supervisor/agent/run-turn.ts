@@ -1,4 +1,4 @@
-import { stepCountIs, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import { stepCountIs, streamText, type LanguageModel, type ModelMessage, type TextStreamPart, type ToolSet } from 'ai';
 import type { AgentSection } from '../../schemas/config.js';
 import type { JobEvent } from '../../schemas/events.js';
 import type { TokenUsage, TurnStatus } from '../../schemas/agent.js';
@@ -29,6 +29,20 @@ export interface TurnOutcome {
   readonly error: string | null;
 }
 
+/** The most a model may say in one turn (text, reasoning and tool-call arguments, in characters). */
+export const TURN_OUTPUT_LIMIT = 4 * 1024 * 1024;
+
+/** What a stream part adds to the turn's output, in characters. */
+function outputOf(part: TextStreamPart<ToolSet>): number {
+  if (part.type === 'text-delta' || part.type === 'reasoning-delta') return part.text.length;
+  if (part.type === 'tool-input-delta') return part.delta.length;
+  return 0;
+}
+
+const OVERFLOW =
+  `the model server sent more than ${TURN_OUTPUT_LIMIT / 1024 / 1024} MiB of output in one turn (text, reasoning and tool-call arguments together), ` +
+  'the most a turn may produce: the unfinished step was dropped and the session keeps everything before it; ask for a shorter answer';
+
 const DEFAULT_SYSTEM =
   'You are the research assistant of a taskyard Job Execution Service. Answer from what the tools return; ' +
   'each tool is one of the service\'s Jobs and answers a JobResponse {answer, success, metadata}.';
@@ -47,6 +61,10 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
   let lastFinish: string | undefined;
   let steps = 0;
   const usage = { input_tokens: 0, output_tokens: 0, known: false };
+  // Stops the model when the turn's output passes TURN_OUTPUT_LIMIT (checked before a part is
+  // drawn, so the flood reaches neither the caller nor the session).
+  const overflow = new AbortController();
+  let said = 0;
   try {
     const result = streamText({
       model: input.model,
@@ -55,7 +73,7 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       tools: input.tools,
       stopWhen: stepCountIs(agent.max_steps),
       maxRetries: agent.max_retries,
-      abortSignal: signal,
+      abortSignal: AbortSignal.any([signal, overflow.signal]),
       onStepFinish: (step) => {
         finished = step.response.messages;
       },
@@ -63,6 +81,11 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       onError: () => undefined,
     });
     for await (const part of result.fullStream) {
+      said += outputOf(part);
+      if (said > TURN_OUTPUT_LIMIT) {
+        overflow.abort();
+        break;
+      }
       if (part.type === 'error') failure ??= part.error;
       if (part.type === 'finish-step') {
         steps++;
@@ -74,16 +97,20 @@ export async function runTurn(input: TurnInput): Promise<TurnOutcome> {
       await presenter.handle(part);
     }
   } catch (err) {
-    if (!signal.aborted) failure ??= err;
+    if (!signal.aborted && !overflow.signal.aborted) failure ??= err;
   }
   await presenter.closeOpen();
-  const partial = presenter.partial;
+  const partial = overflow.signal.aborted ? [] : presenter.partial;
   const messages: ModelMessage[] = partial.length ? [...finished, { role: 'assistant', content: partial }] : finished;
   const tokens: TokenUsage = usage.known ? { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens } : { input_tokens: null, output_tokens: null };
   const end = (status: TurnStatus, error: string | null): TurnOutcome => ({ status, answer: presenter.answer, usage: tokens, messages, error });
   if (signal.aborted) {
     await presenter.system('The turn was cancelled; what was said so far is kept in the session.');
     return end('cancelled', 'the turn was cancelled; what was said so far is kept in the session');
+  }
+  if (overflow.signal.aborted) {
+    await presenter.error(OVERFLOW);
+    return end('failed', OVERFLOW);
   }
   if (failure !== undefined) {
     const message = describeBackendError(failure, agent);

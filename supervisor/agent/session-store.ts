@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readdir, rm } from 'node:fs/promises';
+import { appendFile, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { KeyError } from '../../core/errors.js';
+import { KeyError, RuntimeError } from '../../core/errors.js';
 import { SerialQueue } from '../../core/serial-queue.js';
 import { AgentSessionInfo, type SessionRecord } from '../../schemas/agent.js';
 import { check } from '../../schemas/validator.js';
@@ -9,12 +9,47 @@ import { readJsonObject } from '../json-file.js';
 import { readRegularFile } from '../../workers/safe-file.js';
 import { writeJsonAtomic } from '../../core/task-record/record-files.js';
 
+const MIB = 1024 * 1024;
+
+/** Whether a file's last byte is not a newline: its last line was torn by a crash mid-append. */
+async function endsMidLine(file: string): Promise<boolean> {
+  const handle = await open(file, 'r').catch(() => null);
+  if (!handle) return false;
+  try {
+    const { size } = await handle.stat();
+    if (size === 0) return false;
+    const last = Buffer.alloc(1);
+    await handle.read(last, 0, 1, size - 1);
+    return last[0] !== 0x0a;
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * One line of `messages.jsonl`, or null when it is unreadable. A line an older version wrote
+ * straight onto a torn tail starts with the torn piece: the whole record after it is kept.
+ */
+function parseRecord(line: string): SessionRecord | null {
+  // A few tries at most: a line of many record-like pieces must not cost quadratic time.
+  for (let at = 0, tries = 0; at !== -1 && tries < 8; at = line.indexOf('{"id":', at + 1), tries++) {
+    try {
+      return JSON.parse(line.slice(at)) as SessionRecord;
+    } catch {
+      // Torn at the front: try from the next record start.
+    }
+  }
+  return null;
+}
+
 /** A fresh id for a session, turn or message: sortable enough to read, unique by its random part. */
 export function newId(prefix: string): string {
   return `${prefix}-${randomUUID().replaceAll('-', '').slice(0, 20)}`;
 }
 
 const TITLE_CHARS = 60;
+/** The most a session's `messages.jsonl` may hold before a turn is refused (bytes). */
+export const SESSION_SIZE_LIMIT = 32 * 1024 * 1024;
 
 /**
  * Agent sessions on disk, in the service's private directory: one folder per session holding
@@ -66,28 +101,44 @@ export class SessionStore {
     });
   }
 
-  /** Appends records (one JSON line each) and counts the messages among them. */
+  /**
+   * Appends records (one JSON line each) and counts the messages among them. A torn last line (a
+   * crash or a full disk mid-append) is closed first, so the new records start on a line of their
+   * own: the torn line stays unreadable, and takes nothing with it.
+   */
   async append(id: string, records: readonly SessionRecord[]): Promise<AgentSessionInfo> {
     if (records.length === 0) return this.info(id);
-    await appendFile(join(this.#dir(id), 'messages.jsonl'), records.map((r) => `${JSON.stringify(r)}\n`).join(''), { mode: 0o600 });
+    const file = join(this.#dir(id), 'messages.jsonl');
+    const lines = records.map((r) => `${JSON.stringify(r)}\n`).join('');
+    await appendFile(file, (await endsMidLine(file)) ? `\n${lines}` : lines, { mode: 0o600 });
     const added = records.filter((r) => r.message).length;
     return this.update(id, (info) => ({ message_count: info.message_count + added }));
   }
 
-  /** Every record of a session in order; a torn last line (a crash mid-append) is skipped. */
+  /** Every record of a session in order; a torn line (a crash mid-append) is skipped. */
   async records(id: string): Promise<SessionRecord[]> {
     await this.info(id);
     const text = await readRegularFile(join(this.#dir(id), 'messages.jsonl')).then((b) => b.toString('utf8'), () => '');
     const out: SessionRecord[] = [];
     for (const line of text.split('\n')) {
       if (!line) continue;
-      try {
-        out.push(JSON.parse(line) as SessionRecord);
-      } catch {
-        // Only the last line can be torn; the others were whole when the next was appended.
-      }
+      const record = parseRecord(line);
+      if (record) out.push(record);
     }
     return out;
+  }
+
+  /**
+   * Refuses a turn on a session that holds SESSION_SIZE_LIMIT or more: every turn sends the
+   * whole history to the model and every read loads it, so a session must not grow without end.
+   */
+  async checkRoom(id: string): Promise<void> {
+    const size = await stat(join(this.#dir(id), 'messages.jsonl')).then((s) => s.size, () => 0);
+    if (size < SESSION_SIZE_LIMIT) return;
+    throw new RuntimeError(
+      `session ${id} holds ${(size / MIB).toFixed(1)} MiB of messages, the most a session may hold (${SESSION_SIZE_LIMIT / MIB} MiB): ` +
+        'fork it at an earlier message (fork_agent_session) or start a new session',
+    );
   }
 
   /** A new session holding a copy of `id`'s records, up to and including one message if given. */

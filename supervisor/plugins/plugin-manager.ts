@@ -45,6 +45,8 @@ export class PluginManager {
     const root = join(work, 'root');
     const prefix = pluginsDirOf(root);
     try {
+      // A list of installed plugins that cannot be read is said as it is, before npm trips on it.
+      await readDependencies(this.#live);
       await copyPrefix(this.#live, prefix);
       const result = await change(root, prefix);
       await pruneTarballs(prefix);

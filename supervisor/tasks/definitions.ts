@@ -5,9 +5,10 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TaskDefinition, TaskResources } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../runner/builtins.js';
-import { DESCRIBE_MARKER } from '../../runner/task-sdk.js';
+import { DESCRIBE_LOADING, DESCRIBE_MARKER } from '../../runner/task-sdk.js';
 import { STATE_DIR } from '../token-store.js';
 import { ValueError } from '../../core/errors.js';
+import { readDependencies } from '../plugins/plugin-prefix.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
 import { taskEnvironment } from './task-environment.js';
 
@@ -47,18 +48,63 @@ async function linkSdk(pluginsDir: string): Promise<void> {
   await symlink(PACKAGE_ROOT, link, 'dir').catch(() => undefined);
 }
 
-/** Runs the describer child; plugin code is only ever evaluated there (as `service.run_as`, when set: `extraEnv`). */
-async function describePlugins(pluginsDir: string, extraEnv: Readonly<Record<string, string>>): Promise<Described> {
-  if (!(await lstat(join(pluginsDir, 'node_modules')).then((s) => s.isDirectory(), () => false))) return { definitions: [], errors: [] };
-  await linkSdk(pluginsDir);
+/** A describer run that gave no answer: the plugin it was loading (if any) and why. */
+interface DescribeFailure {
+  readonly plugin: string | undefined;
+  readonly cause: string;
+}
+
+/** The plugin the describer said it was loading last (the one that took it down), and what it printed since. */
+function blame(stderr: string): { plugin: string | undefined; said: string | undefined } {
+  const at = stderr.lastIndexOf(DESCRIBE_LOADING);
+  const plugin = at === -1 ? undefined : stderr.slice(at + DESCRIBE_LOADING.length).split('\n', 1)[0];
+  const since = at === -1 ? stderr : stderr.slice(at).split('\n').slice(1).join('\n');
+  return { plugin, said: since.trim().split('\n').at(-1)?.slice(0, 300) || undefined };
+}
+
+/**
+ * One run of the describer child over `plugins`; plugin code is only ever evaluated there (as
+ * `service.run_as`, when set: `extraEnv`).
+ */
+async function describeOnce(pluginsDir: string, plugins: readonly string[], extraEnv: Readonly<Record<string, string>>): Promise<Described | DescribeFailure> {
+  let ended: { stderr: string; cause: string };
   try {
-    const { stdout } = await run(process.execPath, [DESCRIBER, pluginsDir], { env: taskEnvironment(extraEnv), timeout: DESCRIBE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL' });
+    const { stdout, stderr } = await run(process.execPath, [DESCRIBER, pluginsDir, ...plugins], { env: taskEnvironment(extraEnv), timeout: DESCRIBE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL' });
     const at = stdout.lastIndexOf(DESCRIBE_MARKER);
-    if (at === -1) throw new Error('the describer printed no answer');
-    return JSON.parse(stdout.slice(at + DESCRIBE_MARKER.length)) as Described;
+    if (at !== -1) return JSON.parse(stdout.slice(at + DESCRIBE_MARKER.length)) as Described;
+    ended = { stderr, cause: 'the describer exited before its answer' };
   } catch (err) {
-    const stderr = (err as { stderr?: string }).stderr?.trim().split('\n').at(-1);
-    return { definitions: [], errors: [`describing plugins failed: ${stderr || (err as Error).message}`] };
+    const { stderr = '', killed, code, signal } = err as { stderr?: string; killed?: boolean; code?: unknown; signal?: unknown };
+    const exit = typeof code === 'number' ? `code ${code}` : typeof signal === 'string' ? `signal ${signal}` : String(code ?? 'an error');
+    ended = { stderr, cause: killed ? `loading did not finish within ${DESCRIBE_TIMEOUT_MS / 1000} s (the describer was killed)` : `the describer exited with ${exit}` };
+  }
+  const { plugin, said } = blame(ended.stderr);
+  const cause = `${ended.cause}${said ? `: ${said}` : ''}`;
+  return { plugin, cause: plugin === undefined ? `describing plugins failed: ${cause}` : cause };
+}
+
+/**
+ * Describes every installed plugin (the prefix's package.json lists them). A plugin that takes the
+ * describer down (a crash, a hang that even the describer's own per-plugin limit cannot stop) is
+ * named with the cause and left out, and the others are described again without it: one broken
+ * plugin never drops the others' Tasks.
+ */
+async function describePlugins(pluginsDir: string, extraEnv: Readonly<Record<string, string>>): Promise<Described> {
+  let plugins: string[];
+  try {
+    plugins = [...(await readDependencies(pluginsDir)).keys()].sort();
+  } catch (err) {
+    return { definitions: [], errors: [(err as Error).message] };
+  }
+  if (!plugins.length || !(await lstat(join(pluginsDir, 'node_modules')).then((s) => s.isDirectory(), () => false))) return { definitions: [], errors: [] };
+  await linkSdk(pluginsDir);
+  const errors: string[] = [];
+  for (;;) {
+    const described = await describeOnce(pluginsDir, plugins, extraEnv);
+    if ('definitions' in described) return { definitions: described.definitions, errors: [...errors, ...described.errors] };
+    if (described.plugin === undefined || !plugins.includes(described.plugin)) return { definitions: [], errors: [...errors, described.cause] };
+    plugins = plugins.filter((p) => p !== described.plugin);
+    errors.push(`plugin ${described.plugin}: ${described.cause}`);
   }
 }
 

@@ -3,7 +3,7 @@ import type { Test } from 'tap';
 import { startPlainServer } from './http-server.js';
 
 /** One piece of a scripted model reply. */
-export type ScriptItem = { reasoning: string } | { text: string } | { tool: string; input: unknown };
+export type ScriptItem = { reasoning: string } | { text: string; /** Send the text as one delta, however long. */ whole?: boolean } | { tool: string; input: unknown };
 
 /** How the fixture answers one model request. */
 export interface ScriptedReply {
@@ -45,7 +45,7 @@ function openAiFrames(items: ScriptItem[]): string[] {
   let tools = 0;
   for (const item of items) {
     if ('reasoning' in item) frames.push(...pieces(item.reasoning).map((p) => chunk({ reasoning_content: p })));
-    else if ('text' in item) frames.push(...pieces(item.text).map((p) => chunk({ content: p })));
+    else if ('text' in item) frames.push(...(item.whole ? [item.text] : pieces(item.text)).map((p) => chunk({ content: p })));
     else {
       const index = tools++;
       frames.push(chunk({ tool_calls: [{ index, id: `call_${index}_${Math.random().toString(36).slice(2, 8)}`, type: 'function', function: { name: item.tool, arguments: JSON.stringify(item.input) } }] }));

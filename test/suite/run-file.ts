@@ -16,10 +16,22 @@ export interface FileRun {
   adapter: string;
 }
 
+/** A test or assertion the file skipped, and why. */
+export interface Skip {
+  /** The names from the top-level test down to the skipped one, joined by ' › '. */
+  test: string;
+  reason: string;
+  /** A top-level test (counted as skipped), not a part of one. */
+  topLevel: boolean;
+}
+
 export interface FileResult extends FileRun {
-  /** Top-level tests that passed and failed, from the file's own TAP. */
+  /** Top-level tests that passed, failed and were skipped, from the file's own TAP. */
   passed: number;
   failed: number;
+  skipped: number;
+  /** Every skip in the file, at any depth. */
+  skips: Skip[];
   /** Exit code, or the signal that ended it. */
   exit: number | string;
   seconds: number;
@@ -85,13 +97,45 @@ export function runFile(run: FileRun, imports: string[]): Promise<FileResult> {
       const path = resultPath(run);
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, tap);
-      const passed = (tap.match(/^ok \d+/gm) ?? []).length;
+      const skips = skipsOf(tap);
+      const skipped = skips.filter((k) => k.topLevel).length;
+      // A skipped top-level test is reported `ok … # SKIP`: counted as skipped, not passed.
+      const passed = (tap.match(/^ok \d+/gm) ?? []).length - skipped;
       const failed = (tap.match(/^not ok \d+/gm) ?? []).length;
       const cpu = takeFileCpu(cpuFile);
       const seconds = (performance.now() - started) / 1000;
-      resolve({ ...run, passed, failed, exit: code ?? signal ?? '?', seconds, cpu: cpu && cpu.own + cpu.children + cpu.daemons, output: `${tap}${Buffer.concat(stderr).toString()}` });
+      resolve({ ...run, passed, failed, skipped, skips, exit: code ?? signal ?? '?', seconds, cpu: cpu && cpu.own + cpu.children + cpu.daemons, output: `${tap}${Buffer.concat(stderr).toString()}` });
     });
   });
+}
+
+const SUBTEST = /^( *)# Subtest: (.*)$/;
+/** A test point with the SKIP directive: indent, name, reason (tap escapes a `#` in a name as `\#`). */
+const SKIPPED = /^( *)(?:not )?ok \d+(?: - (.*?))? # SKIP\b:?\s*(.*)$/i;
+
+/**
+ * The skips of a file's TAP, with the path of test names to each: a test skipped with a reason
+ * (`{ skip: reason }`, `t.plan(0, reason)`) or a skipped assertion (`t.skip(message)`, whose
+ * message is the reason). Subtests are indented by four spaces per level.
+ */
+export function skipsOf(tap: string): Skip[] {
+  const path: string[] = [];
+  const skips: Skip[] = [];
+  for (const line of tap.split('\n')) {
+    const sub = SUBTEST.exec(line);
+    if (sub) {
+      const depth = sub[1]!.length / 4;
+      path.length = depth;
+      path[depth] = sub[2]!;
+      continue;
+    }
+    const skip = SKIPPED.exec(line);
+    if (!skip) continue;
+    const depth = skip[1]!.length / 4;
+    const name = (skip[2] ?? '').replaceAll('\\#', '#');
+    skips.push({ test: [...path.slice(0, depth), name].join(' › '), reason: skip[3] || name || 'no reason given', topLevel: depth === 0 });
+  }
+  return skips;
 }
 
 /** Ends a test process and whatever it left in its group (the group is gone if it cleaned up). */

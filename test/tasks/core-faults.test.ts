@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { writeJsonAtomicSync } from '../../core/task-record/record-files.js';
 import { exited, startServiceProcess } from '../helpers/service-process.js';
 import { waitFor } from '../helpers/service.js';
+import { tmpfsUnavailable } from '../helpers/tmpfs.js';
 import { killTaskProcesses, makeWorkspace, startTaskService, statusOf, submitOk, waitState, waitTask, writeFixturePlugin, type Handle, type Status } from './task-helpers.js';
 
 /** A small tmpfs mounted for one test (root only); answers its path, or null with the reason printed. */
@@ -50,7 +51,7 @@ function fill(dir: string): string {
   return filler;
 }
 
-t.test('a full disk during a run: a clear failed record, the service lives, the record lands once space is back', async (t) => {
+t.test('a full disk during a run: a clear failed record, the service lives, the record lands once space is back', { skip: tmpfsUnavailable() }, async (t) => {
   const disk = await smallDisk(t, '4m');
   if (!disk) return;
   const svc = await startTaskService(t, { workspace: disk });
@@ -69,7 +70,7 @@ t.test('a full disk during a run: a clear failed record, the service lives, the 
   t.same((await svc.call('delete_tasks', { task_ids: [handle.task_id] })).body.answer, [handle.task_id], 'and it can be deleted');
 });
 
-t.test('a submit on a full disk leaves nothing and keeps the finished Task it would replace', async (t) => {
+t.test('a submit on a full disk leaves nothing and keeps the finished Task it would replace', { skip: tmpfsUnavailable() }, async (t) => {
   const disk = await smallDisk(t, '4m');
   if (!disk) return;
   const svc = await startTaskService(t, { workspace: disk });
@@ -91,7 +92,7 @@ t.test('a submit on a full disk leaves nothing and keeps the finished Task it wo
   t.equal((await waitTask(svc, second)).status.state, 'succeeded', 'with space back, the name is replaced');
 });
 
-t.test('records are written whole or not at all on a nearly full disk', async (t) => {
+t.test('records are written whole or not at all on a nearly full disk', { skip: tmpfsUnavailable() }, async (t) => {
   const disk = await smallDisk(t, '1m');
   if (!disk) return;
   const file = join(disk, 'status.json');

@@ -50,6 +50,8 @@ async function workspaceWithSpy(): Promise<string> {
   await mkdir(plugin, { recursive: true, mode: 0o755 });
   await writeFile(join(plugin, 'package.json'), JSON.stringify({ name: 'taskyard-spy', version: '1.0.0', type: 'module', taskyard: { tasks: './tasks.js' } }));
   await writeFile(join(plugin, 'tasks.js'), SPY_TASKS);
+  // The prefix's package.json is the list of installed plugins, as after `install_plugin`.
+  await writeFile(join(workspace, '.taskyard', 'plugins', 'package.json'), JSON.stringify({ private: true, dependencies: { 'taskyard-spy': '1.0.0' } }));
   return workspace;
 }
 

@@ -148,7 +148,7 @@ export default [
 ];
 `;
 
-/** Installs the fixture plugin package into the workspace's plugin prefix (before the service starts). */
+/** Installs the fixture plugin package (and `extra`) into the workspace's plugin prefix (before the service starts). */
 export async function writeFixturePlugin(workspace: string, extra: { name: string; tasks: string } | null = null): Promise<void> {
   const write = async (name: string, tasks: string) => {
     const dir = join(workspace, '.taskyard', 'plugins', 'node_modules', name);
@@ -158,4 +158,7 @@ export async function writeFixturePlugin(workspace: string, extra: { name: strin
   };
   await write('taskyard-fixture', PLUGIN_TASKS);
   if (extra) await write(extra.name, extra.tasks);
+  // The prefix's package.json is the list of installed plugins, as after `install_plugin`.
+  const names = ['taskyard-fixture', ...(extra ? [extra.name] : [])];
+  await writeFile(join(workspace, '.taskyard', 'plugins', 'package.json'), JSON.stringify({ private: true, dependencies: Object.fromEntries(names.map((n) => [n, '1.0.0'])) }));
 }

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { tmpfsUnavailable } from '../helpers/tmpfs.js';
 
 const sha = (data: string | Uint8Array) => createHash('sha256').update(data).digest('hex');
 
@@ -64,7 +65,7 @@ async function smallDisk(t: Test): Promise<string | null> {
   return mounted ? dir : null;
 }
 
-t.test('a full disk answers 507 and leaves nothing behind', async (t) => {
+t.test('a full disk answers 507 and leaves nothing behind', { skip: tmpfsUnavailable() }, async (t) => {
   const workspace = await smallDisk(t);
   if (!workspace) {
     t.comment('skipped: cannot mount a small tmpfs here (needs root)');
