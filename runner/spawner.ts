@@ -21,7 +21,7 @@
  * ones are left alone: a restarted service adopts them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, rmSync } from 'node:fs';
+import { closeSync, constants, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
@@ -34,6 +34,8 @@ const poolSize = Math.max(0, Number(process.argv[3] ?? 2) || 0);
 const growthHoldMs = Math.max(0, Number(process.argv[4] ?? 10_000) || 10_000);
 /** How often the spawner checks that the service is still connected (see the end of this file). */
 const DISCONNECT_CHECK_MS = 500;
+/** A fresh slot log, written only at its end (O_APPEND), never through a link. */
+const SLOT_LOG_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW;
 /** After this many runners died before they were ready, in a row, waiting runs fail instead of retrying. */
 const MAX_FAILED_STARTS = 3;
 
@@ -110,7 +112,10 @@ function startPooled(): boolean {
   const slotLog = join(poolDir, `${process.pid}-${++slotCounter}.log`);
   let fd: number | undefined;
   try {
-    fd = openSync(slotLog, 'w', 0o644);
+    // Appending: stdout and stderr share this one open file with the Task's logger (its own
+    // descriptor, also appending) and the Task's subprocesses; a descriptor writing at its own
+    // offset overwrote what the others had written before it.
+    fd = openSync(slotLog, SLOT_LOG_FLAGS, 0o644);
     const child = spawn(process.execPath, [RUNNER, RUN_FLAG, NO_RUN_YET, '--slot-log', slotLog], {
       // Not the pool directory: a runner whose working directory vanished while it started (a
       // workspace removed) hung for good in Node's start-up when NODE_OPTIONS preloads modules.
