@@ -52,12 +52,24 @@ export async function listProcesses(): Promise<ProcessEntry[]> {
   return entries.filter((e): e is ProcessEntry => e !== undefined);
 }
 
+/** Whether the process's environment (as it started) holds the entry `mark` (`NAME=value`). */
+async function carriesMark(pid: number, mark: string): Promise<boolean> {
+  try {
+    return `\0${await readFile(`/proc/${pid}/environ`, 'latin1')}\0`.includes(`\0${mark}\0`);
+  } catch {
+    return false; // gone meanwhile, or not ours to read
+  }
+}
+
 /**
  * The roots and all their descendants by parent pid, plus every member of the roots' process
- * groups. Walking parents finds children that left the group with `setsid`; the group catches
- * members whose parent already exited.
+ * groups, plus (with `mark`, an environment entry `NAME=value` every process of the tree
+ * inherits) every process carrying the mark, and their descendants. Walking parents finds
+ * children that left the group with `setsid`; the group catches members whose parent already
+ * exited; the mark catches those that did both (a daemon, `(setsid cmd &)`). The mark costs a read
+ * of every process's environment: callers pass it when they kill, not when they poll.
  */
-export async function collectTree(roots: readonly number[]): Promise<ProcessEntry[]> {
+export async function collectTree(roots: readonly number[], mark?: string): Promise<ProcessEntry[]> {
   const all = await listProcesses();
   const children = new Map<number, ProcessEntry[]>();
   for (const entry of all) {
@@ -68,6 +80,11 @@ export async function collectTree(roots: readonly number[]): Promise<ProcessEntr
   const groups = new Set(roots);
   const found = new Map<number, ProcessEntry>();
   for (const entry of all) if (groups.has(entry.pid) || groups.has(entry.pgid)) found.set(entry.pid, entry);
+  if (mark !== undefined) {
+    const others = all.filter((e) => !found.has(e.pid) && e.pid !== process.pid && e.state !== 'Z');
+    const marked = await Promise.all(others.map((e) => carriesMark(e.pid, mark)));
+    for (const [i, entry] of others.entries()) if (marked[i]) found.set(entry.pid, entry);
+  }
   const queue = [...found.keys()];
   while (queue.length > 0) {
     for (const child of children.get(queue.pop()!) ?? []) {
