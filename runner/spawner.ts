@@ -25,6 +25,7 @@ import { closeSync, constants, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
+import { HANDLE_LOST_WARNING, HandoverBackoff } from './handover-backoff.js';
 import { RUNNER } from './runner-file.js';
 import { NO_RUN_YET, onJsonLines, RUN_FLAG, RUNNER_CHANNEL_FD, type PoolNotice, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
 
@@ -56,6 +57,7 @@ let growth = 0;
 let lastWait = 0;
 let slotCounter = 0;
 let failedStarts = 0;
+const backoff = new HandoverBackoff(refill, (line) => process.stderr.write(`${line}\n`));
 
 function send(event: SpawnerEvent, channel?: Socket): void {
   if (process.connected) process.send!(event, channel, () => undefined);
@@ -168,14 +170,17 @@ function stopReading(channel: Socket): void {
 
 /** Keeps `poolSize` (and `growth`) runners idle or starting beyond those the waiting runs need. */
 function refill(): void {
-  if (failedStarts >= MAX_FAILED_STARTS && waiting === 0) return;
+  if ((failedStarts >= MAX_FAILED_STARTS && waiting === 0) || backoff.holding) return;
   // Stops at a runner that could not be started: the next notice or exit tries again.
   while (process.connected && offered.size + starting < poolSize + growth + waiting && startPooled());
 }
 
 process.on('message', (message: SpawnRequest | PoolNotice) => {
   if (message.type === 'spawn') return startDirect(message);
-  if (message.type === 'taken') offered.delete(message.pid);
+  if (message.type === 'taken') {
+    offered.delete(message.pid);
+    backoff.recovered();
+  }
   else if (message.waiting > 0) {
     if (growth === 0) send({ type: 'idle-limit', max: 2 * poolSize });
     growth = poolSize;
@@ -185,6 +190,12 @@ process.on('message', (message: SpawnRequest | PoolNotice) => {
   refill();
 });
 process.on('disconnect', () => process.exit(0));
+// Started with --no-warnings: a lost runner channel is said once (see handover-backoff.ts), not
+// once per runner; any other warning is printed as Node would.
+process.on('warning', (warning) => {
+  if (warning.name === HANDLE_LOST_WARNING) backoff.lost();
+  else process.stderr.write(`${warning.name}: ${warning.message}\n`);
+});
 // A channel closed while a passed runner channel waits for the service's acknowledgement (the
 // service died at that moment) emits no 'disconnect' in Node 20: it waits for that ACK forever.
 // Its runners' channels it still holds would keep them idle for good, so a slow check backs it up.

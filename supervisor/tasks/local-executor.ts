@@ -146,8 +146,9 @@ export class LocalExecutor implements Executor {
 
   #ensure(): ChildProcess {
     if (this.#child?.connected) return this.#child;
-    // No execArgv: the service's own flags (a debugger, a test runner's loader hooks) are not the spawner's.
-    const child = fork(SPAWNER, this.#spawnerArgs, { execArgv: [], env: this.#env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    // Not the service's flags (a debugger, a test runner's loader hooks); --no-warnings: the
+    // spawner reports a runner the service could not receive once, not once per runner.
+    const child = fork(SPAWNER, this.#spawnerArgs, { execArgv: ['--no-warnings'], env: this.#env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
     child.on('message', (event: SpawnerEvent, channel?: Socket) => this.#onEvent(child, event, channel));
     child.once('exit', () => void this.#onSpawnerExit(child).catch((err: unknown) => console.error('taskyard: recovering the runs of a dead spawner failed', err)));
     child.on('error', () => undefined); // its exit says the same
