@@ -67,7 +67,8 @@ async function carriesMark(pid: number, mark: string): Promise<boolean> {
  * inherits) every process carrying the mark, and their descendants. Walking parents finds
  * children that left the group with `setsid`; the group catches members whose parent already
  * exited; the mark catches those that did both (a daemon, `(setsid cmd &)`). The mark costs a read
- * of every process's environment: callers pass it when they kill, not when they poll.
+ * of the environment of every process younger than the oldest live root (of all of them when no
+ * root lives): callers pass it when they kill, not when they poll.
  */
 export async function collectTree(roots: readonly number[], mark?: string): Promise<ProcessEntry[]> {
   const all = await listProcesses();
@@ -81,7 +82,10 @@ export async function collectTree(roots: readonly number[], mark?: string): Prom
   const found = new Map<number, ProcessEntry>();
   for (const entry of all) if (groups.has(entry.pid) || groups.has(entry.pgid)) found.set(entry.pid, entry);
   if (mark !== undefined) {
-    const others = all.filter((e) => !found.has(e.pid) && e.pid !== process.pid && e.state !== 'Z');
+    // Whatever a live root started, it started after it: older processes (most of a machine's) need no look.
+    const rootStarts = [...found.values()].filter((e) => groups.has(e.pid)).map((e) => Number(e.startTime));
+    const since = rootStarts.length > 0 ? Math.min(...rootStarts) : 0;
+    const others = all.filter((e) => !found.has(e.pid) && e.pid !== process.pid && e.state !== 'Z' && Number(e.startTime) >= since);
     const marked = await Promise.all(others.map((e) => carriesMark(e.pid, mark)));
     for (const [i, entry] of others.entries()) if (marked[i]) found.set(entry.pid, entry);
   }
