@@ -28,7 +28,8 @@ async function timeOf(fn: () => Promise<unknown>): Promise<number> {
 
 export async function run(): Promise<void> {
   const others: ChildProcess[] = Array.from({ length: OTHERS }, () => spawn('sleep', ['120'], { stdio: 'ignore' }));
-  const mark = `TASKYARD_BENCH_MARK=${process.pid}`;
+  const markEntry = `TASKYARD_BENCH_MARK=${process.pid}`;
+  const mark = { entry: markEntry };
   const tree = spawn('/bin/sh', ['-c', '(setsid sleep 120 &); sleep 120'], { detached: true, stdio: 'ignore', env: { ...process.env, TASKYARD_BENCH_MARK: String(process.pid) } });
   try {
     const processes = (await listProcesses()).length;
@@ -43,7 +44,7 @@ export async function run(): Promise<void> {
     const found = String((await collectTree([tree.pid!], mark)).length);
     const foundPlain = String((await collectTree([tree.pid!])).length);
     const foundEvery = String((await collectTree([], mark)).length);
-    const kill = await timeOf(() => killProcessTree(tree.pid!, 2_000, mark));
+    const kill = await timeOf(() => killProcessTree(tree.pid!, 2_000, markEntry));
     const left = (await collectTree([], mark)).length;
     printTable(`kill-tree: ${processes} processes in /proc (${OTHERS} idle sleeps added), median of ${ROUNDS}`, ['lookup', 'ms', 'ratio', 'found'], [
       ['group + parent walk (no mark)', median(plain), 1, foundPlain],

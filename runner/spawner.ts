@@ -180,8 +180,7 @@ process.on('message', (message: SpawnRequest | PoolNotice) => {
   if (message.type === 'taken') {
     offered.delete(message.pid);
     backoff.recovered();
-  }
-  else if (message.waiting > 0) {
+  } else if (message.waiting > 0) {
     if (growth === 0) send({ type: 'idle-limit', max: 2 * poolSize });
     growth = poolSize;
     lastWait = Date.now();

@@ -44,7 +44,10 @@ const KILL_ROUNDS = 3;
  * once those are gone too (bounded by KILL_WAIT_MS a round).
  */
 export async function killProcessTree(root: number, graceMs = KILL_GRACE_MS, mark?: string): Promise<void> {
-  let victims = await collectTree([root], mark);
+  let victims = await collectTree([root], mark === undefined ? undefined : { entry: mark });
+  // Later looks, once the root is gone, still skip what is older than it (most of the machine).
+  const rootStart = victims.find((e) => e.pid === root)?.startTime;
+  const later = mark === undefined ? undefined : { entry: mark, ...(rootStart === undefined ? {} : { since: Number(rootStart) }) };
   await signalAll(root, victims, 'SIGTERM');
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline && (await aliveOf(victims)).length > 0) await delay(POLL_MS);
@@ -54,7 +57,7 @@ export async function killProcessTree(root: number, graceMs = KILL_GRACE_MS, mar
     // during the grace (a daemon forking again) is still found by it.
     if (survivors.length === 0 && mark === undefined) return;
     const known = new Set(survivors.map((e) => e.pid));
-    const late = (await collectTree([...known], mark)).filter((e) => !known.has(e.pid));
+    const late = (await collectTree([...known], later)).filter((e) => !known.has(e.pid));
     victims = [...survivors, ...late];
     if (victims.length === 0) return;
     await signalAll(root, victims, 'SIGKILL');
