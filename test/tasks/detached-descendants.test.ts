@@ -42,11 +42,18 @@ async function pidIn(dir: string, name: string): Promise<number> {
   return Number(text);
 }
 
-for (const poolSize of [2, 0]) {
-  t.test(`runner_pool_size ${poolSize}: cancel ends the processes a Task detached with setsid and a nohup launcher`, async (t) => {
+const CASES = [
+  { poolSize: 2, end: 'cancel' },
+  { poolSize: 0, end: 'cancel' },
+  { poolSize: 2, end: 'time limit' },
+] as const;
+
+for (const { poolSize, end } of CASES) {
+  t.test(`runner_pool_size ${poolSize}: ${end === 'cancel' ? 'cancel' : 'the time limit'} ends the processes a Task detached with setsid and a nohup launcher`, async (t) => {
     const workspace = await makeWorkspace(t);
     await writeFixturePlugin(workspace, { name: 'taskyard-detach', tasks: DETACHING_TASKS });
-    const svc = await startTaskService(t, { workspace, config: { service: { runner_pool_size: poolSize, cancel_grace_ms: 500 } } });
+    const limit = end === 'time limit' ? { tasks: { detacher: { resources: { time_limit_s: 4 } } } } : {};
+    const svc = await startTaskService(t, { workspace, config: { service: { runner_pool_size: poolSize, cancel_grace_ms: 500 }, ...limit } });
     const handle = await submitOk(t, svc, { task: 'detacher' });
     const running = await waitState(svc, handle.task_id, 'running');
     const dir = join(workspace, dirname(running.log_path));
@@ -58,8 +65,12 @@ for (const poolSize of [2, 0]) {
       t.not(entry?.pgid, running.pid, `${pid} left the run's process group`);
       t.not(entry?.ppid, running.pid, `${pid} is not the runner's child`);
     }
-    t.equal((await svc.call('cancel', { task_id: handle.task_id })).body.answer, true);
-    t.equal((await waitState(svc, handle.task_id, 'cancelled')).state, 'cancelled');
-    t.same(await Promise.all(pids.map(isRunning)), [false, false], 'none of them survives the cancel');
+    if (end === 'cancel') {
+      t.equal((await svc.call('cancel', { task_id: handle.task_id })).body.answer, true);
+      await waitState(svc, handle.task_id, 'cancelled');
+    } else {
+      t.match((await waitState(svc, handle.task_id, 'failed', 30_000)).error, /time/i, 'the run failed on its time limit');
+    }
+    t.same(await Promise.all(pids.map(isRunning)), [false, false], `none of them survives the ${end}`);
   });
 }
