@@ -54,19 +54,25 @@ t.test('out of file descriptors, the spawner backs off and says so once; Tasks r
   const followers: http.ClientRequest[] = [];
   const closeFollowers = () => followers.splice(0).forEach((req) => req.destroy());
   t.teardown(closeFollowers);
-  for (let i = 0; i < FOLLOWERS; i++) {
-    const req = http.request(`${svc.url}/jobs/stream_task/events`, {
-      method: 'POST', agent, headers: { authorization: `Bearer ${SERVICE_PROCESS_TOKEN}`, 'content-type': 'application/json' },
-    });
-    req.on('error', () => undefined);
-    req.on('response', (res) => res.on('data', () => undefined).on('error', () => undefined));
-    req.end(JSON.stringify({ arguments: { task_id: sleeper.task_id } }));
-    followers.push(req);
-  }
+  const follow = (count: number) => {
+    for (let i = 0; i < count; i++) {
+      const req = http.request(`${svc.url}/jobs/stream_task/events`, {
+        method: 'POST', agent, headers: { authorization: `Bearer ${SERVICE_PROCESS_TOKEN}`, 'content-type': 'application/json' },
+      });
+      req.on('error', () => undefined);
+      req.on('response', (res) => res.on('data', () => undefined).on('error', () => undefined));
+      req.end(JSON.stringify({ arguments: { task_id: sleeper.task_id } }));
+      followers.push(req);
+    }
+  };
+  follow(FOLLOWERS);
   await waitFor(async () => (await openCount(pid)) >= OPEN_FILES - 2, 30_000, 'the service to run out of descriptors');
 
   // The idle runners die: the pool starts new ones, whose channels the service cannot receive.
   for (const runner of await idleRunners(poolDir)) process.kill(runner, 'SIGKILL');
+  // More followers take the descriptors the dead runners' channels freed (the node:http front end
+  // turns away the connections waiting while it was out of descriptors).
+  follow(FOLLOWERS / 4);
   const shortage = /short of file descriptors/g;
   // Either what the log says now, or Node's own warning (each lost runner channel, before the back-off).
   await waitFor(() => /short of file descriptors|SentHandleNotReceivedWarning/.test(svc.output()), 30_000, 'the first lost runner channel');
