@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import t from 'tap';
 import { NO_RUN_YET } from '../../runner/spawner-messages.js';
 import { listProcesses } from '../../workers/process-tree.js';
-import { SERVICE_PROCESS_TOKEN, startServiceProcess } from '../helpers/service-process.js';
+import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess } from '../helpers/service-process.js';
+import { killTaskProcesses } from '../helpers/task-processes.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 const OPEN_FILES = 256;
@@ -32,11 +33,15 @@ t.test('out of file descriptors, the spawner backs off and says so once; Tasks r
   const configDir = await mkdtemp(join(tmpdir(), 'taskyard-fds-config-'));
   const config = join(configDir, 'taskyard.yaml');
   await writeFile(config, 'service:\n  runner_pool_size: 1\n  cancel_grace_ms: 500\n');
+  const svc = await startServiceProcess(t, workspace, { config, openFiles: OPEN_FILES });
   t.teardown(async () => {
+    // Tasks outlive their service by design: a test that stops early leaves none behind.
+    if (svc.child.exitCode === null && svc.child.signalCode === null) svc.child.kill('SIGKILL');
+    await exited(svc.child);
+    await killTaskProcesses(workspace);
     await rm(workspace, { recursive: true, force: true });
     await rm(configDir, { recursive: true, force: true });
   });
-  const svc = await startServiceProcess(t, workspace, { config, openFiles: OPEN_FILES });
   const pid = svc.child.pid!;
   const poolDir = join(workspace, '.taskyard', 'runners');
 
