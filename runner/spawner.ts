@@ -21,10 +21,11 @@
  * ones are left alone: a restarted service adopts them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, rmSync } from 'node:fs';
+import { closeSync, constants, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
+import { HANDLE_LOST_WARNING, HandoverBackoff } from './handover-backoff.js';
 import { RUNNER } from './runner-file.js';
 import { NO_RUN_YET, onJsonLines, RUN_FLAG, RUNNER_CHANNEL_FD, type PoolNotice, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
 
@@ -34,6 +35,8 @@ const poolSize = Math.max(0, Number(process.argv[3] ?? 2) || 0);
 const growthHoldMs = Math.max(0, Number(process.argv[4] ?? 10_000) || 10_000);
 /** How often the spawner checks that the service is still connected (see the end of this file). */
 const DISCONNECT_CHECK_MS = 500;
+/** A fresh slot log, written only at its end (O_APPEND), never through a link. */
+const SLOT_LOG_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW;
 /** After this many runners died before they were ready, in a row, waiting runs fail instead of retrying. */
 const MAX_FAILED_STARTS = 3;
 
@@ -54,6 +57,7 @@ let growth = 0;
 let lastWait = 0;
 let slotCounter = 0;
 let failedStarts = 0;
+const backoff = new HandoverBackoff(refill, (line) => process.stderr.write(`${line}\n`));
 
 function send(event: SpawnerEvent, channel?: Socket): void {
   if (process.connected) process.send!(event, channel, () => undefined);
@@ -110,7 +114,10 @@ function startPooled(): boolean {
   const slotLog = join(poolDir, `${process.pid}-${++slotCounter}.log`);
   let fd: number | undefined;
   try {
-    fd = openSync(slotLog, 'w', 0o644);
+    // Appending: stdout and stderr share this one open file with the Task's logger (its own
+    // descriptor, also appending) and the Task's subprocesses; a descriptor writing at its own
+    // offset overwrote what the others had written before it.
+    fd = openSync(slotLog, SLOT_LOG_FLAGS, 0o644);
     const child = spawn(process.execPath, [RUNNER, RUN_FLAG, NO_RUN_YET, '--slot-log', slotLog], {
       // Not the pool directory: a runner whose working directory vanished while it started (a
       // workspace removed) hung for good in Node's start-up when NODE_OPTIONS preloads modules.
@@ -163,15 +170,17 @@ function stopReading(channel: Socket): void {
 
 /** Keeps `poolSize` (and `growth`) runners idle or starting beyond those the waiting runs need. */
 function refill(): void {
-  if (failedStarts >= MAX_FAILED_STARTS && waiting === 0) return;
+  if ((failedStarts >= MAX_FAILED_STARTS && waiting === 0) || backoff.holding) return;
   // Stops at a runner that could not be started: the next notice or exit tries again.
   while (process.connected && offered.size + starting < poolSize + growth + waiting && startPooled());
 }
 
 process.on('message', (message: SpawnRequest | PoolNotice) => {
   if (message.type === 'spawn') return startDirect(message);
-  if (message.type === 'taken') offered.delete(message.pid);
-  else if (message.waiting > 0) {
+  if (message.type === 'taken') {
+    offered.delete(message.pid);
+    backoff.recovered();
+  } else if (message.waiting > 0) {
     if (growth === 0) send({ type: 'idle-limit', max: 2 * poolSize });
     growth = poolSize;
     lastWait = Date.now();
@@ -180,6 +189,12 @@ process.on('message', (message: SpawnRequest | PoolNotice) => {
   refill();
 });
 process.on('disconnect', () => process.exit(0));
+// Started with --no-warnings: a lost runner channel is said once (see handover-backoff.ts), not
+// once per runner; any other warning is printed as Node would.
+process.on('warning', (warning) => {
+  if (warning.name === HANDLE_LOST_WARNING) backoff.lost();
+  else process.stderr.write(`${warning.name}: ${warning.message}\n`);
+});
 // A channel closed while a passed runner channel waits for the service's acknowledgement (the
 // service died at that moment) emits no 'disconnect' in Node 20: it waits for that ACK forever.
 // Its runners' channels it still holds would keep them idle for good, so a slow check backs it up.

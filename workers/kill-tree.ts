@@ -26,30 +26,43 @@ async function signalAll(groupLeader: number, entries: readonly ProcessEntry[], 
   await Promise.all(entries.map((e) => signalEntry(e, signal)));
 }
 
-async function anyAlive(entries: readonly ProcessEntry[]): Promise<boolean> {
+async function aliveOf(entries: readonly ProcessEntry[]): Promise<ProcessEntry[]> {
   const alive = await Promise.all(entries.map((e) => isAlive(e.pid, e.startTime)));
-  return alive.includes(true);
+  return entries.filter((_, i) => alive[i]);
 }
+
+/** Rounds of SIGKILL at most: each looks again for processes the previous survivors started. */
+const KILL_ROUNDS = 3;
 
 /**
  * Kills a command's whole process tree: its process group plus every descendant found by walking
  * /proc (including ones that called `setsid`), found BEFORE the first signal because a killed
- * parent's children are re-parented out of reach. SIGTERM first; after `graceMs` (or once all are
- * gone) the tree is walked again for late children and whatever remains gets SIGKILL; resolves once
- * those are gone too (bounded by KILL_WAIT_MS).
+ * parent's children are re-parented out of reach. With `mark` (an environment entry `NAME=value`
+ * every process the command started inherits), processes that both left the group and lost their
+ * parent are found by it. SIGTERM first; after `graceMs` (or once all are gone) the tree is looked
+ * up again for late children and whatever remains gets SIGKILL, in a few bounded rounds; resolves
+ * once those are gone too (bounded by KILL_WAIT_MS a round).
  */
-export async function killProcessTree(root: number, graceMs = KILL_GRACE_MS): Promise<void> {
-  const victims = await collectTree([root]);
+export async function killProcessTree(root: number, graceMs = KILL_GRACE_MS, mark?: string): Promise<void> {
+  let victims = await collectTree([root], mark === undefined ? undefined : { entry: mark });
+  // Later looks, once the root is gone, still skip what is older than it (most of the machine).
+  const rootStart = victims.find((e) => e.pid === root)?.startTime;
+  const later = mark === undefined ? undefined : { entry: mark, ...(rootStart === undefined ? {} : { since: Number(rootStart) }) };
   await signalAll(root, victims, 'SIGTERM');
   const deadline = Date.now() + graceMs;
-  while (Date.now() < deadline && (await anyAlive(victims))) await delay(POLL_MS);
-  const survivors: ProcessEntry[] = [];
-  for (const e of victims) if (await isAlive(e.pid, e.startTime)) survivors.push(e);
-  if (survivors.length === 0) return;
-  const late = await collectTree(survivors.map((e) => e.pid));
-  const killed = [...survivors, ...late];
-  await signalAll(root, killed, 'SIGKILL');
-  // SIGKILL is not instant on a busy machine: the tree is dead when this resolves, not just signalled.
-  const gone = Date.now() + KILL_WAIT_MS;
-  while (Date.now() < gone && (await anyAlive(killed))) await delay(POLL_MS);
+  while (Date.now() < deadline && (await aliveOf(victims)).length > 0) await delay(POLL_MS);
+  for (let round = 0; round < KILL_ROUNDS; round++) {
+    const survivors = await aliveOf(victims);
+    // Without a mark nothing new can be found from no survivors; with one, a process started
+    // during the grace (a daemon forking again) is still found by it.
+    if (survivors.length === 0 && mark === undefined) return;
+    const known = new Set(survivors.map((e) => e.pid));
+    const late = (await collectTree([...known], later)).filter((e) => !known.has(e.pid));
+    victims = [...survivors, ...late];
+    if (victims.length === 0) return;
+    await signalAll(root, victims, 'SIGKILL');
+    // SIGKILL is not instant on a busy machine: the tree is dead when this resolves, not just signalled.
+    const gone = Date.now() + KILL_WAIT_MS;
+    while (Date.now() < gone && (await aliveOf(victims)).length > 0) await delay(POLL_MS);
+  }
 }

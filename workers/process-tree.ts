@@ -53,11 +53,34 @@ export async function listProcesses(): Promise<ProcessEntry[]> {
 }
 
 /**
- * The roots and all their descendants by parent pid, plus every member of the roots' process
- * groups. Walking parents finds children that left the group with `setsid`; the group catches
- * members whose parent already exited.
+ * Processes to find by their environment: those whose environment (as they started) holds `entry`
+ * (`NAME=value`), and started at `since` or later (clock ticks since boot, as `startTime`); without
+ * `since`, at or after the oldest live root (every process when none lives).
  */
-export async function collectTree(roots: readonly number[]): Promise<ProcessEntry[]> {
+export interface ProcessMark {
+  entry: string;
+  since?: number;
+}
+
+/** Whether the process's environment (as it started) holds the entry `mark` (`NAME=value`). */
+async function carriesMark(pid: number, mark: string): Promise<boolean> {
+  try {
+    return `\0${await readFile(`/proc/${pid}/environ`, 'latin1')}\0`.includes(`\0${mark}\0`);
+  } catch {
+    return false; // gone meanwhile, or not ours to read
+  }
+}
+
+/**
+ * The roots and all their descendants by parent pid, plus every member of the roots' process
+ * groups, plus (with `mark`, an environment entry every process of the tree inherits) every
+ * process carrying the mark, and their descendants. Walking parents finds
+ * children that left the group with `setsid`; the group catches members whose parent already
+ * exited; the mark catches those that did both (a daemon, `(setsid cmd &)`). The mark costs a read
+ * of the environment of every process younger than `mark.since` or the oldest live root: callers
+ * pass it when they kill, not when they poll.
+ */
+export async function collectTree(roots: readonly number[], mark?: ProcessMark): Promise<ProcessEntry[]> {
   const all = await listProcesses();
   const children = new Map<number, ProcessEntry[]>();
   for (const entry of all) {
@@ -68,6 +91,14 @@ export async function collectTree(roots: readonly number[]): Promise<ProcessEntr
   const groups = new Set(roots);
   const found = new Map<number, ProcessEntry>();
   for (const entry of all) if (groups.has(entry.pid) || groups.has(entry.pgid)) found.set(entry.pid, entry);
+  if (mark !== undefined) {
+    // Whatever a live root started, it started after it: older processes (most of a machine's) need no look.
+    const rootStarts = [...found.values()].filter((e) => groups.has(e.pid)).map((e) => Number(e.startTime));
+    const since = mark.since ?? (rootStarts.length > 0 ? Math.min(...rootStarts) : 0);
+    const others = all.filter((e) => !found.has(e.pid) && e.pid !== process.pid && e.state !== 'Z' && Number(e.startTime) >= since);
+    const marked = await Promise.all(others.map((e) => carriesMark(e.pid, mark.entry)));
+    for (const [i, entry] of others.entries()) if (marked[i]) found.set(entry.pid, entry);
+  }
   const queue = [...found.keys()];
   while (queue.length > 0) {
     for (const child of children.get(queue.pop()!) ?? []) {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { constants } from 'node:os';
 import type { ShellOutput } from '../schemas/machine.js';
@@ -26,6 +27,12 @@ export interface ShellRequest {
  * a background process that inherited the pipe must not hold the answer hostage.
  */
 const DRAIN_LINGER_MS = 250;
+
+/**
+ * Every process a command starts inherits this variable, set to an ID of that call: a process
+ * that left the group and lost its parent (a daemon, `(setsid cmd &)`) is found by it at a kill.
+ */
+export const SHELL_MARK_VARIABLE = 'TASKYARD_SHELL_ID';
 
 type Ending =
   | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
@@ -74,7 +81,9 @@ function exitCodeOf(ending: Extract<Ending, { kind: 'exited' }>): number | null 
  * piece of output also goes to `onOutput` as it is written.
  */
 export async function runShell(request: ShellRequest, signal: AbortSignal, onOutput?: (chunk: OutputChunk) => void): Promise<ShellOutput> {
-  const child = spawn('/bin/sh', ['-c', request.command], { cwd: request.cwd, env: childEnv(), detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...request.user });
+  const markId = randomUUID();
+  const env = { ...childEnv(), [SHELL_MARK_VARIABLE]: markId };
+  const child = spawn('/bin/sh', ['-c', request.command], { cwd: request.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'], ...request.user });
   const stdout = new CappedCollector();
   const stderr = new CappedCollector();
   stdout.attach(child.stdout!);
@@ -90,7 +99,7 @@ export async function runShell(request: ShellRequest, signal: AbortSignal, onOut
   if (ending.kind === 'exited') {
     await within(closed, DRAIN_LINGER_MS);
   } else if (child.pid !== undefined) {
-    await killProcessTree(child.pid);
+    await killProcessTree(child.pid, undefined, `${SHELL_MARK_VARIABLE}=${markId}`);
   }
   child.stdout!.destroy();
   child.stderr!.destroy();

@@ -9,6 +9,7 @@ import type { PoolNotice, RunSpec, SpawnerEvent, SpawnRequest } from '../../runn
 import { PooledRunners } from './pooled-runners.js';
 import type { Executor, LeftRun, StartSpec, Runner, RunnerEnd } from './executor.js';
 import { findRunners, runnerOf } from './runner-processes.js';
+import { runMark } from './task-environment.js';
 
 const SPAWNER = fileURLToPath(new URL('../../runner/spawner.js', import.meta.url));
 /** How often a runner whose exit nobody reports (adopted, or its spawner died) is checked in /proc. */
@@ -51,6 +52,8 @@ export class LocalExecutor implements Executor {
   readonly #requests = new Map<string, Request>();
   readonly #tracked = new Map<number, Tracked>();
   readonly #pool: PooledRunners | undefined;
+  /** The run each started or adopted runner serves: its processes carry `TASKYARD_RUN_ID=<run_id>`. */
+  readonly #runIds = new WeakMap<Runner, string>();
   #child: ChildProcess | undefined;
   #closed = false;
 
@@ -77,12 +80,12 @@ export class LocalExecutor implements Executor {
       if (handover.kind === 'accepted') {
         const { pid, ended } = handover.runner;
         this.#serves(pid, req.runId);
-        return { pid, ended, startedAt: handover.startedAt };
+        return this.#serving(req.runId, { pid, ended, startedAt: handover.startedAt });
       }
       // Declined (its log is on another file system): a runner started for this run.
     }
     return new Promise((resolve, reject) => {
-      this.#send({ req, started: (pid, ended) => resolve({ pid, ended, startedAt: null }), failed: (message) => reject(new Error(message)) }, true);
+      this.#send({ req, started: (pid, ended) => resolve(this.#serving(req.runId, { pid, ended, startedAt: null })), failed: (message) => reject(new Error(message)) }, true);
     });
   }
 
@@ -93,15 +96,20 @@ export class LocalExecutor implements Executor {
     const runners = await findRunners();
     for (const { runId } of runs) {
       const runner = runners.get(runId);
-      if (runner) adopted.set(runId, { pid: runner.pid, ended: this.#watchOrphan(runner.pid, runId, runner.startTime) });
+      if (runner) adopted.set(runId, this.#serving(runId, { pid: runner.pid, ended: this.#watchOrphan(runner.pid, runId, runner.startTime) }));
     }
     return adopted;
   }
 
+  /**
+   * Kills the runner's process group, its descendants, and every process carrying its run's
+   * `TASKYARD_RUN_ID` (one that left the group and lost its parent: a daemon, `(setsid cmd &)`).
+   */
   async stop(runner: Runner): Promise<void> {
     const { pid } = runner;
     if (pid === null) return;
-    await killProcessTree(pid, this.#graceMs);
+    const runId = this.#runIds.get(runner);
+    await killProcessTree(pid, this.#graceMs, runId === undefined ? undefined : runMark(runId));
     const deadline = Date.now() + GONE_WITHIN_MS;
     await within(runner.ended, GONE_WITHIN_MS);
     while (Date.now() < deadline && (await collectTree([pid])).length > 0) await delay(25);
@@ -138,8 +146,9 @@ export class LocalExecutor implements Executor {
 
   #ensure(): ChildProcess {
     if (this.#child?.connected) return this.#child;
-    // No execArgv: the service's own flags (a debugger, a test runner's loader hooks) are not the spawner's.
-    const child = fork(SPAWNER, this.#spawnerArgs, { execArgv: [], env: this.#env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
+    // Not the service's flags (a debugger, a test runner's loader hooks); --no-warnings: the
+    // spawner reports a runner the service could not receive once, not once per runner.
+    const child = fork(SPAWNER, this.#spawnerArgs, { execArgv: ['--no-warnings'], env: this.#env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'json' });
     child.on('message', (event: SpawnerEvent, channel?: Socket) => this.#onEvent(child, event, channel));
     child.once('exit', () => void this.#onSpawnerExit(child).catch((err: unknown) => console.error('taskyard: recovering the runs of a dead spawner failed', err)));
     child.on('error', () => undefined); // its exit says the same
@@ -148,6 +157,12 @@ export class LocalExecutor implements Executor {
     child.channel?.unref();
     this.#child = child;
     return child;
+  }
+
+  /** Remembers the run `runner` serves, for `stop`. */
+  #serving(runId: string, runner: Runner): Runner {
+    this.#runIds.set(runner, runId);
+    return runner;
   }
 
   /** The end of a runner `spawner` started, as the spawner will report it. */

@@ -29,3 +29,11 @@ export function identityVariables(run: RunIdentity): Record<string, string> {
     TASKYARD_TASK_MODULE: run.module,
   };
 }
+
+/**
+ * The environment entry every process of a run inherits (the runner sets it for the Task and the
+ * Task's subprocesses): a kill finds by it the processes that left the run's group and parent chain.
+ */
+export function runMark(runId: string): string {
+  return `TASKYARD_RUN_ID=${runId}`;
+}

@@ -12,11 +12,23 @@ export interface ServiceProcess {
   url: string;
   child: ChildProcess;
   call(name: string, args?: Record<string, unknown>): Promise<{ answer: unknown; success: boolean }>;
+  /** Everything it wrote to stdout and stderr so far. */
+  output(): string;
+}
+
+export interface ServiceProcessOptions {
+  /** A configuration file (`--config`). */
+  config?: string;
+  /** Its limit on open file descriptors (`ulimit -n`, set by a shell that then execs the service). */
+  openFiles?: number;
 }
 
 /** Starts `taskyard serve` as a real child process and reads the URL it prints. */
-export async function startServiceProcess(t: Test, workspace: string): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--workspace', workspace, '--token', TOKEN], { stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServiceProcess(t: Test, workspace: string, opts: ServiceProcessOptions = {}): Promise<ServiceProcess> {
+  const argv = [process.execPath, CLI, 'serve', '--port', '0', '--workspace', workspace, '--token', TOKEN, ...(opts.config ? ['--config', opts.config] : [])];
+  const child = opts.openFiles === undefined
+    ? spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn('/bin/bash', ['-c', `ulimit -n ${opts.openFiles} && exec "$@"`, 'bash', ...argv], { stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
@@ -31,7 +43,7 @@ export async function startServiceProcess(t: Test, workspace: string): Promise<S
     const res = await fetch(`${url}/jobs/${name}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
     return (await res.json()) as { answer: unknown; success: boolean };
   };
-  return { url, child, call };
+  return { url, child, call, output: () => output };
 }
 
 /** Resolves once the child has exited (at once when it already has). */

@@ -80,6 +80,23 @@ t.test('timeout kills the whole tree, including a setsid grandchild that ignores
   t.pass('the setsid grandchild is gone');
 });
 
+t.test('timeout kills processes that detached and lost their parent: a setsid child of a subshell, a nohup launcher', async (t) => {
+  // Neither is in the shell's process group nor below it in /proc by the time the timeout fires.
+  const command = [
+    'rm -f orphan-setsid.pid orphan-nohup.pid',
+    '(setsid sleep 100 & echo $! > orphan-setsid.pid)',
+    "setsid sh -c 'nohup sleep 100 >/dev/null 2>&1 & echo $! > orphan-nohup.pid'",
+    'echo started',
+    'sleep 120',
+  ].join('\n');
+  const { body } = await svc.call('shell', { command, timeout: 1 });
+  t.match(body, { success: false, answer: { exit_code: null, stdout: 'started\n' } });
+  const pids = [...(await readPidFile(svc.workspace, 'orphan-setsid.pid')), ...(await readPidFile(svc.workspace, 'orphan-nohup.pid'))];
+  t.teardown(() => pids.forEach((pid) => { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }));
+  t.equal(pids.length, 2);
+  t.same(await Promise.all(pids.map((pid) => isAlive(pid))), [false, false], 'none of them survives the timeout');
+});
+
 t.test('after a normal exit the answer does not wait for a background process holding the pipe', async (t) => {
   const { body } = await svc.call('shell', { command: '(sleep 60 & echo $! > background.pid); echo done' });
   t.match(body, { success: true, answer: { stdout: 'done\n', exit_code: 0 } });

@@ -1,0 +1,103 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { NO_RUN_YET } from '../../runner/spawner-messages.js';
+import { listProcesses } from '../../workers/process-tree.js';
+import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess } from '../helpers/service-process.js';
+import { killTaskProcesses } from '../helpers/task-processes.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const OPEN_FILES = 256;
+const FOLLOWERS = 400;
+/** How long the spawner's runner starts are counted once the shortage is reported. */
+const WINDOW_MS = 6_000;
+
+/** Open descriptors of a process. */
+const openCount = async (pid: number) => (await readdir(`/proc/${pid}/fd`).catch(() => [] as string[])).length;
+
+/** Idle pooled runners: their command line names the pool directory and no run yet. */
+async function idleRunners(poolDir: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const { pid, state } of await listProcesses()) {
+    if (state === 'Z') continue;
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '');
+    if (cmdline.includes(poolDir) && cmdline.includes(NO_RUN_YET)) pids.push(pid);
+  }
+  return pids;
+}
+
+t.test('out of file descriptors, the spawner backs off and says so once; Tasks run again once descriptors are freed', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-fds-'));
+  const configDir = await mkdtemp(join(tmpdir(), 'taskyard-fds-config-'));
+  const config = join(configDir, 'taskyard.yaml');
+  await writeFile(config, 'service:\n  runner_pool_size: 1\n  cancel_grace_ms: 500\n');
+  const svc = await startServiceProcess(t, workspace, { config, openFiles: OPEN_FILES });
+  t.teardown(async () => {
+    // Tasks outlive their service by design: a test that stops early leaves none behind.
+    if (svc.child.exitCode === null && svc.child.signalCode === null) svc.child.kill('SIGKILL');
+    await exited(svc.child);
+    await killTaskProcesses(workspace);
+    await rm(workspace, { recursive: true, force: true });
+    await rm(configDir, { recursive: true, force: true });
+  });
+  const pid = svc.child.pid!;
+  const poolDir = join(workspace, '.taskyard', 'runners');
+
+  // Slot logs are named `<spawner pid>-<n>.log`, one per pooled runner started: seen by polling.
+  const starts = new Set<string>();
+  const poll = setInterval(() => void readdir(poolDir).then((names) => names.forEach((n) => starts.add(n)), () => undefined), 20);
+  t.teardown(() => clearInterval(poll));
+
+  const sleeper = (await svc.call('submit', { task: 'sleep', seconds: 120 })).answer as { task_id: string; run_id: string };
+  await waitFor(async () => ((await svc.call('status', { task_id: sleeper.task_id })).answer as { state: string }).state === 'running', 30_000, 'the sleep Task to run');
+  await waitFor(async () => (await idleRunners(poolDir)).length > 0, 30_000, 'an idle pooled runner');
+
+  // Followers of the running Task take every descriptor the service has (the rest wait in the backlog).
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const followers: http.ClientRequest[] = [];
+  const closeFollowers = () => followers.splice(0).forEach((req) => req.destroy());
+  t.teardown(closeFollowers);
+  const follow = (count: number) => {
+    for (let i = 0; i < count; i++) {
+      const req = http.request(`${svc.url}/jobs/stream_task/events`, {
+        method: 'POST', agent, headers: { authorization: `Bearer ${SERVICE_PROCESS_TOKEN}`, 'content-type': 'application/json' },
+      });
+      req.on('error', () => undefined);
+      req.on('response', (res) => res.on('data', () => undefined).on('error', () => undefined));
+      req.end(JSON.stringify({ arguments: { task_id: sleeper.task_id } }));
+      followers.push(req);
+    }
+  };
+  follow(FOLLOWERS);
+  await waitFor(async () => (await openCount(pid)) >= OPEN_FILES - 2, 30_000, 'the service to run out of descriptors');
+
+  // The idle runners die: the pool starts new ones, whose channels the service cannot receive.
+  for (const runner of await idleRunners(poolDir)) process.kill(runner, 'SIGKILL');
+  // More followers take the descriptors the dead runners' channels freed (the node:http front end
+  // turns away the connections waiting while it was out of descriptors).
+  follow(FOLLOWERS / 4);
+  const shortage = /short of file descriptors/g;
+  // Either what the log says now, or Node's own warning (each lost runner channel, before the back-off).
+  await waitFor(() => /short of file descriptors|SentHandleNotReceivedWarning/.test(svc.output()), 30_000, 'the first lost runner channel');
+  const before = starts.size;
+  await new Promise((resolve) => setTimeout(resolve, WINDOW_MS)); // a counting window, not a wait for state
+  const during = starts.size - before;
+  t.ok(during <= 5, `the spawner backs off: ${during} runner starts in ${WINDOW_MS / 1000} s of shortage`);
+  t.equal(svc.output().match(shortage)?.length, 1, 'the shortage is logged once');
+  t.notMatch(svc.output(), /SentHandleNotReceivedWarning/, 'no warning per runner');
+
+  closeFollowers();
+  await waitFor(async () => (await openCount(pid)) < OPEN_FILES / 2, 30_000, 'the descriptors to be freed');
+  const demo = (await svc.call('submit', { task: 'demo', x: 2, y: 3 })) as { success: boolean; answer: { task_id: string; run_id: string } };
+  t.equal(demo.success, true, 'the service answers again');
+  const done = await svc.call('wait_task', { task_id: demo.answer.task_id, run_id: demo.answer.run_id });
+  t.match(done.answer, { state: 'succeeded' }, 'a Task runs again once descriptors are freed');
+  t.equal((await svc.call('cancel', { task_id: sleeper.task_id })).answer, true);
+  t.equal(svc.child.exitCode, null, 'the service kept running');
+  // Node 20's handle passing can still fail an internal assertion in the spawner when a channel is
+  // refused (rarely now that refills back off); the service starts a new spawner. Shown, not failed.
+  const assertion = svc.output().indexOf('ERR_INTERNAL_ASSERTION');
+  if (assertion >= 0) t.comment(`internal assertion seen: ${svc.output().slice(Math.max(0, assertion - 2500), assertion + 300)}`);
+});
