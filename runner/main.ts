@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import type { ArtifactRecord, TaskStatus } from '../schemas/tasks.js';
 import { restoreExtraCaCerts } from './extra-ca-certs.js';
 import { buildOutput } from './output-check.js';
-import { TASK_FILES, writeJsonAtomicSync } from '../core/task-record/record-files.js';
+import { isTerminal, TASK_FILES, writeJsonAtomicSync } from '../core/task-record/record-files.js';
 import { StatusPublisher } from './status-publisher.js';
 import { createTaskContext } from './task-context.js';
 import { takeRun } from './take-run.js';
@@ -70,12 +70,31 @@ function fail(err: unknown): never {
 process.on('uncaughtException', fail);
 process.on('unhandledRejection', fail);
 
+/**
+ * Why this runner must not run, if so. A runner that starts late (a Slurm job the service already
+ * gave up on and cancelled, a run settled while its runner was on its way) must not write
+ * `running` over the record the service settled, nor over the record of a newer run in the same
+ * directory: it leaves without a write.
+ */
+function staleRun(status: TaskStatus): string | undefined {
+  const runId = process.env['TASKYARD_RUN_ID'];
+  if (!isTerminal(status.state) && (runId === undefined || status.run_id === runId)) return undefined;
+  return `task runner: run ${runId ?? '?'} is not this Task's live run (its record says run ${status.run_id}, ${status.state}); nothing was started\n`;
+}
+
 async function main(): Promise<void> {
   const acknowledge = takeRun();
   const dir = required('TASKYARD_TASK_DIR');
   let status: TaskStatus;
   try {
     status = JSON.parse(readFileSync(join(dir, TASK_FILES.status), 'utf8')) as TaskStatus;
+    const stale = staleRun(status);
+    if (stale) {
+      finished = true;
+      acknowledge(null);
+      process.stderr.write(stale);
+      process.exit(1);
+    }
     publisher = new StatusPublisher(dir, status);
     publisher.markRunning(process.pid);
   } finally {
