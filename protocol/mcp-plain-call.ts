@@ -2,6 +2,7 @@ import { ErrorCode, McpError, type JSONRPCError } from '@modelcontextprotocol/sd
 import { isObject } from '../core/is-object.js';
 import { createJobContext } from '../core/job.js';
 import type { JobRegistry } from '../core/registry.js';
+import type { CallerTag } from '../core/caller.js';
 import { plainAnswer, responseJson, SerializedAnswer, StreamedAnswer, tailJson, type JobResponse } from '../schemas/job-response.js';
 import { wireErrorMessage } from './mcp-exchange.js';
 import { resolveCall, runTool } from './mcp-tools.js';
@@ -67,12 +68,12 @@ const storedResults = new StoredResults();
  * handler's). The tool result holds the JobResponse twice, as text and as structured content
  * (toolResult): here it is serialized once and that text used for both.
  */
-export async function answerPlainCall(call: PlainCall, registry: JobRegistry, signals: () => AbortSignal[]): Promise<string> {
+export async function answerPlainCall(call: PlainCall, registry: JobRegistry, signals: () => AbortSignal[], caller?: CallerTag): Promise<string> {
   // String() for the usual numeric id: JSON.stringify of a number takes its slow generic path.
   const id = typeof call.id === 'number' ? String(call.id) : JSON.stringify(call.id);
   try {
-    const { entry, args } = resolveCall(registry, call.name, call.arguments);
-    const response = await runTool(registry, entry, args, createJobContext(signals, false));
+    const { entry, args } = resolveCall(registry, call.name, call.arguments, caller);
+    const response = await runTool(registry, entry, args, createJobContext(signals, false, undefined, undefined, caller));
     // The JobResponse's text as HTTP JSON writes it: an answer whose text is already known (a
     // Task's status) is not serialized again, nor escaped again; a streamed answer is made whole first.
     const { answer } = response;

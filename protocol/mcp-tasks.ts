@@ -109,9 +109,9 @@ export class McpTasks {
     this.#shell = new ShellTasks(registry, shutdown);
   }
 
-  /** Whether the service can serve MCP tasks (the Jobs behind them are public). */
-  get available(): boolean {
-    return NEEDED.every((name) => this.registry.get(name) !== undefined);
+  /** Whether MCP tasks can be served to a caller of `scope` (the Jobs behind them are public and in its scope). */
+  availableTo(scope: JobRegistry): boolean {
+    return NEEDED.every((name) => scope.get(name) !== undefined);
   }
 
   /** Calls a public Job; with `emit`, it runs as for an event stream and its events go there. */

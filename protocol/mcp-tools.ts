@@ -6,6 +6,7 @@ import { TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
 import { describeIssues, type ValidationIssue } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
 import { HttpError } from '../core/errors.js';
+import type { CallerTag } from '../core/caller.js';
 import { createJobContext, type JobContext } from '../core/job.js';
 import type { JobArgs, JobRegistry, RegisteredJob } from '../core/registry.js';
 import { NO_RESULT } from './job-routes.js';
@@ -18,6 +19,8 @@ export interface McpToolsOptions {
   progressIntervalMs: number;
   /** MCP Tasks over the service's Task records, when the Jobs behind them are public. */
   tasks?: McpTasks;
+  /** Who calls through this server (every call of a pooled server comes with the same token). */
+  caller?: CallerTag;
 }
 
 /** Told to every client at initialize: how the tools fit together to run work. */
@@ -63,10 +66,16 @@ function invalidArguments(entry: RegisteredJob, issues: ValidationIssue[]): McpE
   return new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${entry.job.name}: ${describeIssues(located)}`);
 }
 
-/** The Job behind a `tools/call` and its checked arguments, or MCP's own error for either. */
-export function resolveCall(registry: JobRegistry, name: string, raw: Record<string, unknown> | undefined): { entry: RegisteredJob; args: JobArgs } {
+/**
+ * The Job behind a `tools/call` and its checked arguments, or MCP's own error for either; a tool
+ * outside the caller's scope is refused (and audited) before its arguments are even read.
+ */
+export function resolveCall(registry: JobRegistry, name: string, raw: Record<string, unknown> | undefined, caller?: CallerTag): { entry: RegisteredJob; args: JobArgs } {
   const entry = registry.get(name);
-  if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  if (!entry) {
+    if (caller && registry.refuses(name)) throw new McpError(ErrorCode.InvalidParams, registry.refusal(name, caller).message);
+    throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  }
   try {
     return { entry, args: registry.prepare(entry, raw ?? {}) };
   } catch (err) {
@@ -86,7 +95,7 @@ export async function runTool(registry: JobRegistry, entry: RegisteredJob, args:
  * SSE routes.
  */
 export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): Server {
-  const tasks = opts.tasks?.available ? opts.tasks : undefined;
+  const tasks = opts.tasks?.availableTo(opts.registry) ? opts.tasks : undefined;
   const server = new Server(
     { name: 'taskyard', version: PACKAGE_VERSION },
     { capabilities: tasks ? TASK_CAPABILITIES : TOOL_CAPABILITIES, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: schemaValidator },
@@ -95,7 +104,7 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.registry.list().map((e) => toolOf(e, tasks !== undefined)) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const callerGone = caller();
-    const { entry, args } = resolveCall(opts.registry, request.params.name, request.params.arguments);
+    const { entry, args } = resolveCall(opts.registry, request.params.name, request.params.arguments, opts.caller);
     const token = extra._meta?.progressToken;
     if (request.params.task) {
       if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
@@ -104,7 +113,7 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
     // With a progress token the Job runs as for an event stream, and its events become progress
     // notifications (the answer then turns into SSE); without one it answers plain JSON.
     const reporter = token === undefined ? undefined : new ProgressReporter(entry.job.name, progressTo(extra.sendNotification, [token]), opts.progressIntervalMs);
-    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)));
+    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)), undefined, opts.caller);
     try {
       return await toolResult(await runTool(opts.registry, entry, args, ctx));
     } finally {

@@ -8,6 +8,7 @@ import type { McpToolsOptions } from './mcp-tools.js';
 import { parseJson, readBody } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
 import { SSE_HEADERS } from './sse.js';
+import type { Caller } from './token-scopes.js';
 
 export interface McpOptions extends McpToolsOptions {
   jsonLimit: number;
@@ -47,19 +48,28 @@ function readMessages(body: unknown): Messages {
  * GET (the optional server-initiated stream) and DELETE (session end) have no meaning without
  * sessions: 405. Header rules follow the SDK's transport.
  */
-export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: ResponseSink) => Promise<void> {
-  const endpoint: McpEndpoint = { opts, servers: new McpServerPool(opts), rebinding: rebindingGuard(opts.loopbackOnly, opts.allowedOrigins) };
-  return (req, res) => handleMcp(req, res, endpoint);
+export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: ResponseSink, caller: Caller) => Promise<void> {
+  const rebinding = rebindingGuard(opts.loopbackOnly, opts.allowedOrigins);
+  // One pool of servers per token: each server's tool list and handlers see that token's scope
+  // (its registry view), fixed when the server is built, so a call costs the same for any token.
+  const pools = new WeakMap<Caller, McpServerPool>();
+  const poolOf = (caller: Caller) => {
+    let pool = pools.get(caller);
+    if (!pool) pools.set(caller, (pool = new McpServerPool({ ...opts, registry: caller.registry, caller: caller.tags.mcp })));
+    return pool;
+  };
+  const endpoint: McpEndpoint = { opts, servers: poolOf, rebinding };
+  return (req, res, caller) => handleMcp(req, res, caller, endpoint);
 }
 
-/** What every POST to `/mcp` shares. */
+/** What a POST to `/mcp` is served with. */
 interface McpEndpoint {
   opts: McpOptions;
-  servers: McpServerPool;
+  servers: (caller: Caller) => McpServerPool;
   rebinding: RebindingGuard;
 }
 
-async function handleMcp(req: IncomingRequest, res: ResponseSink, { opts, servers, rebinding }: McpEndpoint): Promise<void> {
+async function handleMcp(req: IncomingRequest, res: ResponseSink, caller: Caller, { opts, servers: poolOf, rebinding }: McpEndpoint): Promise<void> {
   const problem = rebinding(req.headers);
   if (problem) return rpcError(res, 403, ErrorCode.InvalidRequest, problem);
   if (req.method !== 'POST') {
@@ -84,12 +94,13 @@ async function handleMcp(req: IncomingRequest, res: ResponseSink, { opts, server
   const plain = plainToolCall(body);
   if (plain) {
     if (unsupported(version)) return rpcError(res, 400, ErrorCode.ConnectionClosed, unsupportedVersion(version!));
-    return res.send(200, JSON_HEADERS, await answerPlainCall(plain, opts.registry, () => [req.signal, opts.shutdown]));
+    return res.send(200, JSON_HEADERS, await answerPlainCall(plain, caller.registry, () => [req.signal, opts.shutdown], caller.tags.mcp));
   }
   const read = readMessages(body);
   if (!read.ok) return rpcError(res, read.status, read.code, read.message);
   const { messages } = read;
   if (unsupported(version) && !messages.some(isInitializeRequest)) return rpcError(res, 400, ErrorCode.ConnectionClosed, unsupportedVersion(version!));
+  const servers = poolOf(caller);
   const pooled = await servers.acquire();
   const outcome = await pooled.exchange.exchange(messages, { requestInfo: { headers: req.headers } }, req.signal, () => res.stream(200, { ...SSE_HEADERS }));
   servers.release(pooled);

@@ -1,0 +1,97 @@
+import { constants } from 'node:fs';
+import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { AuditRecord, AuditSink } from '../core/audit.js';
+
+/** Lines held while the disk is slow; past this the oldest are dropped and the drop is logged. */
+const MAX_PENDING = 65_536;
+const FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * The audit log: one JSON line per Job call, appended. A call only pushes its line; the lines of
+ * a turn of the event loop go out in one write after it, so auditing costs a call no I/O. Past
+ * `maxBytes` the file is renamed to `<path>.1` (`.1` to `.2`, ... up to `keep`) and a new one
+ * begun. Opened without following links, mode 0600: it names who did what.
+ */
+export class AuditLog {
+  #pending: string[] = [];
+  #dropped = 0;
+  #scheduled = false;
+  #writing: Promise<void> = Promise.resolve();
+  #handle: FileHandle | null = null;
+  #size = 0;
+  #failed = false;
+
+  private constructor(
+    readonly path: string,
+    private readonly maxBytes: number,
+    private readonly keep: number,
+  ) {}
+
+  static async open(path: string, maxBytes: number, keep: number): Promise<AuditLog> {
+    const log = new AuditLog(path, maxBytes, keep);
+    await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+    await log.#reopen();
+    return log;
+  }
+
+  /** Takes one record (the registry's AuditSink): never waits, never throws. */
+  readonly append: AuditSink = (record: AuditRecord) => {
+    if (this.#pending.length >= MAX_PENDING) {
+      this.#pending.shift();
+      this.#dropped++;
+    }
+    this.#pending.push(JSON.stringify(record));
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#writing = this.#writing.then(() => this.#flush());
+    });
+  };
+
+  /** Writes what is pending, then closes the file. */
+  async close(): Promise<void> {
+    this.#writing = this.#writing.then(() => this.#flush());
+    await this.#writing;
+    await this.#handle?.close();
+    this.#handle = null;
+  }
+
+  async #reopen(): Promise<void> {
+    await this.#handle?.close();
+    this.#handle = await open(this.path, FLAGS, 0o600);
+    this.#size = (await this.#handle.stat()).size;
+  }
+
+  async #rotate(): Promise<void> {
+    await this.#handle?.close();
+    this.#handle = null;
+    if (this.keep === 0) await rm(this.path, { force: true });
+    for (let i = this.keep - 1; i >= 1; i--) await rename(`${this.path}.${i}`, `${this.path}.${i + 1}`).catch(() => undefined);
+    if (this.keep > 0) await rename(this.path, `${this.path}.1`);
+    await this.#reopen();
+  }
+
+  async #flush(): Promise<void> {
+    if (this.#pending.length === 0 || !this.#handle) return;
+    const lines = this.#pending;
+    this.#pending = [];
+    if (this.#dropped > 0) {
+      lines.unshift(JSON.stringify({ time: new Date().toISOString(), dropped: this.#dropped }));
+      this.#dropped = 0;
+    }
+    const bytes = Buffer.from(`${lines.join('\n')}\n`);
+    try {
+      if (this.#size > 0 && this.#size + bytes.length > this.maxBytes) await this.#rotate();
+      await this.#handle.write(bytes);
+      this.#size += bytes.length;
+      this.#failed = false;
+    } catch (err) {
+      // A full disk or a removed directory must not stop the service; say so once per outage.
+      if (!this.#failed) console.error(`taskyard: cannot write the audit log ${this.path}: ${(err as Error).message}`);
+      this.#failed = true;
+      if (!this.#handle) await this.#reopen().catch(() => undefined);
+    }
+  }
+}
