@@ -7,7 +7,7 @@ import { InFlight } from '../protocol/in-flight.js';
 import { requestInProcess, type InProcessInit, type InProcessResponse } from '../protocol/in-process.js';
 import { createOpenApiRoute } from '../protocol/openapi.js';
 import { TokenScopes } from '../protocol/token-scopes.js';
-import { AuditLog } from '../supervisor/audit-log.js';
+import { JsonLinesFile } from '../supervisor/json-lines-file.js';
 import { resolveScopedTokens } from '../supervisor/scoped-tokens.js';
 import { STATE_DIR } from '../supervisor/token-store.js';
 import { join, resolve } from 'node:path';
@@ -60,7 +60,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token, metrics };
   const capabilities: AppCapability[] = [];
   let forwarder: Forwarder | undefined;
-  let audit: AuditLog | undefined;
+  let audit: JsonLinesFile | undefined;
   const closeAll = async () => {
     shutdown.abort();
     forwarder?.close();
@@ -72,7 +72,7 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   try {
     forwarder = createForwarder(config.targets);
     const scopedTokens = resolveScopedTokens(config.service.tokens, process.cwd());
-    audit = await AuditLog.open(resolve(workspace, config.audit.path ?? join(STATE_DIR, 'audit.jsonl')), config.audit.max_bytes, config.audit.keep);
+    audit = await JsonLinesFile.open(resolve(workspace, config.audit.path ?? join(STATE_DIR, 'audit.jsonl')), config.audit.max_bytes, config.audit.keep);
     for (const factory of opts.capabilities ?? DEFAULT_CAPABILITIES) capabilities.push(await factory(env));
     const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null, metrics.observeJobCall, audit.append);
     for (const c of capabilities) c.attach?.(registry);

@@ -18,6 +18,7 @@ import { stepText } from './mcp-progress.js';
 import { TaskProgress } from './mcp-task-progress.js';
 import type { JobRegistry } from '../core/registry.js';
 import { ShellTasks } from './mcp-shell-tasks.js';
+import { baseUrlOf, resourceLinks } from './mcp-resource-links.js';
 
 /** Tools that accept task-augmented calls: their MCP task is a run of a service Task. */
 export const TASK_TOOLS: ReadonlySet<string> = new Set(['submit', 'wait_task', 'stream_task', 'shell']);
@@ -85,9 +86,10 @@ function toMcpTask(status: RunStatus, taskId = mcpTaskId(status)): Task {
 }
 
 /** The MCP form of a JobResponse (text block, structured content, isError), its answer made a plain value. */
-export async function toolResult(response: JobResponse): Promise<CallToolResult> {
+export async function toolResult(response: JobResponse, tool?: string, base?: string): Promise<CallToolResult> {
   const plain = await plainAnswer(response);
-  return { content: [{ type: 'text', text: JSON.stringify(plain) }], structuredContent: plain, isError: !plain.success };
+  const links = tool === undefined ? [] : resourceLinks(tool, plain.answer, base);
+  return { content: [{ type: 'text', text: JSON.stringify(plain) }, ...links], structuredContent: plain, isError: !plain.success };
 }
 
 /**
@@ -171,7 +173,8 @@ export class McpTasks {
       const wait = progress.open(taskId, run ? `Task ${run.task_id}` : 'shell', run ? run.token : shell.token(taskId), extra._meta?.progressToken, extra.sendNotification);
       try {
         const response = run ? await this.#waitRun(run, AbortSignal.any([caller(), extra.signal]), wait.emit) : await shell.result(taskId, wait.emit);
-        return { ...(await toolResult(response)), _meta: { [RELATED_TASK_META_KEY]: { taskId } } } as never;
+        const result = await toolResult(response, run ? 'wait_task' : 'shell', baseUrlOf(extra.requestInfo?.headers as Record<string, string> | undefined));
+        return { ...result, _meta: { [RELATED_TASK_META_KEY]: { taskId } } } as never;
       } finally {
         wait.close();
       }

@@ -11,6 +11,7 @@ import { createJobContext, type JobContext } from '../core/job.js';
 import type { JobArgs, JobRegistry, RegisteredJob } from '../core/registry.js';
 import { NO_RESULT } from './job-routes.js';
 import { ProgressReporter, progressTo } from './mcp-progress.js';
+import { baseUrlOf } from './mcp-resource-links.js';
 
 export interface McpToolsOptions {
   registry: JobRegistry;
@@ -27,11 +28,13 @@ export interface McpToolsOptions {
 export const SERVER_INSTRUCTIONS = [
   'taskyard runs work on this machine. To run a Task: find it with list_installed_task_definitions and read its',
   'inputs with get_task_definition; start it with submit (task = registration name, every other argument is one of',
-  "the Task's inputs); then wait_task (task_id and run_id from submit's answer) or stream_task, which answer the",
-  'terminal TaskStatus. Pass a progress token to get progress notifications while they wait (they keep long calls',
-  'alive). Read logs by byte offsets with read_task_log (offset -1 = tail, then continue from next_offset).',
-  'shell runs a one-off command (at most 300 s). cancel stops a Task. Every tool answers a JobResponse',
-  '{answer, success, metadata}: check success.',
+  "the Task's inputs). Then loop: call await_task with the task_id and run_id from submit's answer; it answers within",
+  'about 45 s with the TaskStatus and metadata.done; while done is false the Task is still running (not an error): call',
+  'await_task again. Once done, read the result (status.result, its artifacts: the tool result links each artifact as a',
+  'resource_link to download) and decide what to run next. wait_task and stream_task wait without a bound; use them only',
+  'with a progress token and a client that resets its timeout on progress. Read logs by byte offsets with read_task_log',
+  '(offset -1 = tail, then continue from next_offset). shell runs a one-off command (at most 300 s). cancel stops a Task.',
+  'Every tool answers a JobResponse {answer, success, metadata}: check success. Tools outside your token\'s scope are not listed.',
 ].join(' ');
 
 // Shared by every per-request server: by default each Server builds its own ajv instance, which
@@ -115,7 +118,8 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
     const reporter = token === undefined ? undefined : new ProgressReporter(entry.job.name, progressTo(extra.sendNotification, [token]), opts.progressIntervalMs);
     const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)), undefined, opts.caller);
     try {
-      return await toolResult(await runTool(opts.registry, entry, args, ctx));
+      const base = baseUrlOf(extra.requestInfo?.headers as Record<string, string> | undefined);
+      return await toolResult(await runTool(opts.registry, entry, args, ctx), entry.job.name, base);
     } finally {
       reporter?.stop();
     }

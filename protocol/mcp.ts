@@ -9,6 +9,7 @@ import { parseJson, readBody } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
 import { SSE_HEADERS } from './sse.js';
 import type { Caller } from './token-scopes.js';
+import { baseUrlOf } from './mcp-resource-links.js';
 
 export interface McpOptions extends McpToolsOptions {
   jsonLimit: number;
@@ -94,7 +95,7 @@ async function handleMcp(req: IncomingRequest, res: ResponseSink, caller: Caller
   const plain = plainToolCall(body);
   if (plain) {
     if (unsupported(version)) return rpcError(res, 400, ErrorCode.ConnectionClosed, unsupportedVersion(version!));
-    return res.send(200, JSON_HEADERS, await answerPlainCall(plain, caller.registry, () => [req.signal, opts.shutdown], caller.tags.mcp));
+    return res.send(200, JSON_HEADERS, await answerPlainCall(plain, caller.registry, () => [req.signal, opts.shutdown], caller.tags.mcp, baseUrlOf(req.headers)));
   }
   const read = readMessages(body);
   if (!read.ok) return rpcError(res, read.status, read.code, read.message);

@@ -1,19 +1,18 @@
 import { constants } from 'node:fs';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { AuditRecord, AuditSink } from '../core/audit.js';
 
 /** Lines held while the disk is slow; past this the oldest are dropped and the drop is logged. */
 const MAX_PENDING = 65_536;
 const FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
 
 /**
- * The audit log: one JSON line per Job call, appended. A call only pushes its line; the lines of
- * a turn of the event loop go out in one write after it, so auditing costs a call no I/O. Past
- * `maxBytes` the file is renamed to `<path>.1` (`.1` to `.2`, ... up to `keep`) and a new one
- * begun. Opened without following links, mode 0600: it names who did what.
+ * An append-only file of JSON lines (the audit log, the Tasks' submitters). `append` only pushes
+ * the line; the lines of a turn of the event loop go out in one write after it, so a call that
+ * appends pays no I/O. Past `maxBytes` the file is renamed to `<path>.1` (`.1` to `.2`, ... up to
+ * `keep`) and a new one begun. Opened without following links, mode 0600.
  */
-export class AuditLog {
+export class JsonLinesFile {
   #pending: string[] = [];
   #dropped = 0;
   #scheduled = false;
@@ -28,15 +27,15 @@ export class AuditLog {
     private readonly keep: number,
   ) {}
 
-  static async open(path: string, maxBytes: number, keep: number): Promise<AuditLog> {
-    const log = new AuditLog(path, maxBytes, keep);
+  static async open(path: string, maxBytes = Infinity, keep = 0): Promise<JsonLinesFile> {
+    const log = new JsonLinesFile(path, maxBytes, keep);
     await mkdir(dirname(path), { recursive: true, mode: 0o700 });
     await log.#reopen();
     return log;
   }
 
-  /** Takes one record (the registry's AuditSink): never waits, never throws. */
-  readonly append: AuditSink = (record: AuditRecord) => {
+  /** Takes one record (e.g. the registry's AuditSink): never waits, never throws. */
+  readonly append = (record: object): void => {
     if (this.#pending.length >= MAX_PENDING) {
       this.#pending.shift();
       this.#dropped++;
@@ -89,7 +88,7 @@ export class AuditLog {
       this.#failed = false;
     } catch (err) {
       // A full disk or a removed directory must not stop the service; say so once per outage.
-      if (!this.#failed) console.error(`taskyard: cannot write the audit log ${this.path}: ${(err as Error).message}`);
+      if (!this.#failed) console.error(`taskyard: cannot write ${this.path}: ${(err as Error).message}`);
       this.#failed = true;
       if (!this.#handle) await this.#reopen().catch(() => undefined);
     }
