@@ -80,11 +80,22 @@ export class JsonLinesFile {
       lines.unshift(JSON.stringify({ time: new Date().toISOString(), dropped: this.#dropped }));
       this.#dropped = 0;
     }
-    const bytes = Buffer.from(`${lines.join('\n')}\n`);
     try {
-      if (this.#size > 0 && this.#size + bytes.length > this.maxBytes) await this.#rotate();
-      await this.#handle.write(bytes);
-      this.#size += bytes.length;
+      // As few writes as the size limit allows: lines gather until the next would pass it.
+      let chunk = '';
+      let bytes = 0;
+      for (const line of lines) {
+        const size = Buffer.byteLength(line) + 1;
+        if (this.#size + bytes + size > this.maxBytes && this.#size + bytes > 0) {
+          await this.#write(chunk, bytes);
+          await this.#rotate();
+          chunk = '';
+          bytes = 0;
+        }
+        chunk += `${line}\n`;
+        bytes += size;
+      }
+      await this.#write(chunk, bytes);
       this.#failed = false;
     } catch (err) {
       // A full disk or a removed directory must not stop the service; say so once per outage.
@@ -92,5 +103,11 @@ export class JsonLinesFile {
       this.#failed = true;
       if (!this.#handle) await this.#reopen().catch(() => undefined);
     }
+  }
+
+  async #write(text: string, bytes: number): Promise<void> {
+    if (bytes === 0) return;
+    await this.#handle!.write(text);
+    this.#size += bytes;
   }
 }
