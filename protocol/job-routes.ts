@@ -86,7 +86,10 @@ export async function handleCatalog(req: IncomingRequest, res: ResponseSink, cal
   if (target !== null) {
     const resolved = opts.forwarder.resolve(target);
     if (!resolved) throw new HttpError(422, `target ${JSON.stringify(target)} is not one of the configured targets`);
-    sendJson(res, 200, { answer: await opts.forwarder.catalog(resolved, AbortSignal.any([req.signal, opts.shutdown])), success: true, metadata: {} });
+    const catalog = await opts.forwarder.catalog(resolved, AbortSignal.any([req.signal, opts.shutdown]));
+    // A scoped token reaches on a target the Jobs its scope names here, and sees only those.
+    const items = caller.unrestricted ? catalog.items : catalog.items.filter((item) => caller.registry.get(item.name) !== undefined);
+    sendJson(res, 200, { answer: caller.unrestricted ? catalog : { items, total: items.length }, success: true, metadata: {} });
     return;
   }
   // metadata.token: the name of the token (never its value), so a console can say who is signed in.

@@ -41,10 +41,14 @@ export const SERVER_INSTRUCTIONS = [
 // costs more than the whole tool call.
 const schemaValidator = new AjvJsonSchemaValidator();
 
-/** The tool of a Job; built once per Job, since tools/list answers the same every time. */
-const tools = new WeakMap<RegisteredJob, Tool>();
+/**
+ * The tool of a Job; built once per Job and tasks capability, since tools/list answers the same
+ * every time (a scoped token's server may lack the tasks capability the service token's has).
+ */
+const tools = { withTasks: new WeakMap<RegisteredJob, Tool>(), plain: new WeakMap<RegisteredJob, Tool>() };
 function toolOf(entry: RegisteredJob, withTasks: boolean): Tool {
-  let tool = tools.get(entry);
+  const built = withTasks ? tools.withTasks : tools.plain;
+  let tool = built.get(entry);
   if (!tool) {
     const { job } = entry;
     tool = {
@@ -55,7 +59,7 @@ function toolOf(entry: RegisteredJob, withTasks: boolean): Tool {
       outputSchema: entry.response,
       ...(job.annotations ? { annotations: { ...job.annotations } } : {}),
     };
-    tools.set(entry, tool);
+    built.set(entry, tool);
   }
   return tool;
 }

@@ -36,7 +36,12 @@ t.test("a scoped token's tools/list holds exactly its Jobs; a call outside it is
   t.same((await reader.listTools()).tools.map((tool) => tool.name).sort(), [...READER_JOBS].sort(), 'reader: exactly its Jobs');
   t.same((await agent.listTools()).tools.map((tool) => tool.name).sort(), [...AGENT_JOBS].sort(), 'agent: exactly its Jobs');
   const all = await connectMcp(t, svc.url, svc.token);
-  t.ok((await all.listTools()).tools.some((tool) => tool.name === 'shell'), 'the service token lists every Job');
+  const allTools = (await all.listTools()).tools;
+  t.ok(allTools.some((tool) => tool.name === 'shell'), 'the service token lists every Job');
+  // The agent's server has no MCP tasks (its scope lacks wait_task and cancel): listing its
+  // submit first must not take the task support off the service token's submit.
+  t.same(allTools.find((tool) => tool.name === 'submit')?.execution, { taskSupport: 'optional' }, "the service token's submit still supports MCP tasks");
+  t.equal((await agent.listTools()).tools.find((tool) => tool.name === 'submit')?.execution, undefined, "the agent's does not");
 
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-mcp-scope-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
