@@ -161,3 +161,16 @@ t.test('configuration: Job names are checked, values may come from a file, every
   t.same(body.metadata, { token: 'reader' }, 'the token read from its file is accepted');
   t.ok(body.answer.items.length > 10, '["*"] is every Job');
 });
+
+t.test('forwarding keeps the scope: a target reached through this service shows and runs only the Jobs of the token', async (t) => {
+  const b = await startTestService(t);
+  const a = await startTestService(t, { config: { targets: [{ address: b.url, token: b.token }], service: { tokens } } });
+  const catalog = (await (await fetch(`${a.url}/jobs?target=${encodeURIComponent(b.url)}`, as(READER))).json()) as { answer: { items: Array<{ name: string }>; total: number } };
+  t.same(catalog.answer.items.map((i) => i.name).sort(), [...READER_JOBS].sort(), "the target's catalog, cut to the token's Jobs");
+  t.equal(catalog.answer.total, READER_JOBS.length);
+  const refused = await fetch(`${a.url}/jobs/shell`, as(READER, { method: 'POST', body: JSON.stringify({ arguments: { command: 'true' }, target: b.url }) }));
+  t.equal(refused.status, 403, 'a Job outside the scope is refused before it is forwarded');
+  await refused.arrayBuffer();
+  const forwarded = await fetch(`${a.url}/jobs/version`, as(READER, { method: 'POST', body: JSON.stringify({ arguments: {}, target: b.url }) }));
+  t.equal(((await forwarded.json()) as { success: boolean }).success, true, 'its own Jobs are forwarded');
+});
