@@ -38,7 +38,7 @@ export const CONSOLE_HEADER = 'x-taskyard-client';
 
 function callerOf(name: string, registry: JobRegistry, unrestricted: boolean): Caller {
   const may = (jobs: readonly string[]) => unrestricted || jobs.some((job) => registry.get(job) !== undefined);
-  return Object.freeze({ name, registry, unrestricted, mayDownload: may(DOWNLOAD_JOBS), mayUpload: may(UPLOAD_JOBS), tags: tagsOf(name) });
+  return Object.freeze({ name, registry, unrestricted, mayDownload: may(DOWNLOAD_JOBS), mayUpload: may(UPLOAD_JOBS), tags: tagsOf(name, registry) });
 }
 
 // One-shot hashing, base64 text: the lookup key of a presented token.
