@@ -17,6 +17,7 @@ import { createJobContext, type JobContext } from '../core/job.js';
 import { stepText } from './mcp-progress.js';
 import { TaskProgress } from './mcp-task-progress.js';
 import type { JobRegistry } from '../core/registry.js';
+import type { CallerTag } from '../core/caller.js';
 import { ShellTasks } from './mcp-shell-tasks.js';
 import { baseUrlOf, resourceLinks } from './mcp-resource-links.js';
 
@@ -117,10 +118,10 @@ export class McpTasks {
   }
 
   /** Calls a public Job; with `emit`, it runs as for an event stream and its events go there. */
-  async #call(name: string, args: Record<string, unknown>, signal?: AbortSignal, emit?: JobContext['emit']): Promise<JobResponse> {
+  async #call(name: string, args: Record<string, unknown>, signal?: AbortSignal, emit?: JobContext['emit'], caller?: CallerTag): Promise<JobResponse> {
     const entry = this.registry.get(name);
     if (!entry) throw new McpError(ErrorCode.MethodNotFound, `${name} is not available on this service`);
-    const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), emit !== undefined, emit);
+    const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), emit !== undefined, emit, undefined, caller);
     return await plainAnswer((await this.registry.execute(entry, this.registry.prepare(entry, args), ctx, 'mcp')) ?? { answer: 'no result', success: false, metadata: {} });
   }
 
@@ -142,10 +143,11 @@ export class McpTasks {
    * Starts the MCP task of a task-augmented call of one of TASK_TOOLS (arguments validated);
    * `token` is the call's progress token, which the task keeps.
    */
-  async create(tool: string, args: Record<string, unknown>, callerGone: AbortSignal, ttl?: number, token?: ProgressToken): Promise<Task> {
-    if (tool === 'shell') return this.#shell.start(args, ttl, token);
+  async create(tool: string, args: Record<string, unknown>, callerGone: AbortSignal, ttl?: number, token?: ProgressToken, caller?: CallerTag): Promise<Task> {
+    // The commands and submits of a task-augmented call are the caller's (audited, submitter kept).
+    if (tool === 'shell') return this.#shell.start(args, ttl, token, caller);
     if (tool === 'submit') {
-      const response = await this.#call('submit', args, callerGone);
+      const response = await this.#call('submit', args, callerGone, undefined, caller);
       if (!response.success) throw new McpError(ErrorCode.InvalidParams, String(response.answer));
       return this.#run({ ...(response.answer as RunRef), token });
     }

@@ -115,7 +115,7 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
     const token = extra._meta?.progressToken;
     if (request.params.task) {
       if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
-      return { task: await tasks.create(entry.job.name, args, callerGone, request.params.task.ttl, token) };
+      return { task: await tasks.create(entry.job.name, args, callerGone, request.params.task.ttl, token, opts.caller) };
     }
     // With a progress token the Job runs as for an event stream, and its events become progress
     // notifications (the answer then turns into SSE); without one it answers plain JSON.

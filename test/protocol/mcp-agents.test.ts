@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startTestService, waitFor } from '../helpers/service.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { makeWorkspace, writeFixturePlugin } from '../tasks/task-helpers.js';
@@ -133,4 +133,31 @@ t.test('tool results that name artifacts link them as resource_link items that d
       t.equal(result.content[0]?.type, 'text', 'the JobResponse text comes first, as before');
     }
   }
+});
+
+t.test('task-augmented calls (MCP Tasks) of a scoped token are its own: audited, the submitter kept; no tasks capability without their Jobs', async (t) => {
+  const RUNNER = 'runner-token-0123456789abcdef';
+  const runnerJobs = ['submit', 'shell', 'status', 'wait_task', 'cancel', 'list_task_statuses'];
+  const svc = await startTestService(t, { config: { service: { tokens: [...tokens, { name: 'runner', token: RUNNER, jobs: runnerJobs }] } } });
+  const reader = await connectMcp(t, svc.url, READER);
+  t.equal(reader.getServerCapabilities()?.tasks, undefined, 'a token without the Jobs behind MCP tasks is not offered them');
+  const runner = await connectMcp(t, svc.url, RUNNER);
+  t.ok(runner.getServerCapabilities()?.tasks, 'a token with them is');
+  for (const [name, args] of [
+    ['submit', { task: 'demo', x: 1, y: 2 }],
+    ['shell', { command: 'true' }],
+  ] as const) {
+    const stream = runner.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { task: { ttl: 60_000 } });
+    let last: { type: string } | undefined;
+    for await (const message of stream) last = message;
+    t.equal(last?.type, 'result', `${name} as an MCP task ends with its result`);
+  }
+  const records = await waitFor(async () => {
+    const lines = (await readFile(join(svc.workspace, '.taskyard', 'audit.jsonl'), 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
+    const parsed = lines.map((l) => JSON.parse(l) as AuditRecord).filter((r) => r.token === 'runner');
+    return parsed.length >= 2 ? parsed : null;
+  }, 10_000, 'the audit log');
+  t.same(records.map(({ transport, job, outcome }) => `${transport} ${job} ${outcome}`).sort(), ['mcp shell ok', 'mcp submit ok']);
+  const page = await svc.call('query_task_statuses', {});
+  t.same(Object.values(page.body.metadata['submitted_by'] as Record<string, string>), ['runner'], 'the Task it submitted is known as its');
 });
