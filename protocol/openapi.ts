@@ -22,6 +22,7 @@ const answered = (name: string, answer: TSchema, description: string): Doc => js
 const COMMON_ERRORS: Doc = { '401': detail('Missing or mismatched bearer token (`Invalid bearer token`)') };
 const JOB_ERRORS: Doc = {
   ...COMMON_ERRORS,
+  '403': detail("The Job is outside the scope of the caller's token (service.tokens)"),
   '404': detail('The Job is not public, unknown, or its /events route is disabled (`Unknown job`)'),
   '422': json(ref('ValidationDetail'), 'Invalid request envelope or arguments'),
 };
