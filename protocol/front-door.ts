@@ -2,7 +2,7 @@ import { HttpError, invalidToken, unknownJob } from '../core/errors.js';
 import type { Forwarder } from './target-forwarder.js';
 import type { JobRegistry } from '../core/registry.js';
 import { isProtectedPath } from './auth.js';
-import { checkFilesScope, TokenScopes, type Caller } from './token-scopes.js';
+import { checkFilesScope, rememberCaller, TokenScopes, type Caller } from './token-scopes.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';
 import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';
 import { JSON_HEADERS, sendError } from './reply.js';
@@ -68,7 +68,7 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
       return;
     }
     let caller: Caller | null = null;
-    if (isProtectedPath(path) && !(caller = opts.scopes.admit(req))) throw invalidToken();
+    if (isProtectedPath(path) && !(caller = opts.scopes.identify(req.headers))) throw invalidToken();
 
     if (path === '/health' || path === '/health/') {
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET');
@@ -88,6 +88,7 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
     if (path === '/mcp' || path === '/mcp/') return handleMcp(req, res, caller!);
     if (caller && !caller.unrestricted && (path === '/files' || path.startsWith('/files/'))) checkFilesScope(caller, method);
     const handler = findRoute(path);
+    if (caller) rememberCaller(req, caller);
     if (handler) return handler.handle(req, res);
     throw new HttpError(404, 'Not found');
   }

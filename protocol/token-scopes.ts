@@ -93,12 +93,11 @@ export class TokenScopes {
     return this.#byDigest.get(digest(match[1])) ?? null;
   }
 
-  /** Identifies the request and remembers its caller for the routes; null: 401. */
-  admit(req: IncomingRequest): Caller | null {
-    const caller = this.identify(req.headers);
-    if (caller) requestCallers.set(req, caller);
-    return caller;
-  }
+}
+
+/** Tells routes that only see the request (`/openapi.json`) who its caller is. */
+export function rememberCaller(req: IncomingRequest, caller: Caller): void {
+  requestCallers.set(req, caller);
 }
 
 /** A `/files` request the caller's scope does not cover: 403 before anything is read or written. */

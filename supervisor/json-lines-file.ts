@@ -13,7 +13,7 @@ const FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | cons
  * `keep`) and a new one begun. Opened without following links, mode 0600.
  */
 export class JsonLinesFile {
-  #pending: string[] = [];
+  #pending: object[] = [];
   #dropped = 0;
   #scheduled = false;
   #writing: Promise<void> = Promise.resolve();
@@ -40,7 +40,8 @@ export class JsonLinesFile {
       this.#pending.shift();
       this.#dropped++;
     }
-    this.#pending.push(JSON.stringify(record));
+    // Serialized when written, after the call has been answered.
+    this.#pending.push(record);
     if (this.#scheduled) return;
     this.#scheduled = true;
     setImmediate(() => {
@@ -74,7 +75,7 @@ export class JsonLinesFile {
 
   async #flush(): Promise<void> {
     if (this.#pending.length === 0 || !this.#handle) return;
-    const lines = this.#pending;
+    const lines = this.#pending.map((record) => JSON.stringify(record));
     this.#pending = [];
     if (this.#dropped > 0) {
       lines.unshift(JSON.stringify({ time: new Date().toISOString(), dropped: this.#dropped }));
