@@ -5,7 +5,12 @@ import type { HttpAdapter } from '../protocol/http.js';
 import { chooseAdapter } from '../protocol/adapter.js';
 import { InFlight } from '../protocol/in-flight.js';
 import { requestInProcess, type InProcessInit, type InProcessResponse } from '../protocol/in-process.js';
-import { buildOpenApi, createOpenApiRoute } from '../protocol/openapi.js';
+import { createOpenApiRoute } from '../protocol/openapi.js';
+import { TokenScopes } from '../protocol/token-scopes.js';
+import { JsonLinesFile } from '../supervisor/json-lines-file.js';
+import { resolveScopedTokens } from '../supervisor/scoped-tokens.js';
+import { STATE_DIR } from '../supervisor/token-store.js';
+import { join, resolve } from 'node:path';
 import { WorkerPool } from '../workers/pool.js';
 import type { Environment } from '../supervisor/capability-contract.js';
 import type { AppCapability, AppCapabilityFactory } from './app-capability.js';
@@ -57,30 +62,34 @@ export async function startService(opts: ServiceOptions): Promise<RunningService
   const env: Environment = { config, workspace, pool, shutdown: shutdown.signal, token: opts.token, metrics, runAs };
   const capabilities: AppCapability[] = [];
   let forwarder: Forwarder | undefined;
+  let audit: JsonLinesFile | undefined;
   const closeAll = async () => {
     shutdown.abort();
     forwarder?.close();
     for (const c of capabilities.reverse()) await c.close?.();
+    await audit?.close();
     await pool.close();
     await lock.release();
   };
   try {
     await openStateDirForRunAs(workspace, runAs);
     forwarder = createForwarder(config.targets);
+    const scopedTokens = resolveScopedTokens(config.service.tokens, process.cwd());
+    audit = await JsonLinesFile.open(resolve(workspace, config.audit.path ?? join(STATE_DIR, 'audit.jsonl')), config.audit.max_bytes, config.audit.keep);
     for (const factory of opts.capabilities ?? DEFAULT_CAPABILITIES) capabilities.push(await factory(env));
-    const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null, metrics.observeJobCall);
+    const registry = new JobRegistry(capabilities.flatMap((c) => c.jobs), config.jobs, opts.token !== null, metrics.observeJobCall, audit.append);
     for (const c of capabilities) c.attach?.(registry);
     const handler = createFrontDoor({
       registry,
       forwarder,
-      token: opts.token,
+      scopes: new TokenScopes(registry, opts.token, scopedTokens),
       jsonLimit: config.service.json_body_limit_bytes,
       shutdown: shutdown.signal,
       stopping: stopping.signal,
       loopbackOnly: isLoopbackHost(config.service.host),
       allowedOrigins: config.service.allowed_origins,
       mcpProgressIntervalMs: config.service.mcp_progress_interval_ms,
-      routes: [...capabilities.flatMap((c) => c.routes ?? []), createOpenApiRoute(buildOpenApi(registry, opts.token !== null))],
+      routes: [...capabilities.flatMap((c) => c.routes ?? []), createOpenApiRoute(registry, opts.token !== null)],
     });
     const adapter = opts.adapter ?? chooseAdapter();
     const inFlight = new InFlight();

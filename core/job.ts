@@ -2,6 +2,7 @@ import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { JobResult } from '../schemas/job-response.js';
 import type { JobEvent } from '../schemas/events.js';
 import type { JobOverride } from '../schemas/config.js';
+import type { CallerTag } from './caller.js';
 
 /** Exposure flags of a Job; config `jobs.<name>` (its JobOverride) may override each one. */
 export type JobFlags = Required<JobOverride>;
@@ -44,6 +45,8 @@ export interface JobContext {
    * See SharedWrite for the answer; 'refused' and 'full' send the caller back to `emit`.
    */
   readonly emitShared?: ((events: readonly JobEvent[]) => SharedWrite) | undefined;
+  /** Who called, when a client did (absent for the service's own calls): audited, and kept as a Task's submitter. */
+  readonly caller?: CallerTag | undefined;
 }
 
 /**
@@ -92,6 +95,7 @@ class LazyJobContext implements JobContext {
     readonly streaming: boolean,
     readonly emit: JobContext['emit'],
     readonly emitShared: JobContext['emitShared'],
+    readonly caller: CallerTag | undefined,
   ) {}
 
   get signal(): AbortSignal {
@@ -99,6 +103,12 @@ class LazyJobContext implements JobContext {
   }
 }
 
-export function createJobContext(sources: () => AbortSignal[], streaming: boolean, emit: JobContext['emit'] = NO_EVENTS, emitShared?: JobContext['emitShared']): JobContext {
-  return new LazyJobContext(sources, streaming, emit, emitShared);
+export function createJobContext(
+  sources: () => AbortSignal[],
+  streaming: boolean,
+  emit: JobContext['emit'] = NO_EVENTS,
+  emitShared?: JobContext['emitShared'],
+  caller?: CallerTag,
+): JobContext {
+  return new LazyJobContext(sources, streaming, emit, emitShared, caller);
 }

@@ -3,6 +3,8 @@ import { JobResponse, responseSchemaOf, type JobCatalog, type JobDescriptor } fr
 import { check } from '../schemas/validator.js';
 import { DEFAULT_JOB_FLAGS, type Job, type JobContext, type JobFlags } from './job.js';
 import { ConfigError, describeError, HttpError } from './errors.js';
+import { taskIdOf, type AuditSink } from './audit.js';
+import type { CallerTag } from './caller.js';
 
 /** Which entry point called a Job (`agent`: a tool call of an Agent turn). */
 export type Transport = 'http' | 'sse' | 'mcp' | 'agent';
@@ -31,17 +33,24 @@ export interface RegisteredJob {
  */
 export class JobRegistry {
   readonly #public = new Map<string, RegisteredJob>();
-  readonly catalog: JobCatalog;
+  #catalog: JobCatalog;
+  /** Every Job declared, public or not (to check Job names in config). */
+  readonly #declared: ReadonlySet<string>;
+  /** Of a view made by restrictTo: the whole registry, which knows the Jobs this view refuses. */
+  #whole: JobRegistry | undefined;
 
   readonly #observe: JobCallObserver | undefined;
+  readonly #audit: AuditSink | undefined;
 
-  constructor(jobs: readonly Job[], overrides: Record<string, Partial<JobFlags>>, tokenConfigured: boolean, observe?: JobCallObserver) {
+  constructor(jobs: readonly Job[], overrides: Record<string, Partial<JobFlags>>, tokenConfigured: boolean, observe?: JobCallObserver, audit?: AuditSink) {
     this.#observe = observe;
+    this.#audit = audit;
     const byName = new Map(jobs.map((j) => [j.name, j]));
     if (byName.size !== jobs.length) throw new Error('two Jobs share a name');
     for (const name of Object.keys(overrides)) {
       if (!byName.has(name)) throw new ConfigError(`jobs.${name}: no Job of that name (known: ${[...byName.keys()].sort().join(', ')})`);
     }
+    this.#declared = new Set(byName.keys());
     for (const job of jobs) {
       const flags = Object.freeze({ ...DEFAULT_JOB_FLAGS, ...job.flags, ...overrides[job.name] });
       // Spec, Authentication 5: public when served, and either a token guards the service or
@@ -55,8 +64,49 @@ export class JobRegistry {
       };
       this.#public.set(job.name, Object.freeze({ job, flags, descriptor, response: responseSchemaOf(job.name, job.output) }));
     }
-    const items = [...this.#public.values()].map((r) => r.descriptor);
-    this.catalog = Object.freeze({ items, total: items.length });
+    this.#catalog = catalogOf(this.#public);
+  }
+
+  /** The public Jobs (GET /jobs): of a view, only those in its scope. */
+  get catalog(): JobCatalog {
+    return this.#catalog;
+  }
+
+  /** Whether a Job of that name is declared at all (public or not). */
+  declares(name: string): boolean {
+    return this.#declared.has(name);
+  }
+
+  /**
+   * The same registry seen by a token whose scope is `names` (`*`: every Job): `get`, `list` and
+   * `catalog` hold only those Jobs; `refuses` tells a public Job outside the scope from an unknown
+   * one. Made once per token at start, so a call through a view costs what a call through the
+   * whole registry costs.
+   */
+  restrictTo(names: readonly string[]): JobRegistry {
+    if (names.includes('*')) return this;
+    const view = new JobRegistry([], {}, false, this.#observe, this.#audit);
+    for (const name of names) {
+      const entry = this.#public.get(name);
+      if (entry) view.#public.set(name, entry);
+    }
+    view.#catalog = catalogOf(view.#public);
+    view.#whole = this;
+    return view;
+  }
+
+  /** Whether `name` is a public Job this view's scope leaves out. */
+  refuses(name: string): boolean {
+    return this.#whole !== undefined && !this.#public.has(name) && this.#whole.#public.has(name);
+  }
+
+  /**
+   * Records a call refused before it ran (a Job outside the caller's scope) and answers the 403
+   * to throw. Nothing of the call runs.
+   */
+  refusal(name: string, caller: CallerTag): HttpError {
+    this.#audit?.({ time: new Date().toISOString(), token: caller.token, transport: caller.transport, job: name, outcome: 'refused' });
+    return new HttpError(403, `The token "${caller.token}" may not call ${name}: its scope does not include it`);
   }
 
   /** The public Job of that name, or undefined (callers answer 404 `Unknown job`). */
@@ -86,6 +136,11 @@ export class JobRegistry {
     const ended = this.#observe?.(entry.job.name, transport);
     const response = await this.#run(entry, args, ctx);
     ended?.(response === null ? 'no_result' : response.success ? 'success' : 'failure');
+    const caller = ctx.caller;
+    if (this.#audit && caller) {
+      const taskId = taskIdOf(args, response?.answer);
+      this.#audit({ time: new Date().toISOString(), token: caller.token, transport: caller.transport, job: entry.job.name, ...(taskId === undefined ? {} : { task_id: taskId }), outcome: response?.success ? 'ok' : 'business_failure' });
+    }
     return response;
   }
 
@@ -100,4 +155,9 @@ export class JobRegistry {
     const { answer, success, metadata } = result as JobResponse;
     return { answer: answer === undefined ? '' : answer, success, metadata: metadata ?? {} };
   }
+}
+
+function catalogOf(jobs: ReadonlyMap<string, RegisteredJob>): JobCatalog {
+  const items = [...jobs.values()].map((r) => r.descriptor);
+  return Object.freeze({ items, total: items.length });
 }

@@ -1,8 +1,9 @@
 import { HttpError, invalidToken, unknownJob } from '../core/errors.js';
 import type { Forwarder } from './target-forwarder.js';
 import type { JobRegistry } from '../core/registry.js';
-import { isProtectedPath, makeBearerCheck } from './auth.js';
+import { isProtectedPath } from './auth.js';
 import { crossSiteGuard, isJsonBody } from './cross-site-guard.js';
+import { checkFilesScope, rememberCaller, TokenScopes, type Caller } from './token-scopes.js';
 import type { Handler, IncomingRequest, ResponseSink } from './http.js';
 import { handleCall, handleCatalog, handleEvents, type JobRoutesOptions } from './job-routes.js';
 import { JSON_HEADERS, sendError, sendJson } from './reply.js';
@@ -11,7 +12,8 @@ import { matchesPrefix, type Route } from './route.js';
 export interface FrontDoorOptions {
   registry: JobRegistry;
   forwarder: Forwarder;
-  token: string | null;
+  /** The bearer tokens accepted, and what each may call. */
+  scopes: TokenScopes;
   jsonLimit: number;
   shutdown: AbortSignal;
   /** Aborted when the service starts to stop (before `shutdown`): SSE streams end then. */
@@ -63,17 +65,16 @@ function withPath(req: IncomingRequest, path: string): IncomingRequest {
  * Auth and routing read the same decoded path, so an encoded spelling cannot slip past one of them.
  */
 export function createFrontDoor(opts: FrontDoorOptions): Handler {
-  const authorized = opts.token === null ? () => true : makeBearerCheck(opts.token);
   const crossSite = crossSiteGuard(opts.loopbackOnly, opts.allowedOrigins);
-  const jobOpts: JobRoutesOptions = { registry: opts.registry, forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, stopping: opts.stopping };
+  const jobOpts: JobRoutesOptions = { forwarder: opts.forwarder, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, stopping: opts.stopping };
   // The MCP layer and its SDK (~200 ms of CPU to load) come with the first `/mcp` request, so a
   // start (and every CLI or test process that starts a service) does not pay for them.
-  let mcp: Promise<Handler> | undefined;
-  const handleMcp: Handler = async (req, res) => {
+  let mcp: Promise<(req: IncomingRequest, res: ResponseSink, caller: Caller) => Promise<void>> | undefined;
+  const handleMcp = async (req: IncomingRequest, res: ResponseSink, caller: Caller) => {
     mcp ??= Promise.all([import('./mcp.js'), import('./mcp-tasks.js')]).then(([{ createMcpHandler }, { McpTasks }]) =>
       createMcpHandler({ registry: opts.registry, jsonLimit: opts.jsonLimit, shutdown: opts.shutdown, progressIntervalMs: opts.mcpProgressIntervalMs, tasks: new McpTasks(opts.registry, opts.shutdown) }),
     );
-    return (await mcp)(req, res);
+    return (await mcp)(req, res, caller);
   };
 
   const findRoute = (path: string) => opts.routes.find((r) => r.prefix !== '/' && matchesPrefix(path, r.prefix)) ?? opts.routes.find((r) => r.prefix === '/');
@@ -86,7 +87,8 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
       res.send(204, CORS_PREFLIGHT);
       return;
     }
-    if (isProtectedPath(path) && !authorized(req.headers)) throw invalidToken();
+    let caller: Caller | null = null;
+    if (isProtectedPath(path) && !(caller = opts.scopes.identify(req.headers))) throw invalidToken();
 
     if (path === '/health' || path === '/health/') {
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET');
@@ -94,18 +96,20 @@ export function createFrontDoor(opts: FrontDoorOptions): Handler {
     }
     if (path === '/jobs' || path === '/jobs/') {
       if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed('GET');
-      return handleCatalog(req, res, jobOpts);
+      return handleCatalog(req, res, caller!, jobOpts);
     }
     const job = /^\/jobs\/([^/]+)(\/events)?\/?$/.exec(path);
     if (job) {
       if (method !== 'POST') throw methodNotAllowed('POST');
-      if (opts.token === null && !isJsonBody(req.headers)) throw crossSiteBody();
+      if (opts.scopes.open && !isJsonBody(req.headers)) throw crossSiteBody();
       const name = job[1]!;
-      return job[2] ? handleEvents(req, res, name, jobOpts) : handleCall(req, res, name, jobOpts);
+      return job[2] ? handleEvents(req, res, name, caller!, jobOpts) : handleCall(req, res, name, caller!, jobOpts);
     }
     if (path.startsWith('/jobs/')) throw unknownJob();
-    if (isMcpPath(path)) return handleMcp(req, res);
+    if (isMcpPath(path)) return handleMcp(req, res, caller!);
+    if (caller && !caller.unrestricted && (path === '/files' || path.startsWith('/files/'))) checkFilesScope(caller, method);
     const handler = findRoute(path);
+    if (caller) rememberCaller(req, caller);
     if (handler) return handler.handle(req, res);
     throw new HttpError(404, 'Not found');
   }

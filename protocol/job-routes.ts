@@ -4,14 +4,15 @@ import { check } from '../schemas/validator.js';
 import { describeError, HttpError, unknownJob } from '../core/errors.js';
 import type { Forwarder } from './target-forwarder.js';
 import { createJobContext } from '../core/job.js';
-import type { JobRegistry } from '../core/registry.js';
+import { tagFor, type Caller } from './token-scopes.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
+import type { RegisteredJob } from '../core/registry.js';
+import type { CallerTag } from '../core/caller.js';
 import { readJson } from './json-body.js';
 import { JSON_HEADERS, sendJson, writeAll } from './reply.js';
 import { SseWriter } from './sse.js';
 
 export interface JobRoutesOptions {
-  registry: JobRegistry;
   forwarder: Forwarder;
   jsonLimit: number;
   shutdown: AbortSignal;
@@ -68,23 +69,41 @@ function targetOf(forwarder: Forwarder, envelope: RequestEnvelope): string | und
   return resolved;
 }
 
-/** `GET /jobs`: the catalog, local or of a configured target (`?target=`). */
-export async function handleCatalog(req: IncomingRequest, res: ResponseSink, opts: JobRoutesOptions): Promise<void> {
+/**
+ * The public Job a caller asked for: 404 `Unknown job` as the spec says for a Job that is not
+ * public, 403 (audited) for one outside the caller's scope. Forwarded calls are checked too: a
+ * scoped token reaches the same Jobs on a target as here.
+ */
+function jobFor(caller: Caller, name: string, tag: CallerTag): RegisteredJob | undefined {
+  const entry = caller.registry.get(name);
+  if (!entry && caller.registry.refuses(name)) throw caller.registry.refusal(name, tag);
+  return entry;
+}
+
+/** `GET /jobs`: the catalog (of the Jobs the caller may call), local or of a configured target (`?target=`). */
+export async function handleCatalog(req: IncomingRequest, res: ResponseSink, caller: Caller, opts: JobRoutesOptions): Promise<void> {
   const target = new URLSearchParams(req.query).get('target');
   if (target !== null) {
     const resolved = opts.forwarder.resolve(target);
     if (!resolved) throw new HttpError(422, `target ${JSON.stringify(target)} is not one of the configured targets`);
-    sendJson(res, 200, { answer: await opts.forwarder.catalog(resolved, AbortSignal.any([req.signal, opts.shutdown])), success: true, metadata: {} });
+    const catalog = await opts.forwarder.catalog(resolved, AbortSignal.any([req.signal, opts.shutdown]));
+    // A scoped token reaches on a target the Jobs its scope names here, and sees only those.
+    const items = caller.unrestricted ? catalog.items : catalog.items.filter((item) => caller.registry.get(item.name) !== undefined);
+    sendJson(res, 200, { answer: caller.unrestricted ? catalog : { items, total: items.length }, success: true, metadata: {} });
     return;
   }
-  sendJson(res, 200, { answer: opts.registry.catalog, success: true, metadata: {} });
+  // metadata.token: the name of the token (never its value), so a console can say who is signed in.
+  sendJson(res, 200, { answer: caller.registry.catalog, success: true, metadata: { token: caller.name } });
 }
 
 /** `POST /jobs/{name}`: one JobResponse. */
-export async function handleCall(req: IncomingRequest, res: ResponseSink, name: string, opts: JobRoutesOptions): Promise<void> {
+export async function handleCall(req: IncomingRequest, res: ResponseSink, name: string, caller: Caller, opts: JobRoutesOptions): Promise<void> {
   const envelope = await readEnvelope(req, opts.jsonLimit);
+  const tag = tagFor(caller, req, 'http');
+  const entry = jobFor(caller, name, tag);
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
+    if (!caller.unrestricted && !entry) throw unknownJob();
     // The service's stop drops the forwarder's connections, so only the caller's signal is passed.
     const answer = await opts.forwarder.call(target, name, envelope.arguments, req.gone);
     if ('json' in answer) return res.send(200, JSON_HEADERS, answer.json);
@@ -92,11 +111,11 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
     if (await writeAll(out, answer.stream, true)) out.end();
     return;
   }
-  const entry = opts.registry.get(name);
   if (!entry) throw unknownJob();
-  const args = opts.registry.prepare(entry, envelope.arguments);
-  const ctx = createJobContext(() => [req.signal, opts.shutdown], false);
-  const response = (await opts.registry.execute(entry, args, ctx)) ?? NO_RESULT;
+  const { registry } = caller;
+  const args = registry.prepare(entry, envelope.arguments);
+  const ctx = createJobContext(() => [req.signal, opts.shutdown], false, undefined, undefined, tag);
+  const response = (await registry.execute(entry, args, ctx)) ?? NO_RESULT;
   if (!(response.answer instanceof StreamedAnswer)) return res.send(200, JSON_HEADERS, responseJson(response));
   const out = res.stream(200, JSON_HEADERS);
   if (await writeAll(out, responseChunks(response))) out.end();
@@ -104,10 +123,13 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
 
 
 /** `POST /jobs/{name}/events`: SSE frames of the Job's events, ending with `result`. */
-export async function handleEvents(req: IncomingRequest, res: ResponseSink, name: string, opts: JobRoutesOptions): Promise<void> {
+export async function handleEvents(req: IncomingRequest, res: ResponseSink, name: string, caller: Caller, opts: JobRoutesOptions): Promise<void> {
   const envelope = await readEnvelope(req, opts.jsonLimit);
+  const tag = tagFor(caller, req, 'sse');
+  const entry = jobFor(caller, name, tag);
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
+    if (!caller.unrestricted && !entry) throw unknownJob();
     // Validation and 4xx belong to the target, and reach the caller as such: the SSE response
     // starts only once the target has started its own.
     const events = await opts.forwarder.openStream(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.stopping, opts.shutdown]));
@@ -123,9 +145,9 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
     }
     return;
   }
-  const entry = opts.registry.get(name);
   if (!entry || !entry.flags.enable_stream) throw unknownJob();
-  const args = opts.registry.prepare(entry, envelope.arguments);
+  const { registry } = caller;
+  const args = registry.prepare(entry, envelope.arguments);
   const sse = new SseWriter(res);
   const ctx = createJobContext(
     () => [req.signal, opts.stopping, opts.shutdown],
@@ -134,8 +156,9 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
       await sse.send(event);
     },
     (events) => sse.sendShared(events),
+    tag,
   );
-  const response = await unlessStopping(opts.registry.execute(entry, args, ctx, 'sse'), opts.stopping);
+  const response = await unlessStopping(registry.execute(entry, args, ctx, 'sse'), opts.stopping);
   if (response === STOPPED) return sse.finish(STOPPING);
   if (response?.answer instanceof StreamedAnswer) return sse.finishStreamed(responseChunks(response, '{"kind":"result",'));
   await sse.finish(response ? { kind: 'result', ...response } : { kind: 'result', answer: NO_TERMINAL, success: false, metadata: {} });

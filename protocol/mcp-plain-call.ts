@@ -2,9 +2,11 @@ import { ErrorCode, McpError, type JSONRPCError } from '@modelcontextprotocol/sd
 import { isObject } from '../core/is-object.js';
 import { createJobContext } from '../core/job.js';
 import type { JobRegistry } from '../core/registry.js';
+import type { CallerTag } from '../core/caller.js';
 import { plainAnswer, responseJson, SerializedAnswer, StreamedAnswer, tailJson, type JobResponse } from '../schemas/job-response.js';
 import { wireErrorMessage } from './mcp-exchange.js';
 import { resolveCall, runTool } from './mcp-tools.js';
+import { mayLink, resourceLinks } from './mcp-resource-links.js';
 
 /** One `tools/call` that needs nothing of a session: no batch, no progress token, no MCP task. */
 export interface PlainCall {
@@ -34,7 +36,15 @@ export function plainToolCall(body: unknown): PlainCall | undefined {
 }
 
 /** The tool result of a JobResponse's JSON text: the text block (escaped) and the structured content. */
-const toolResultJson = (json: string, success: boolean) => `{"content":[{"type":"text","text":${JSON.stringify(json)}}],"structuredContent":${json},"isError":${!success}}`;
+const toolResultJson = (json: string, success: boolean, links = '') => `{"content":[{"type":"text","text":${JSON.stringify(json)}}${links}],"structuredContent":${json},"isError":${!success}}`;
+
+/** The resource_link items of a tool's answer, as text to follow the text block (see mcp-resource-links). */
+function linksJson(tool: string, answer: () => unknown, base: string | undefined): string {
+  if (base === undefined || !mayLink(tool)) return '';
+  let text = '';
+  for (const link of resourceLinks(tool, answer(), base)) text += `,${JSON.stringify(link)}`;
+  return text;
+}
 
 /**
  * Tool results of answers whose text the service stores (a Task's status), by that stored text:
@@ -46,16 +56,17 @@ const toolResultJson = (json: string, success: boolean) => `{"content":[{"type":
 class StoredResults {
   static readonly MAX = 256;
   static readonly MAX_TEXT = 8192;
-  readonly #results = new Map<string, { tail: string; result: string }>();
+  readonly #results = new Map<string, { tail: string; tool: string; base: string | undefined; result: string }>();
 
-  get(answer: SerializedAnswer, response: JobResponse): string {
-    if (answer.json.length > StoredResults.MAX_TEXT) return toolResultJson(responseJson(response), response.success);
+  get(answer: SerializedAnswer, response: JobResponse, tool: string, base: string | undefined): string {
+    const links = () => linksJson(tool, () => answer.value, base);
+    if (answer.json.length > StoredResults.MAX_TEXT) return toolResultJson(responseJson(response), response.success, links());
     const tail = tailJson(response);
     const known = this.#results.get(answer.json);
-    if (known?.tail === tail) return known.result;
-    const result = toolResultJson(responseJson(response), response.success);
+    if (known?.tail === tail && known.tool === tool && known.base === base) return known.result;
+    const result = toolResultJson(responseJson(response), response.success, links());
     if (!known && this.#results.size >= StoredResults.MAX) this.#results.delete(this.#results.keys().next().value!);
-    this.#results.set(answer.json, { tail, result });
+    this.#results.set(answer.json, { tail, tool, base, result });
     return result;
   }
 }
@@ -67,19 +78,21 @@ const storedResults = new StoredResults();
  * handler's). The tool result holds the JobResponse twice, as text and as structured content
  * (toolResult): here it is serialized once and that text used for both.
  */
-export async function answerPlainCall(call: PlainCall, registry: JobRegistry, signals: () => AbortSignal[]): Promise<string> {
+export async function answerPlainCall(call: PlainCall, registry: JobRegistry, signals: () => AbortSignal[], caller?: CallerTag, base?: string): Promise<string> {
   // String() for the usual numeric id: JSON.stringify of a number takes its slow generic path.
   const id = typeof call.id === 'number' ? String(call.id) : JSON.stringify(call.id);
   try {
-    const { entry, args } = resolveCall(registry, call.name, call.arguments);
-    const response = await runTool(registry, entry, args, createJobContext(signals, false));
+    const { entry, args } = resolveCall(registry, call.name, call.arguments, caller);
+    const response = await runTool(registry, entry, args, createJobContext(signals, false, undefined, undefined, caller));
     // The JobResponse's text as HTTP JSON writes it: an answer whose text is already known (a
     // Task's status) is not serialized again, nor escaped again; a streamed answer is made whole first.
     const { answer } = response;
-    const result =
-      answer instanceof SerializedAnswer
-        ? storedResults.get(answer, response)
-        : toolResultJson(answer instanceof StreamedAnswer ? JSON.stringify(await plainAnswer(response)) : responseJson(response), response.success);
+    let result: string;
+    if (answer instanceof SerializedAnswer) result = storedResults.get(answer, response, call.name, base);
+    else if (answer instanceof StreamedAnswer) {
+      const plain = await plainAnswer(response);
+      result = toolResultJson(JSON.stringify(plain), response.success, linksJson(call.name, () => plain.answer, base));
+    } else result = toolResultJson(responseJson(response), response.success, linksJson(call.name, () => answer, base));
     return `{"jsonrpc":"2.0","id":${id},"result":${result}}`;
   } catch (err) {
     const code = err instanceof McpError ? err.code : ErrorCode.InternalError;

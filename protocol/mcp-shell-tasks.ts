@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorCode, McpError, type ProgressToken, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
 import { createJobContext, type JobContext } from '../core/job.js';
+import type { CallerTag } from '../core/caller.js';
 import type { JobArgs, JobRegistry } from '../core/registry.js';
 import { RetainedResults, type GoneReason, type RetentionLimits } from './retained-results.js';
 
@@ -56,16 +57,22 @@ export class ShellTasks {
    * Starts the command (arguments already validated) and answers its MCP task. It runs as for an
    * event stream, so its output can reach whoever waits on it (nobody, at first).
    */
-  start(args: JobArgs, ttl: number | undefined, token?: ProgressToken): Task {
+  start(args: JobArgs, ttl: number | undefined, token?: ProgressToken, caller?: CallerTag): Task {
     const entry = this.registry.get('shell');
     if (!entry) throw new McpError(ErrorCode.MethodNotFound, 'shell is not available on this service');
     const now = new Date().toISOString();
     const task: Task = { taskId: ID_PREFIX + randomUUID(), status: 'working', ttl: ttl ?? DEFAULT_TTL_MS, createdAt: now, lastUpdatedAt: now, pollInterval: POLL_MS };
     const stop = new AbortController();
     const listeners = new Set<JobContext['emit']>();
-    const ctx = createJobContext(() => [stop.signal, this.shutdown], true, async (event) => {
-      for (const listener of listeners) await listener(event);
-    });
+    const ctx = createJobContext(
+      () => [stop.signal, this.shutdown],
+      true,
+      async (event) => {
+        for (const listener of listeners) await listener(event);
+      },
+      undefined,
+      caller,
+    );
     const done = this.registry.execute(entry, args, ctx, 'mcp').then(async (r) => plainAnswer(r ?? { answer: 'RuntimeError: the Job produced no result', success: false, metadata: {} }));
     const record: ShellTask = { task, done, stop, token, listeners };
     this.#tasks.set(task.taskId, record);

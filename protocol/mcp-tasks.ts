@@ -17,7 +17,9 @@ import { createJobContext, type JobContext } from '../core/job.js';
 import { stepText } from './mcp-progress.js';
 import { TaskProgress } from './mcp-task-progress.js';
 import type { JobRegistry } from '../core/registry.js';
+import type { CallerTag } from '../core/caller.js';
 import { ShellTasks } from './mcp-shell-tasks.js';
+import { baseUrlOf, resourceLinks } from './mcp-resource-links.js';
 
 /** Tools that accept task-augmented calls: their MCP task is a run of a service Task. */
 export const TASK_TOOLS: ReadonlySet<string> = new Set(['submit', 'wait_task', 'stream_task', 'shell']);
@@ -85,9 +87,10 @@ function toMcpTask(status: RunStatus, taskId = mcpTaskId(status)): Task {
 }
 
 /** The MCP form of a JobResponse (text block, structured content, isError), its answer made a plain value. */
-export async function toolResult(response: JobResponse): Promise<CallToolResult> {
+export async function toolResult(response: JobResponse, tool?: string, base?: string): Promise<CallToolResult> {
   const plain = await plainAnswer(response);
-  return { content: [{ type: 'text', text: JSON.stringify(plain) }], structuredContent: plain, isError: !plain.success };
+  const links = tool === undefined ? [] : resourceLinks(tool, plain.answer, base);
+  return { content: [{ type: 'text', text: JSON.stringify(plain) }, ...links], structuredContent: plain, isError: !plain.success };
 }
 
 /**
@@ -109,16 +112,16 @@ export class McpTasks {
     this.#shell = new ShellTasks(registry, shutdown);
   }
 
-  /** Whether the service can serve MCP tasks (the Jobs behind them are public). */
-  get available(): boolean {
-    return NEEDED.every((name) => this.registry.get(name) !== undefined);
+  /** Whether MCP tasks can be served to a caller of `scope` (the Jobs behind them are public and in its scope). */
+  availableTo(scope: JobRegistry): boolean {
+    return NEEDED.every((name) => scope.get(name) !== undefined);
   }
 
   /** Calls a public Job; with `emit`, it runs as for an event stream and its events go there. */
-  async #call(name: string, args: Record<string, unknown>, signal?: AbortSignal, emit?: JobContext['emit']): Promise<JobResponse> {
+  async #call(name: string, args: Record<string, unknown>, signal?: AbortSignal, emit?: JobContext['emit'], caller?: CallerTag): Promise<JobResponse> {
     const entry = this.registry.get(name);
     if (!entry) throw new McpError(ErrorCode.MethodNotFound, `${name} is not available on this service`);
-    const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), emit !== undefined, emit);
+    const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), emit !== undefined, emit, undefined, caller);
     return await plainAnswer((await this.registry.execute(entry, this.registry.prepare(entry, args), ctx, 'mcp')) ?? { answer: 'no result', success: false, metadata: {} });
   }
 
@@ -140,10 +143,11 @@ export class McpTasks {
    * Starts the MCP task of a task-augmented call of one of TASK_TOOLS (arguments validated);
    * `token` is the call's progress token, which the task keeps.
    */
-  async create(tool: string, args: Record<string, unknown>, callerGone: AbortSignal, ttl?: number, token?: ProgressToken): Promise<Task> {
-    if (tool === 'shell') return this.#shell.start(args, ttl, token);
+  async create(tool: string, args: Record<string, unknown>, callerGone: AbortSignal, ttl?: number, token?: ProgressToken, caller?: CallerTag): Promise<Task> {
+    // The commands and submits of a task-augmented call are the caller's (audited, submitter kept).
+    if (tool === 'shell') return this.#shell.start(args, ttl, token, caller);
     if (tool === 'submit') {
-      const response = await this.#call('submit', args, callerGone);
+      const response = await this.#call('submit', args, callerGone, undefined, caller);
       if (!response.success) throw new McpError(ErrorCode.InvalidParams, String(response.answer));
       return this.#run({ ...(response.answer as RunRef), token });
     }
@@ -171,7 +175,8 @@ export class McpTasks {
       const wait = progress.open(taskId, run ? `Task ${run.task_id}` : 'shell', run ? run.token : shell.token(taskId), extra._meta?.progressToken, extra.sendNotification);
       try {
         const response = run ? await this.#waitRun(run, AbortSignal.any([caller(), extra.signal]), wait.emit) : await shell.result(taskId, wait.emit);
-        return { ...(await toolResult(response)), _meta: { [RELATED_TASK_META_KEY]: { taskId } } } as never;
+        const result = await toolResult(response, run ? 'wait_task' : 'shell', baseUrlOf(extra.requestInfo?.headers as Record<string, string> | undefined));
+        return { ...result, _meta: { [RELATED_TASK_META_KEY]: { taskId } } } as never;
       } finally {
         wait.close();
       }

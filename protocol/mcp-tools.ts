@@ -6,10 +6,12 @@ import { TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
 import { describeIssues, type ValidationIssue } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
 import { HttpError } from '../core/errors.js';
+import type { CallerTag } from '../core/caller.js';
 import { createJobContext, type JobContext } from '../core/job.js';
 import type { JobArgs, JobRegistry, RegisteredJob } from '../core/registry.js';
 import { NO_RESULT } from './job-routes.js';
 import { ProgressReporter, progressTo } from './mcp-progress.js';
+import { baseUrlOf } from './mcp-resource-links.js';
 
 export interface McpToolsOptions {
   registry: JobRegistry;
@@ -18,27 +20,35 @@ export interface McpToolsOptions {
   progressIntervalMs: number;
   /** MCP Tasks over the service's Task records, when the Jobs behind them are public. */
   tasks?: McpTasks;
+  /** Who calls through this server (every call of a pooled server comes with the same token). */
+  caller?: CallerTag;
 }
 
 /** Told to every client at initialize: how the tools fit together to run work. */
 export const SERVER_INSTRUCTIONS = [
   'taskyard runs work on this machine. To run a Task: find it with list_installed_task_definitions and read its',
   'inputs with get_task_definition; start it with submit (task = registration name, every other argument is one of',
-  "the Task's inputs); then wait_task (task_id and run_id from submit's answer) or stream_task, which answer the",
-  'terminal TaskStatus. Pass a progress token to get progress notifications while they wait (they keep long calls',
-  'alive). Read logs by byte offsets with read_task_log (offset -1 = tail, then continue from next_offset).',
-  'shell runs a one-off command (at most 300 s). cancel stops a Task. Every tool answers a JobResponse',
-  '{answer, success, metadata}: check success.',
+  "the Task's inputs). Then loop: call await_task with the task_id and run_id from submit's answer; it answers within",
+  'about 45 s with the TaskStatus and metadata.done; while done is false the Task is still running (not an error): call',
+  'await_task again. Once done, read the result (status.result, its artifacts: the tool result links each artifact as a',
+  'resource_link to download) and decide what to run next. wait_task and stream_task wait without a bound; use them only',
+  'with a progress token and a client that resets its timeout on progress. Read logs by byte offsets with read_task_log',
+  '(offset -1 = tail, then continue from next_offset). shell runs a one-off command (at most 300 s). cancel stops a Task.',
+  'Every tool answers a JobResponse {answer, success, metadata}: check success. Tools outside your token\'s scope are not listed.',
 ].join(' ');
 
 // Shared by every per-request server: by default each Server builds its own ajv instance, which
 // costs more than the whole tool call.
 const schemaValidator = new AjvJsonSchemaValidator();
 
-/** The tool of a Job; built once per Job, since tools/list answers the same every time. */
-const tools = new WeakMap<RegisteredJob, Tool>();
+/**
+ * The tool of a Job; built once per Job and tasks capability, since tools/list answers the same
+ * every time (a scoped token's server may lack the tasks capability the service token's has).
+ */
+const tools = { withTasks: new WeakMap<RegisteredJob, Tool>(), plain: new WeakMap<RegisteredJob, Tool>() };
 function toolOf(entry: RegisteredJob, withTasks: boolean): Tool {
-  let tool = tools.get(entry);
+  const built = withTasks ? tools.withTasks : tools.plain;
+  let tool = built.get(entry);
   if (!tool) {
     const { job } = entry;
     tool = {
@@ -49,7 +59,7 @@ function toolOf(entry: RegisteredJob, withTasks: boolean): Tool {
       outputSchema: entry.response,
       ...(job.annotations ? { annotations: { ...job.annotations } } : {}),
     };
-    tools.set(entry, tool);
+    built.set(entry, tool);
   }
   return tool;
 }
@@ -63,10 +73,16 @@ function invalidArguments(entry: RegisteredJob, issues: ValidationIssue[]): McpE
   return new McpError(ErrorCode.InvalidParams, `Invalid arguments for ${entry.job.name}: ${describeIssues(located)}`);
 }
 
-/** The Job behind a `tools/call` and its checked arguments, or MCP's own error for either. */
-export function resolveCall(registry: JobRegistry, name: string, raw: Record<string, unknown> | undefined): { entry: RegisteredJob; args: JobArgs } {
+/**
+ * The Job behind a `tools/call` and its checked arguments, or MCP's own error for either; a tool
+ * outside the caller's scope is refused (and audited) before its arguments are even read.
+ */
+export function resolveCall(registry: JobRegistry, name: string, raw: Record<string, unknown> | undefined, caller?: CallerTag): { entry: RegisteredJob; args: JobArgs } {
   const entry = registry.get(name);
-  if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  if (!entry) {
+    if (caller && registry.refuses(name)) throw new McpError(ErrorCode.InvalidParams, registry.refusal(name, caller).message);
+    throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  }
   try {
     return { entry, args: registry.prepare(entry, raw ?? {}) };
   } catch (err) {
@@ -86,7 +102,7 @@ export async function runTool(registry: JobRegistry, entry: RegisteredJob, args:
  * SSE routes.
  */
 export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): Server {
-  const tasks = opts.tasks?.available ? opts.tasks : undefined;
+  const tasks = opts.tasks?.availableTo(opts.registry) ? opts.tasks : undefined;
   const server = new Server(
     { name: 'taskyard', version: PACKAGE_VERSION },
     { capabilities: tasks ? TASK_CAPABILITIES : TOOL_CAPABILITIES, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator: schemaValidator },
@@ -95,18 +111,19 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: opts.registry.list().map((e) => toolOf(e, tasks !== undefined)) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const callerGone = caller();
-    const { entry, args } = resolveCall(opts.registry, request.params.name, request.params.arguments);
+    const { entry, args } = resolveCall(opts.registry, request.params.name, request.params.arguments, opts.caller);
     const token = extra._meta?.progressToken;
     if (request.params.task) {
       if (!tasks || !TASK_TOOLS.has(entry.job.name)) throw new McpError(ErrorCode.InvalidParams, `${entry.job.name} cannot run as an MCP task (tools that can: ${[...TASK_TOOLS].join(', ')})`);
-      return { task: await tasks.create(entry.job.name, args, callerGone, request.params.task.ttl, token) };
+      return { task: await tasks.create(entry.job.name, args, callerGone, request.params.task.ttl, token, opts.caller) };
     }
     // With a progress token the Job runs as for an event stream, and its events become progress
     // notifications (the answer then turns into SSE); without one it answers plain JSON.
     const reporter = token === undefined ? undefined : new ProgressReporter(entry.job.name, progressTo(extra.sendNotification, [token]), opts.progressIntervalMs);
-    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)));
+    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)), undefined, opts.caller);
     try {
-      return await toolResult(await runTool(opts.registry, entry, args, ctx));
+      const base = baseUrlOf(extra.requestInfo?.headers as Record<string, string> | undefined);
+      return await toolResult(await runTool(opts.registry, entry, args, ctx), entry.job.name, base);
     } finally {
       reporter?.stop();
     }

@@ -7,6 +7,8 @@ import type { McpToolsOptions } from './mcp-tools.js';
 import { parseJson, readBody } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
 import { SSE_HEADERS } from './sse.js';
+import type { Caller } from './token-scopes.js';
+import { baseUrlOf } from './mcp-resource-links.js';
 
 /** Origin and Host are checked by the front door, for every route (protocol/cross-site-guard.ts). */
 export interface McpOptions extends McpToolsOptions {
@@ -44,18 +46,26 @@ function readMessages(body: unknown): Messages {
  * GET (the optional server-initiated stream) and DELETE (session end) have no meaning without
  * sessions: 405. Header rules follow the SDK's transport.
  */
-export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: ResponseSink) => Promise<void> {
-  const endpoint: McpEndpoint = { opts, servers: new McpServerPool(opts) };
-  return (req, res) => handleMcp(req, res, endpoint);
+export function createMcpHandler(opts: McpOptions): (req: IncomingRequest, res: ResponseSink, caller: Caller) => Promise<void> {
+  // One pool of servers per token: each server's tool list and handlers see that token's scope
+  // (its registry view), fixed when the server is built, so a call costs the same for any token.
+  const pools = new WeakMap<Caller, McpServerPool>();
+  const poolOf = (caller: Caller) => {
+    let pool = pools.get(caller);
+    if (!pool) pools.set(caller, (pool = new McpServerPool({ ...opts, registry: caller.registry, caller: caller.tags.mcp })));
+    return pool;
+  };
+  const endpoint: McpEndpoint = { opts, servers: poolOf };
+  return (req, res, caller) => handleMcp(req, res, caller, endpoint);
 }
 
-/** What every POST to `/mcp` shares. */
+/** What a POST to `/mcp` is served with. */
 interface McpEndpoint {
   opts: McpOptions;
-  servers: McpServerPool;
+  servers: (caller: Caller) => McpServerPool;
 }
 
-async function handleMcp(req: IncomingRequest, res: ResponseSink, { opts, servers }: McpEndpoint): Promise<void> {
+async function handleMcp(req: IncomingRequest, res: ResponseSink, caller: Caller, { opts, servers: poolOf }: McpEndpoint): Promise<void> {
   if (req.method !== 'POST') {
     res.send(405, { allow: 'POST, OPTIONS', ...JSON_HEADERS }, JSON.stringify({ jsonrpc: '2.0', error: { code: ErrorCode.ConnectionClosed, message: 'Method not allowed: this server is stateless and only accepts POST' }, id: null }));
     return;
@@ -78,12 +88,13 @@ async function handleMcp(req: IncomingRequest, res: ResponseSink, { opts, server
   const plain = plainToolCall(body);
   if (plain) {
     if (unsupported(version)) return rpcError(res, 400, ErrorCode.ConnectionClosed, unsupportedVersion(version!));
-    return res.send(200, JSON_HEADERS, await answerPlainCall(plain, opts.registry, () => [req.signal, opts.shutdown]));
+    return res.send(200, JSON_HEADERS, await answerPlainCall(plain, caller.registry, () => [req.signal, opts.shutdown], caller.tags.mcp, baseUrlOf(req.headers)));
   }
   const read = readMessages(body);
   if (!read.ok) return rpcError(res, read.status, read.code, read.message);
   const { messages } = read;
   if (unsupported(version) && !messages.some(isInitializeRequest)) return rpcError(res, 400, ErrorCode.ConnectionClosed, unsupportedVersion(version!));
+  const servers = poolOf(caller);
   const pooled = await servers.acquire();
   const outcome = await pooled.exchange.exchange(messages, { requestInfo: { headers: req.headers } }, req.signal, () => res.stream(200, { ...SSE_HEADERS }));
   servers.release(pooled);

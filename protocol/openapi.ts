@@ -4,6 +4,7 @@ import { FileCopy } from '../schemas/workspace.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
 import { HttpError } from '../core/errors.js';
 import type { JobRegistry } from '../core/registry.js';
+import { requestCaller } from './token-scopes.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import { JSON_HEADERS } from './reply.js';
 import type { Route } from './route.js';
@@ -21,6 +22,7 @@ const answered = (name: string, answer: TSchema, description: string): Doc => js
 const COMMON_ERRORS: Doc = { '401': detail('Missing or mismatched bearer token (`Invalid bearer token`)') };
 const JOB_ERRORS: Doc = {
   ...COMMON_ERRORS,
+  '403': detail("The Job is outside the scope of the caller's token (service.tokens)"),
   '404': detail('The Job is not public, unknown, or its /events route is disabled (`Unknown job`)'),
   '422': json(ref('ValidationDetail'), 'Invalid request envelope or arguments'),
 };
@@ -127,15 +129,23 @@ export function buildOpenApi(registry: JobRegistry, secured: boolean): Doc {
   };
 }
 
-/** `GET /openapi.json`: the document fixed when the app was built, like the catalog. */
-export function createOpenApiRoute(document: Doc): Route {
-  const text = JSON.stringify(document);
+/**
+ * `GET /openapi.json`: the document fixed when the app was built, like the catalog; a scoped
+ * token reads the document of its own Jobs (built at its first request, then kept).
+ */
+export function createOpenApiRoute(registry: JobRegistry, secured: boolean): Route {
+  const texts = new WeakMap<JobRegistry, string>();
+  const textOf = (scope: JobRegistry): string => {
+    let text = texts.get(scope);
+    if (text === undefined) texts.set(scope, (text = JSON.stringify(buildOpenApi(scope, secured))));
+    return text;
+  };
   return {
     prefix: '/openapi.json',
     async handle(req: IncomingRequest, res: ResponseSink): Promise<void> {
       if (req.path !== '/openapi.json') throw new HttpError(404, 'Not found');
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'Method not allowed; use GET');
-      res.send(200, JSON_HEADERS, text);
+      res.send(200, JSON_HEADERS, textOf(requestCaller(req)?.registry ?? registry));
     },
   };
 }

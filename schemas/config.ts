@@ -15,6 +15,35 @@ export const JobOverride = Type.Object(
 );
 export type JobOverride = Static<typeof JobOverride>;
 
+/**
+ * `service.tokens[]`: a token that may call only `jobs` (`["*"]`: every Job), known by `name` in
+ * the audit log and the console. Its value is given inline (`token`) or read from `token_file`.
+ */
+export const ScopedTokenEntry = Type.Object(
+  {
+    name: Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$', description: 'Shown in the audit log and the console' }),
+    token: Type.Optional(Type.String({ minLength: 16 })),
+    token_file: Type.Optional(Type.String({ minLength: 1 })),
+    jobs: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true }),
+  },
+  { additionalProperties: false },
+);
+export type ScopedTokenEntry = Static<typeof ScopedTokenEntry>;
+
+/** `audit`: the append-only log of every Job call (JSON lines), rotated by size. */
+export const AuditSection = Type.Object(
+  {
+    /** null: `<workspace>/.taskyard/audit.jsonl`; a relative path is taken from the workspace. */
+    path: Type.Union([Type.String({ minLength: 1 }), Type.Null()], { default: null }),
+    /** Past this size the log is renamed to `<path>.1` (older ones shift up) and a new one begun. */
+    max_bytes: Type.Integer({ minimum: 4096, default: 16 * MiB }),
+    /** Rotated files kept besides the current one. */
+    keep: Type.Integer({ minimum: 0, maximum: 100, default: 3 }),
+  },
+  { additionalProperties: false, default: {} },
+);
+export type AuditSection = Static<typeof AuditSection>;
+
 export const ServiceSection = Type.Object(
   {
     host: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -32,6 +61,8 @@ export const ServiceSection = Type.Object(
     allowed_origins: Type.Array(Type.String({ minLength: 1 }), { default: [] }),
     /** MCP calls with a progress token get a progress notification at least this often (ms). */
     mcp_progress_interval_ms: Type.Integer({ minimum: 50, maximum: 3_600_000, default: 10_000 }),
+    /** Bearer tokens with a scope: each may call only its Jobs (see ScopedTokenEntry). */
+    tokens: Type.Array(ScopedTokenEntry, { default: [] }),
     /** GPUs the local executor leases to Tasks; null: as many as machine_status detects. */
     gpus: Type.Union([Type.Integer({ minimum: 0, maximum: 64 }), Type.Null()], { default: null }),
     /** Who Task code and shell commands run as (a service run by root); null: the service's own user. */
@@ -116,6 +147,7 @@ export const ConfigFile = Type.Object(
     agent: Type.Optional(AgentSection),
     executor: ExecutorSection,
     tasks: TasksSection,
+    audit: AuditSection,
   },
   { additionalProperties: false },
 );

@@ -110,7 +110,7 @@ export class AgentService {
       sessionId: id,
       agent,
       model,
-      tools: this.#registry ? engine.buildTools(this.#registry, agent.tools) : {},
+      tools: this.#registry ? engine.buildTools(this.#registry, agent.tools, ctx.caller) : {},
       messages: [...history, { role: 'user', content: message }],
       userText: message,
       signal: AbortSignal.any([turn.controller.signal, ctx.signal, this.shutdown]),

@@ -2,6 +2,7 @@ import { jsonSchema, tool, type ToolSet } from 'ai';
 import { createJobContext } from '../../core/job.js';
 import { HttpError } from '../../core/errors.js';
 import type { JobArgs, JobRegistry } from '../../core/registry.js';
+import type { CallerTag } from '../../core/caller.js';
 import { failed, plainAnswer, type JobResponse } from '../../schemas/job-response.js';
 import { describeIssues } from '../../schemas/validator.js';
 
@@ -10,7 +11,7 @@ import { describeIssues } from '../../schemas/validator.js';
  * registry's error mapping. So the agent can do nothing its caller could not. Always answers a
  * JobResponse, which is what the model reads back.
  */
-export async function callJob(registry: JobRegistry, name: string, input: unknown, signal: AbortSignal): Promise<JobResponse> {
+export async function callJob(registry: JobRegistry, name: string, input: unknown, signal: AbortSignal, caller?: CallerTag): Promise<JobResponse> {
   const entry = registry.get(name);
   if (!entry) return failed(`PermissionError: ${name} is not a public Job of this service`);
   let args: JobArgs;
@@ -21,7 +22,7 @@ export async function callJob(registry: JobRegistry, name: string, input: unknow
     const issues = err.detail.map((i) => ({ ...i, loc: i.loc.slice(2) }));
     return failed(`ValueError: invalid arguments for ${name}: ${describeIssues(issues)}`);
   }
-  const response = await registry.execute(entry, args, createJobContext(() => [signal], false), 'agent');
+  const response = await registry.execute(entry, args, createJobContext(() => [signal], false, undefined, undefined, caller), 'agent');
   // The model reads one JSON value: a streamed or pre-serialized answer is made whole here.
   return response ? plainAnswer(response) : failed(`RuntimeError: ${name} produced no result`);
 }
@@ -32,17 +33,21 @@ export async function callJob(registry: JobRegistry, name: string, input: unknow
  * the name, Object.prototype's members included): the client library refuses the call and tells
  * the model which tools exist.
  */
-export function buildTools(registry: JobRegistry, names: readonly string[]): ToolSet {
+export function buildTools(registry: JobRegistry, names: readonly string[], caller?: CallerTag): ToolSet {
   // No prototype: the client library looks a called name up by index, and a name like
   // `constructor` or `__proto__` must find nothing, like any other name the model invents.
   const tools = Object.create(null) as ToolSet;
+  // A turn started with a scoped token gets only the tools its token may call, and each call is
+  // audited as an `agent` call of that token.
+  const scope = caller?.scope ?? registry;
+  const agentCaller: CallerTag | undefined = caller && { ...caller, transport: 'agent' };
   for (const name of names) {
-    const entry = registry.get(name);
+    const entry = scope.get(name);
     if (!entry) continue;
     tools[name] = tool({
       description: entry.job.description,
       inputSchema: jsonSchema<unknown>(entry.job.input),
-      execute: (input: unknown, { abortSignal }) => callJob(registry, name, input, abortSignal ?? new AbortController().signal),
+      execute: (input: unknown, { abortSignal }) => callJob(scope, name, input, abortSignal ?? new AbortController().signal, agentCaller),
     });
   }
   return tools;

@@ -66,14 +66,15 @@ function projectedJson(record: TaskRecord, fields: readonly Field[]): string {
 }
 
 /** The answer as JSON text built from each record's cached status text (whole statuses are never re-serialised). */
-function pageAnswer(index: TaskIndex, items: readonly TaskRecord[], rest: Omit<TaskStatusPage, 'items'>, fields: readonly Field[] | undefined): SerializedAnswer<TaskStatusPage> {
+function pageAnswer(index: TaskIndex, items: readonly TaskRecord[], rest: Omit<TaskStatusPage, 'items'>, fields: readonly Field[] | undefined, shown?: TaskRecord[]): SerializedAnswer<TaskStatusPage> {
+  shown?.push(...items);
   const texts = items.map((r) => (fields ? projectedJson(r, fields) : index.jsonOf(r)));
   const json = `{"items":[${texts.join(',')}],${JSON.stringify(rest).slice(1)}`;
   return SerializedAnswer.ofJson<TaskStatusPage>(json);
 }
 
 /** The records changed since a version, split into those to show and the IDs to drop. */
-function changedPage(index: TaskIndex, ids: readonly string[], q: QueryTaskStatusesInput, version: string): SerializedAnswer<TaskStatusPage> {
+function changedPage(index: TaskIndex, ids: readonly string[], q: QueryTaskStatusesInput, version: string, shown?: TaskRecord[]): SerializedAnswer<TaskStatusPage> {
   const matches = filterOf(q);
   const items: TaskRecord[] = [];
   const deleted: string[] = [];
@@ -82,18 +83,19 @@ function changedPage(index: TaskIndex, ids: readonly string[], q: QueryTaskStatu
     if (record && hasStatus(record) && matches(record)) items.push(record);
     else deleted.push(id);
   }
-  return pageAnswer(index, items.sort(compareListed), { total: null, next_cursor: null, version, deleted: deleted.sort(), reset: false }, q.fields);
+  return pageAnswer(index, items.sort(compareListed), { total: null, next_cursor: null, version, deleted: deleted.sort(), reset: false }, q.fields, shown);
 }
 
 /**
  * `query_task_statuses`: filtered pages in list_task_statuses order, or (with `changed_since`) only
  * what changed since an earlier answer. Answered from the index alone: a page costs its own size
- * plus one pass of the filter over the history for `total`.
+ * plus one pass of the filter over the history for `total`. `shown` receives the records of the
+ * answer's items.
  */
-export function queryStatuses(index: TaskIndex, q: QueryTaskStatusesInput): SerializedAnswer<TaskStatusPage> {
+export function queryStatuses(index: TaskIndex, q: QueryTaskStatusesInput, shown?: TaskRecord[]): SerializedAnswer<TaskStatusPage> {
   const version = index.changes.cursor();
   const changed = q.changed_since === undefined ? undefined : index.changes.since(q.changed_since);
-  if (changed) return changedPage(index, changed, q, version);
+  if (changed) return changedPage(index, changed, q, version, shown);
   const matches = filterOf(q);
   const listed = index.listed();
   const start = q.cursor === undefined ? 0 : seek(listed, decodeCursor(q.cursor), true);
@@ -113,5 +115,5 @@ export function queryStatuses(index: TaskIndex, q: QueryTaskStatusesInput): Seri
     }
   }
   if (unfiltered) total = listed.length;
-  return pageAnswer(index, items, { total, next_cursor: next, version, deleted: [], reset: changed === null }, q.fields);
+  return pageAnswer(index, items, { total, next_cursor: next, version, deleted: [], reset: changed === null }, q.fields, shown);
 }

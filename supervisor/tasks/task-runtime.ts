@@ -13,6 +13,7 @@ import { ResourcePool, type Capacity } from './resource-pool.js';
 import { SlurmExecutor } from './slurm-executor.js';
 import { sweepInterruptedRuns } from './run-dir.js';
 import { SpareRunDirs } from './spare-run-dirs.js';
+import { Submitters } from './submitters.js';
 import { RunTable } from './run-table.js';
 import type { LiveTask } from './live-task.js';
 import { parseTaskId } from './task-ids.js';
@@ -44,6 +45,8 @@ export class TaskRuntime {
   readonly runs: RunTable;
   /** Run directories made ahead of submits. */
   readonly spareDirs: SpareRunDirs;
+  /** Which token submitted each run. */
+  readonly submitters: Submitters;
   readonly #pool: ResourcePool;
   readonly #executor: Executor;
   readonly #closing = new AbortController();
@@ -59,6 +62,7 @@ export class TaskRuntime {
     this.catalog = new DefinitionCatalog(workspace, config.tasks, runAsVariables(runAs));
     this.#poolDir = join(workspace, STATE_DIR, 'runners');
     this.spareDirs = new SpareRunDirs(join(workspace, STATE_DIR, 'spare-runs'), SPARE_RUN_DIRS);
+    this.submitters = new Submitters(join(workspace, STATE_DIR, 'submitters.jsonl'));
     const slurm = config.executor.kind === 'slurm';
     // `run_as` is for runners started here (Slurm starts its jobs as the user who submits them).
     const env = deferExtraCaCerts(taskEnvironment({ ...config.environment, ...(slurm ? {} : runAsVariables(runAs)) }));
@@ -85,6 +89,7 @@ export class TaskRuntime {
     await this.#clearPool();
     await this.spareDirs.start();
     await sweepInterruptedRuns(this.workspace, await this.index.scan());
+    await this.submitters.start(this.index);
     this.#workspaceWatch = new WorkspaceWatch(this.index, (record) => {
       this.takeOver([record]).catch((err: unknown) => console.error(`taskyard: taking over ${record.id} failed`, err));
     });
@@ -170,6 +175,7 @@ export class TaskRuntime {
     this.spareDirs.close();
     this.#workspaceWatch?.close();
     await this.index.close();
+    await this.submitters.close();
   }
 
   /** Slot logs of pooled runners that a previous service left (its idle runners are gone with it). */

@@ -1,13 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import { failed, ok } from '../../../schemas/job-response.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
-import { ValueError } from '../../../core/errors.js';
+import { KeyError, ValueError } from '../../../core/errors.js';
+import { isTerminal } from '../../../core/task-record/record-files.js';
 import { streamTask, waitForTerminal } from '../follow.js';
 import type { TaskRuntime } from '../task-runtime.js';
 import { TaskStatus } from '../../../schemas/tasks.js';
 
 const WAIT_POLL_S = 1;
 const STREAM_POLL_S = 0.5;
+/** await_task's bound (s): under the 60 s a common MCP client gives a request, with room to spare. */
+const AWAIT_DEFAULT_S = 45;
+const AWAIT_MAX_S = 55;
 
 /** `poll_interval`: optional, its default shown (spec: Task Jobs). */
 const pollInterval = (seconds: number) =>
@@ -22,7 +26,8 @@ export function followJobs(rt: TaskRuntime) {
       description:
         'Waits until the Task reaches a terminal state and answers its TaskStatus; success is true only for succeeded. ' +
         'task_id and run_id come from the answer of submit; a run_id that is not the current execution fails. ' +
-        'With a progress token, sends progress (step, percentage, last log line) while it waits.',
+        'With a progress token, sends progress (step, percentage, last log line) while it waits. ' +
+        'It has no timeout: an MCP client that cuts calls after a minute should call await_task instead.',
       input: Type.Object(
         {
           task_id: Type.String({ minLength: 1 }),
@@ -47,6 +52,43 @@ export function followJobs(rt: TaskRuntime) {
         // The status's JSON is cached: every waiter and follower of a Task answers the same text.
         const answer = rt.index.statusJson(status);
         return status.state === 'succeeded' ? ok(answer) : failed(answer);
+      },
+    }),
+    defineJob({
+      name: 'await_task',
+      output: TaskStatus,
+      description:
+        `Waits at most \`timeout\` seconds (default ${AWAIT_DEFAULT_S}, at most ${AWAIT_MAX_S}) for a Task run to end and answers its TaskStatus. ` +
+        'metadata.done is true when the run has ended (success is then true only for succeeded, as with wait_task); while ' +
+        'metadata.done is false the run is still going: this is not an error, call await_task again with the same arguments. ' +
+        'task_id (and run_id, optional: the current run when omitted) come from the answer of submit. Fits clients whose calls time out after a minute.',
+      input: Type.Object(
+        {
+          task_id: Type.String({ minLength: 1 }),
+          run_id: Type.Optional(Type.String({ minLength: 1, description: 'The run to wait for; the current one when omitted' })),
+          timeout: Type.Optional(
+            Type.Number({ exclusiveMinimum: 0, maximum: AWAIT_MAX_S, default: AWAIT_DEFAULT_S, description: 'Seconds to wait at most before answering the status as it is' }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+      annotations: READ_ONLY,
+      run: async ({ task_id, run_id, timeout = AWAIT_DEFAULT_S }, ctx) => {
+        const runId = run_id ?? rt.index.get(task_id)?.status?.run_id;
+        const deadline = AbortSignal.timeout(timeout * 1000);
+        let status;
+        try {
+          status = await waitForTerminal(rt, task_id, runId, WAIT_POLL_S * 1000, AbortSignal.any([ctx.signal, deadline]));
+        } catch (err) {
+          // The bound passed (not the caller gone): the run is still going, and that is the answer.
+          if (!deadline.aborted || ctx.signal.aborted) throw err;
+          status = rt.index.get(task_id)?.status;
+          if (!status) throw new KeyError(`Unknown task ${task_id}`);
+          if (runId !== undefined && status.run_id !== runId) throw new ValueError(`run_id ${runId} is not the current execution of task ${task_id}`);
+        }
+        const done = isTerminal(status.state);
+        const answer = rt.index.statusJson(status);
+        return done && status.state !== 'succeeded' ? failed(answer, { done }) : ok(answer, { done });
       },
     }),
     defineJob({

@@ -50,7 +50,8 @@ export function lineageJobs(rt: TaskRuntime) {
           `{"task_id":${JSON.stringify(task_id)},"status":${rt.index.statusJson(record.status).json},"metadata_exists":${record.hasMetadata},` +
           `"metadata_path":${JSON.stringify(metadataPath)},"log_path":${JSON.stringify(logPath)},"graph":`;
         const tail = `,"relations":${lineage.relationsJson}}`;
-        return ok(streamed<TaskContextAnswer>(() => lineage.pieces(head, tail)));
+        const submittedBy = rt.submitters.of(record);
+        return ok(streamed<TaskContextAnswer>(() => lineage.pieces(head, tail)), submittedBy === undefined ? {} : { submitted_by: submittedBy });
       },
     }),
   ];

@@ -7,6 +7,7 @@ import { readLogWindow } from '../log-reader.js';
 import { QueryTaskStatusesInput, TaskLogChunk, TaskStatus, TaskStatusPage } from '../../../schemas/tasks.js';
 import { queryStatuses } from '../status-query.js';
 import type { TaskRuntime } from '../task-runtime.js';
+import type { TaskRecord } from '../task-index.js';
 
 const LOG_OFFSET = -1;
 const LOG_LIMIT = 65536;
@@ -36,12 +37,23 @@ export function queryJobs(rt: TaskRuntime) {
       name: 'query_task_statuses',
       output: TaskStatusPage,
       description:
+        'metadata.submitted_by maps the ID of each listed Task to the name of the token that submitted it (when known). ' +
         'Lists TaskStatus pages for dashboards (beyond the spec): filters by state, task_type, registration, created_after/before ' +
         'and text in the ID; newest first as list_task_statuses; continue with cursor = next_cursor. Every answer carries a version: ' +
         'pass it as changed_since to receive only the Tasks changed since (matching the filters) and the IDs deleted or no longer matching.',
       input: QueryTaskStatusesInput,
       annotations: READ_ONLY,
-      run: async (query) => ok(queryStatuses(rt.index, query)),
+      run: async (query) => {
+        const shown: TaskRecord[] = [];
+        const page = queryStatuses(rt.index, query, shown);
+        // Who submitted each shown Task: beside the page, since TaskStatus has no such field.
+        const submittedBy: Record<string, string> = {};
+        for (const record of shown) {
+          const token = rt.submitters.of(record);
+          if (token !== undefined) submittedBy[record.id] = token;
+        }
+        return ok(page, { submitted_by: submittedBy });
+      },
     }),
     defineJob({
       name: 'status',
@@ -53,7 +65,8 @@ export function queryJobs(rt: TaskRuntime) {
         const record = rt.index.get(task_id);
         const json = record && rt.index.jsonOf(record);
         if (!json) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
-        return ok(SerializedAnswer.ofJson<TaskStatus>(json));
+        const submittedBy = rt.submitters.of(record!);
+        return ok(SerializedAnswer.ofJson<TaskStatus>(json), submittedBy === undefined ? {} : { submitted_by: submittedBy });
       },
     }),
     defineJob({

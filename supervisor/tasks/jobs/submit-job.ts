@@ -22,6 +22,7 @@ export function submitJob(rt: TaskRuntime) {
     run: async (args, ctx) => {
       const { task, ...inputs } = args as { task: string } & Record<string, unknown>;
       const handle = await submitTask(rt, task, inputs);
+      if (ctx.caller) rt.submitters.record(handle.task_id, handle.run_id, ctx.caller.token);
       const at = nowIso();
       await ctx.emit({ kind: 'progress', name: 'submit', started_at: at, finished_at: at, percentage: 100 });
       return ok(handle);

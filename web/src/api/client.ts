@@ -40,9 +40,29 @@ const TARGET_KEY = 'taskyard.target';
  * The console's one door to the service: every call carries the bearer token and, when a target
  * machine is selected, the envelope `target` so the service forwards it there.
  */
+/** What the signed-in token may do on this service: its name and its Jobs (from `GET /jobs`). */
+export interface SignedIn {
+  readonly token: string | null;
+  readonly jobs: ReadonlySet<string>;
+}
+
 export class Api {
   #target: string | null = sessionStorage.getItem(TARGET_KEY);
   readonly #unauthorized = new Set<Listener>();
+  #signedIn: SignedIn | null = null;
+
+  /** The signed-in token's name and Jobs, once the catalog of this service was read. */
+  get signedIn(): SignedIn | null {
+    return this.#signedIn;
+  }
+
+  /**
+   * Whether the signed-in token may call a Job of this service: the console hides what it may not
+   * (the service refuses it anyway). True until the catalog is known.
+   */
+  may(job: string): boolean {
+    return this.#signedIn === null || this.#signedIn.jobs.has(job);
+  }
 
   get target(): string | null {
     return this.#target;
@@ -62,7 +82,8 @@ export class Api {
 
   #headers(json: boolean): HeadersInit {
     const token = loadToken();
-    return { ...(json ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) };
+    // The service's audit log names the console's calls as such.
+    return { 'x-taskyard-client': 'console', ...(json ? { 'content-type': 'application/json' } : {}), ...(token ? { authorization: `Bearer ${token}` } : {}) };
   }
 
   async #fetch(path: string, init: RequestInit): Promise<Response> {
@@ -85,6 +106,10 @@ export class Api {
     const query = this.#target ? `?target=${encodeURIComponent(this.#target)}` : '';
     const res = await this.#fetch(`/jobs${query}`, { headers: this.#headers(false), ...(signal ? { signal } : {}) });
     const body = (await res.json()) as JobResponse<{ items: JobDescriptor[] }>;
+    if (!this.#target) {
+      const token = body.metadata['token'];
+      this.#signedIn = { token: typeof token === 'string' ? token : null, jobs: new Set(body.answer.items.map((j) => j.name)) };
+    }
     return body.answer.items;
   }
 

@@ -3,12 +3,13 @@ import { h } from '../ui/dom.js';
 import { href } from './router.js';
 import { targetSelect } from './target-select.js';
 
+/** Each section, and the Job it cannot work without (hidden from a token that may not call it). */
 const SECTIONS = [
-  ['tasks', 'Tasks'],
-  ['jobs', 'Jobs'],
-  ['workspace', 'Workspace'],
-  ['machine', 'Machine'],
-  ['agent', 'Agent'],
+  ['tasks', 'Tasks', 'query_task_statuses'],
+  ['jobs', 'Jobs', null],
+  ['workspace', 'Workspace', 'list_entries'],
+  ['machine', 'Machine', 'machine_status'],
+  ['agent', 'Agent', 'agent_chat'],
 ] as const;
 
 export interface Shell {
@@ -20,7 +21,10 @@ export interface Shell {
 
 /** The frame around every page: brand, navigation, machine selector and sign-out. */
 export function buildShell(api: Api, handlers: { onTargetChange: () => void; onSignOut: () => void }): Shell {
-  const links = SECTIONS.map(([id, label]) => h('a', { href: href([id]), 'data-section': id }, label));
+  const links = SECTIONS.filter(([, , job]) => job === null || api.may(job)).map(([id, label]) => h('a', { href: href([id]), 'data-section': id }, label));
+  const signedIn = api.signedIn;
+  // Who is signed in and how much it may do; the list of its Jobs is the Jobs page.
+  const who = signedIn?.token ? h('span', { class: 'muted signed-in', title: `${signedIn.jobs.size} Jobs` }, `Signed in as ${signedIn.token}`) : null;
   const signOut = h('button', { type: 'button', class: 'ghost' }, 'Sign out');
   signOut.addEventListener('click', handlers.onSignOut);
   const main = h('main', { id: 'main', tabindex: -1 });
@@ -36,7 +40,7 @@ export function buildShell(api: Api, handlers: { onTargetChange: () => void; onS
       { class: 'topbar' },
       h('a', { class: 'brand', href: href(['tasks']) }, h('span', { class: 'brand-mark', 'aria-hidden': 'true' }), 'taskyard'),
       h('nav', { 'aria-label': 'Sections' }, links),
-      h('div', { class: 'topbar-end' }, targetSelect(api, handlers.onTargetChange), signOut),
+      h('div', { class: 'topbar-end' }, who, targetSelect(api, handlers.onTargetChange), signOut),
     ),
     main,
   );

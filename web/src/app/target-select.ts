@@ -13,6 +13,11 @@ export function targetSelect(api: Api, onChange: () => void): HTMLElement {
     api.setTarget(select.value || null);
     onChange();
   });
+  if (!api.may('list_machines')) {
+    // A token that may not list the machines has none to choose from.
+    if (api.target) api.setTarget(null);
+    return wrap;
+  }
   api
     .answer<MachineHealth[]>('list_machines', {}, { local: true })
     .then((machines) => {

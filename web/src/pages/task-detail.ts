@@ -67,7 +67,10 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
       else message.replaceChildren(notice('Not deleted: only finished Tasks can be deleted.', 'error'));
     });
     remove.disabled = active;
-    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), h('div', { class: 'actions' }, cancel, remove));
+    // Only what the signed-in token may do is offered.
+    const actions = [api.may('cancel') ? cancel : null, api.may('delete_tasks') ? remove : null];
+    const by = submittedBy ? h('span', { class: 'muted submitted-by' }, `submitted by ${submittedBy}`) : null;
+    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), ...(by ? [by] : []), h('div', { class: 'actions' }, ...actions));
   }
 
   // The graph is read once per load; the selected node shows the state the page follows.
@@ -103,6 +106,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
 
   async function showMetadata(c: TaskContext): Promise<void> {
     if (c.status.state !== 'succeeded') return slots.metadata.replaceChildren(notice('Written when the Task succeeds.', 'empty'));
+    if (!api.may('preview_file')) return slots.metadata.replaceChildren(notice('Your token may not read files (preview_file).', 'empty'));
     try {
       const preview = await api.answer<{ data?: unknown; content?: string }>('preview_file', { path: c.metadata_path }, { signal });
       slots.metadata.replaceChildren(jsonView(preview.data ?? preview.content));
@@ -113,14 +117,22 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
 
   /** The Slurm job of this run, when the slurm executor ran it (`slurm_job.json` beside the record). */
   async function showSlurmJob(s: TaskStatus): Promise<void> {
+    if (!api.may('preview_file')) return;
     const path = s.log_path.replace(/task\.log$/, 'slurm_job.json');
     const preview = await api.answer<{ data?: { job_id?: unknown; run_id?: unknown } }>('preview_file', { path }, { signal }).catch(() => null);
     const job = preview?.data?.run_id === s.run_id ? preview.data.job_id : undefined;
     slots.engine.replaceChildren(...(typeof job === 'string' ? [slurmJobFacts(job)] : []));
   }
 
+  /** The name of the token that submitted the run, as get_task_context tells it (metadata.submitted_by). */
+  let submittedBy: string | null = null;
+
   async function load(): Promise<void> {
-    const c = await api.answer<TaskContext>('get_task_context', { task_id: taskId }, { signal });
+    const res = await api.call<TaskContext>('get_task_context', { task_id: taskId }, { signal });
+    if (!res.success) throw new Error(typeof res.answer === 'string' ? res.answer : JSON.stringify(res.answer));
+    const c = res.answer;
+    const by = res.metadata['submitted_by'];
+    submittedBy = typeof by === 'string' ? by : null;
     if (signal.aborted) return;
     graph = c.graph;
     slots.lineage.replaceChildren(lineageGraph(c.graph, c.status.state), relationsSection(c));

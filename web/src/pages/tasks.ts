@@ -99,7 +99,7 @@ export function renderTasks(container: HTMLElement, ctx: PageContext): void {
   });
 
   container.replaceChildren(
-    h('div', { class: 'page-head' }, h('h1', {}, 'Tasks'), status, h('div', { class: 'actions' }, h('a', { class: 'button primary', href: href(['tasks', 'new']) }, 'New task'))),
+    h('div', { class: 'page-head' }, h('h1', {}, 'Tasks'), status, h('div', { class: 'actions' }, ctx.api.may('submit') ? h('a', { class: 'button primary', href: href(['tasks', 'new']) }, 'New task') : null)),
     h('div', { class: 'toolbar' }, chips, typeSelect, search),
     error,
     table.element,
