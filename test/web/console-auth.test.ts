@@ -22,7 +22,10 @@ t.test('a wrong token is rejected with the service’s words, then a right one g
   t.equal(await page.evaluate('sessionStorage.getItem("taskyard.token")'), null, 'a rejected token is not kept');
   await page.fill('#token', 'still-wrong');
   await page.click('form.login button[type=submit]');
-  await page.waitForFunction('document.querySelector("#token").value === "still-wrong" && !document.querySelector("form.login button").disabled');
+  // A selector, not a string predicate: polling a string evaluates it, which the console's CSP
+  // (script-src 'self') refuses whenever the first check does not already hold.
+  await page.waitForSelector('form.login button[type=submit]:not([disabled])');
+  t.equal(await page.inputValue('#token'), 'still-wrong');
   t.equal(await page.textContent('#login-error'), 'Invalid bearer token', 'the form keeps what was typed and shows the error');
   await screenshot(page, 'login');
   await page.fill('#token', svc.token!);
