@@ -15,6 +15,13 @@ const DEFAULT_STALENESS_MS = 1000;
 const MIN_STALENESS_MS = 50;
 /** Largest log chunk one event carries to a follower. */
 export const FOLLOW_WINDOW_BYTES = 65536;
+/**
+ * Log windows kept for sharing. Followers that share a read stand at the same offset and read it
+ * within moments of each other; a follower far behind reads windows nobody else will ask for, and
+ * keeping every one (until the log grew, or for good once the Task ended) held the whole log in
+ * memory: a 128 MiB log read by one late follower grew the heap by 254 MiB.
+ */
+const LOG_READS_KEPT = 4;
 
 type Part = 'status' | 'log' | 'events';
 
@@ -114,8 +121,9 @@ export class LiveTask {
   }
 
   /**
-   * A log window; followers at the same offset share one read per log size. Still answers once
-   * closed (the Task ended): the log is complete then, and the last windows are shared too.
+   * A log window; followers at the same offset share one read per log size (of the few latest
+   * windows read). Still answers once closed (the Task ended): the log is complete then, and the
+   * last windows are shared too.
    */
   readLog(offset: number): Promise<TaskLogChunk> {
     let read = this.#logReads.get(offset);
@@ -126,6 +134,8 @@ export class LiveTask {
         return Promise.reject(err as Error); // a failed read is not shared: the next follower tries again
       }
       this.#logReads.set(offset, read);
+      // Oldest first (insertion order): windows of lagging followers make room for newer ones.
+      if (this.#logReads.size > LOG_READS_KEPT) this.#logReads.delete(this.#logReads.keys().next().value!);
     }
     return read;
   }
