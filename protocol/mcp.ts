@@ -5,7 +5,7 @@ import { rebindingGuard, type RebindingGuard } from './mcp-rebinding.js';
 import { McpServerPool } from './mcp-server-pool.js';
 import { answerPlainCall, plainToolCall } from './mcp-plain-call.js';
 import type { McpToolsOptions } from './mcp-tools.js';
-import { parseJson, readBody } from './json-body.js';
+import { isTooManyValues, readJson, TOO_MANY_VALUES } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
 import { SSE_HEADERS } from './sse.js';
 
@@ -75,8 +75,9 @@ async function handleMcp(req: IncomingRequest, res: ResponseSink, { opts, server
   }
   let body: unknown;
   try {
-    body = parseJson(await readBody(req, opts.jsonLimit));
+    body = await readJson(req, opts.jsonLimit);
   } catch (err) {
+    if (isTooManyValues(err)) return rpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${TOO_MANY_VALUES}`);
     if (err instanceof HttpError && err.status === 422) return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: Invalid JSON');
     throw err;
   }
