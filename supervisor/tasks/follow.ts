@@ -87,10 +87,11 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
     return event;
   };
   const progressOwed = (status: TaskStatus): JobEvent[] => {
-    const events = live ? live.progress : status.steps.map(stepEvent);
-    if (events.length === sentProgress) return [];
-    const owed = events.slice(sentProgress);
-    sentProgress = events.length;
+    const count = live ? live.progress.count : status.steps.length;
+    if (count === sentProgress) return [];
+    // A live Task keeps its latest events: a follower further behind skips to those.
+    const owed = live ? live.progress.slice(sentProgress, count) : status.steps.slice(sentProgress).map(stepEvent);
+    sentProgress = count;
     return owed;
   };
 
@@ -126,7 +127,7 @@ export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ct
           offset = left.offset;
         }
         // Left, or not where the others stand: behind catches up now, ahead waits for the change.
-        if (left || sentProgress < live.progress.length || offset < live.logSize) continue;
+        if (left || sentProgress < live.progress.count || offset < live.logSize) continue;
       }
       await wait.until(feed.next(id, pollMs));
     }

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTempFile, isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
+import { cutStepName, MAX_STEP_NAME } from '../../core/task-record/step-limits.js';
 import { readLogWindowSync } from './log-reader.js';
+import { ProgressWindow } from './progress-window.js';
 import { readStatus } from './records.js';
 import { TaskBroadcaster } from './task-broadcaster.js';
 import { openTaskFileSync } from './task-file.js';
@@ -22,6 +24,12 @@ export const FOLLOW_WINDOW_BYTES = 65536;
  * memory: a 128 MiB log read by one late follower grew the heap by 254 MiB.
  */
 const LOG_READS_KEPT = 4;
+/**
+ * Most bytes of `events.jsonl` read at a time (the rest is read a turn later): a runner writes
+ * lines of a few hundred bytes, and a Task that wrote a huge file, or one long line (skipped),
+ * must not make the service read it into memory whole.
+ */
+const EVENTS_READ_BYTES = 256 * 1024;
 
 type Part = 'status' | 'log' | 'events';
 
@@ -64,7 +72,8 @@ export interface LiveRun {
  * 2-core machine made most of a follower's delay (bench/followers.ts).
  */
 export class LiveTask {
-  readonly progress: ProgressEvent[] = [];
+  /** The progress events followers may be owed (the latest; see ProgressWindow). */
+  readonly progress = new ProgressWindow();
   logSize = 0;
   readonly #index: TaskIndex;
   readonly #run: LiveRun;
@@ -74,6 +83,8 @@ export class LiveTask {
   #timer: NodeJS.Timeout | undefined;
   #stalenessMs = DEFAULT_STALENESS_MS;
   #eventsOffset = 0;
+  /** Inside a line longer than EVENTS_READ_BYTES: skipped up to its end. */
+  #overlong = false;
   #pending = new Set<Part>();
   #running: Promise<void> | undefined;
   #logReads = new Map<number, Promise<TaskLogChunk>>();
@@ -216,27 +227,45 @@ export class LiveTask {
     const opened = openTaskFileSync(join(this.#run.dir, TASK_FILES.events));
     if (!opened) return false;
     const { fd, stat: { size } } = opened;
+    const from = this.#eventsOffset;
     try {
-      if (size <= this.#eventsOffset) return false;
-      const buf = Buffer.alloc(size - this.#eventsOffset);
-      const bytesRead = readSync(fd, buf, 0, buf.length, this.#eventsOffset);
+      if (size <= from) return false;
+      const buf = Buffer.alloc(Math.min(size - from, EVENTS_READ_BYTES));
+      const read = buf.subarray(0, readSync(fd, buf, 0, buf.length, from));
       // Only whole lines count; a partial last line is read again next time.
-      const end = buf.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
-      this.#eventsOffset += end;
-      for (const line of buf.subarray(0, end).toString('utf8').split('\n')) {
-        if (!line) continue;
-        try {
-          const event = JSON.parse(line) as ProgressEvent;
-          if (event.kind !== 'progress' || typeof event.name !== 'string') continue;
-          this.progress.push(event);
-          this.#index.events.emit('task:progress', { id: this.#run.id, event });
-        } catch {
-          // A damaged line is skipped; the status still carries the step.
-        }
+      let start = 0;
+      if (this.#overlong) {
+        start = read.indexOf(0x0a) + 1;
+        this.#overlong = start === 0;
       }
-      return end > 0;
+      const end = this.#overlong ? read.length : read.lastIndexOf(0x0a) + 1;
+      if (end <= start && start === 0 && read.length === EVENTS_READ_BYTES) {
+        this.#overlong = true;
+        this.#eventsOffset += read.length;
+      } else {
+        this.#eventsOffset += Math.max(start, end);
+        if (end > start) this.#takeLines(read.subarray(start, end));
+      }
+      // More than one read's worth: the rest a turn later, so other work goes between.
+      if (this.#eventsOffset > from && this.#eventsOffset < size) setImmediate(() => this.#request(['events']));
+      return end > start;
     } finally {
       closeSync(fd);
+    }
+  }
+
+  #takeLines(lines: Buffer): void {
+    for (const line of lines.toString('utf8').split('\n')) {
+      if (!line) continue;
+      try {
+        const event = JSON.parse(line) as ProgressEvent;
+        if (event.kind !== 'progress' || typeof event.name !== 'string') continue;
+        if (event.name.length > MAX_STEP_NAME) event.name = cutStepName(event.name);
+        this.progress.push(event);
+        this.#index.events.emit('task:progress', { id: this.#run.id, event });
+      } catch {
+        // A damaged line is skipped; the status still carries the step.
+      }
     }
   }
 

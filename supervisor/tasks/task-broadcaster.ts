@@ -8,9 +8,15 @@ export interface FollowPoint {
   readonly offset: number;
 }
 
-/** What a broadcaster reads: the live Task's progress list, log size and shared log reads. */
+/** The progress events of a live Task, numbered from its first (see ProgressWindow). */
+export interface ProgressSource {
+  readonly count: number;
+  slice(from: number, to: number): ProgressEvent[];
+}
+
+/** What a broadcaster reads: the live Task's progress events, log size and shared log reads. */
 export interface BroadcastSource {
-  readonly progress: readonly ProgressEvent[];
+  readonly progress: ProgressSource;
   readonly logSize: number;
   readLog(offset: number): Promise<TaskLogChunk>;
 }
@@ -113,7 +119,7 @@ export class TaskBroadcaster {
       this.#again = false;
       const before = this.#at;
       const source = this.#source;
-      const progress = source.progress.length;
+      const progress = source.progress.count;
       const events: JobEvent[] = source.progress.slice(before.progress, progress);
       let offset = before.offset;
       if (offset < source.logSize) {

@@ -1,12 +1,13 @@
 import t from 'tap';
 import type { SharedWrite } from '../../core/job.js';
-import type { JobEvent, ProgressEvent } from '../../schemas/events.js';
+import type { JobEvent } from '../../schemas/events.js';
 import type { TaskLogChunk } from '../../schemas/tasks.js';
+import { ProgressWindow } from '../../supervisor/tasks/progress-window.js';
 import { TaskBroadcaster, type BroadcastSource, type FollowPoint } from '../../supervisor/tasks/task-broadcaster.js';
 
 /** A live Task in memory: its progress list and a log read in windows of `window` bytes. */
 class MemoryTask implements BroadcastSource {
-  progress: ProgressEvent[] = [];
+  progress = new ProgressWindow();
   log = '';
   reads = 0;
   constructor(private readonly window = 1 << 16) {}
@@ -21,7 +22,7 @@ class MemoryTask implements BroadcastSource {
   }
   step(line: string, name = 'step'): void {
     this.log += line;
-    this.progress.push({ kind: 'progress', name, started_at: 'now', finished_at: null, percentage: this.progress.length });
+    this.progress.push({ kind: 'progress', name, started_at: 'now', finished_at: null, percentage: this.progress.count });
   }
 }
 
