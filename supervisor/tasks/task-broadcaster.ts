@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { JobContext } from '../../core/job.js';
 import type { JobEvent, LogEvent, ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk } from '../../schemas/tasks.js';
@@ -136,7 +137,9 @@ export class TaskBroadcaster {
       const after: FollowPoint = { progress, offset };
       if (events.length) this.#send(events, before, after);
       this.#at = after;
-    } while (this.#again && this.#members.size > 0);
+      // A burst of many windows: a turn between them lets other work (and other Tasks) go first.
+      if (this.#again && offset < source.logSize) await nextTurn();
+    } while (this.#again && this.#members.size > 0 && !this.#closed);
   }
 
   /** One shared write per member; a member it does not leave ready for more leaves. */
