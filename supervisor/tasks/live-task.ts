@@ -234,27 +234,30 @@ export class LiveTask {
       const read = buf.subarray(0, readSync(fd, buf, 0, buf.length, from));
       // Only whole lines count; a partial last line is read again next time.
       let start = 0;
-      if (this.#overlong) {
-        start = read.indexOf(0x0a) + 1;
-        this.#overlong = start === 0;
-      }
-      const end = this.#overlong ? read.length : read.lastIndexOf(0x0a) + 1;
-      if (end <= start && start === 0 && read.length === EVENTS_READ_BYTES) {
-        this.#overlong = true;
-        this.#eventsOffset += read.length;
+      let taken = false;
+      if (this.#overlong) start = read.indexOf(0x0a) + 1;
+      const end = read.lastIndexOf(0x0a) + 1;
+      if (this.#overlong && start === 0) {
+        this.#eventsOffset += read.length; // still inside the overlong line
+      } else if (end <= start) {
+        // No whole line after `start`: one longer than a read is skipped, a shorter one waits for its end.
+        this.#overlong = start === 0 && read.length === EVENTS_READ_BYTES;
+        this.#eventsOffset += this.#overlong ? read.length : start;
       } else {
-        this.#eventsOffset += Math.max(start, end);
-        if (end > start) this.#takeLines(read.subarray(start, end));
+        this.#overlong = false;
+        this.#eventsOffset += end;
+        taken = this.#takeLines(read.subarray(start, end));
       }
       // More than one read's worth: the rest a turn later, so other work goes between.
       if (this.#eventsOffset > from && this.#eventsOffset < size) setImmediate(() => this.#request(['events']));
-      return end > start;
+      return taken;
     } finally {
       closeSync(fd);
     }
   }
 
-  #takeLines(lines: Buffer): void {
+  /** Takes the progress events of whole lines; whether there was a line at all. */
+  #takeLines(lines: Buffer): boolean {
     for (const line of lines.toString('utf8').split('\n')) {
       if (!line) continue;
       try {
@@ -267,6 +270,7 @@ export class LiveTask {
         // A damaged line is skipped; the status still carries the step.
       }
     }
+    return true;
   }
 
   #readLogSize(): boolean {
