@@ -6,12 +6,13 @@
  *    Task then writes 1 GiB as fast as it can, and the followers trail it, reading as fast as they
  *    can, to its end. Target: RSS growth < 100 MB and /health p99 < 20 ms while they read.
  * 2. Pathological bodies: 4 senders post 16 MiB bodies of `[{},{},…]` (5.6 million values) in a
- *    loop; a single one alone first. Shown: its answer and time, /health p99 beside the idle one.
+ *    loop; a single one alone first. Shown: its answer and time, /health p99 beside the idle one,
+ *    and the same with a body of one 16 MiB string: what receiving that many bytes costs anyway.
  *
  * /health is timed by one client, one request at a time with 5 ms between (a stall shows as one
  * slow answer). The followers and senders are raw sockets that count bytes, not parse them.
  * BENCH_LOG_MIB (default 1024) and BENCH_FOLLOWERS (default 20) size part 1; BENCH_BODY_S (default
- * 10) is part 2's window; BENCH_BASELINE_ROOT another build's package root (e.g. the previous
+ * 10) is part 2's window; BENCH_PARTS=followers or bodies runs one part; BENCH_BASELINE_ROOT another build's package root (e.g. the previous
  * commit's) to run too, beside this one. Alone: `node dist/bench/run-all.js memory`.
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -163,10 +164,15 @@ function floodBody(): string {
   return `{"arguments":{"items":[${'{},'.repeat(n - 1)}{}]}}`;
 }
 
-async function bodies(root: string | undefined): Promise<Array<Array<string | number>>> {
+/** The reference: a body of one 16 MiB string (refused by the schema once parsed), bytes as costly to receive. */
+function stringBody(): string {
+  return `{"arguments":{"text":"${'x'.repeat(16 * 1024 * 1024 - 64)}"}}`;
+}
+
+async function bodies(root: string | undefined, body: string, kind: string): Promise<Array<Array<string | number>>> {
   const svc = await startServiceProcess({ ...(root ? { root } : {}) });
   try {
-    const request = rawRequest('POST', '/jobs/version', auth, floodBody());
+    const request = rawRequest('POST', '/jobs/version', auth, body);
     const idle = await watch(svc, IDLE_MS);
     const one = await RawConnection.open(svc.port);
     const started = performance.now();
@@ -194,7 +200,7 @@ async function bodies(root: string | undefined): Promise<Array<Array<string | nu
     const busy = await watch(svc, BODY_MS);
     stop = true;
     await Promise.all(senders);
-    const label = root ? `baseline (${root})` : 'this build';
+    const label = `${root ? `baseline (${root})` : 'this build'}, ${kind}`;
     return [
       [`${label}: idle`, idle.rssPeak, '', idle.p50, idle.p99, idle.max, ''],
       [`${label}: one body alone`, '', '', '', '', '', `HTTP ${answer.status} in ${oneMs.toFixed(0)} ms`],
@@ -208,12 +214,18 @@ async function bodies(root: string | undefined): Promise<Array<Array<string | nu
 export async function run(): Promise<void> {
   const roots = [undefined, ...(process.env['BENCH_BASELINE_ROOT'] ? [process.env['BENCH_BASELINE_ROOT']] : [])];
   const header = ['run', 'RSS MB', 'growth MB', '/health p50 ms', 'p99 ms', 'max ms', 'notes'];
-  const follow: Array<Array<string | number>> = [];
-  for (const root of roots) follow.push(...(await followBigLog(root)));
-  printTable(`${FOLLOWERS} stream_task followers trailing a ${LOG_MIB} MiB log (target: growth < 100 MB, /health p99 < 20 ms)`, header, follow);
-  const body: Array<Array<string | number>> = [];
-  for (const root of roots) body.push(...(await bodies(root)));
-  printTable(`${SENDERS} senders of 16 MiB [{},{},…] bodies (POST /jobs/version), ${BODY_MS / 1000} s`, header, body);
+  const parts = (process.env['BENCH_PARTS'] ?? 'followers,bodies').split(',');
+  if (parts.includes('followers')) {
+    const follow: Array<Array<string | number>> = [];
+    for (const root of roots) follow.push(...(await followBigLog(root)));
+    printTable(`${FOLLOWERS} stream_task followers trailing a ${LOG_MIB} MiB log (target: growth < 100 MB, /health p99 < 20 ms)`, header, follow);
+  }
+  if (parts.includes('bodies')) {
+    const body: Array<Array<string | number>> = [];
+    for (const root of roots) body.push(...(await bodies(root, floodBody(), '[{},{},…]')));
+    body.push(...(await bodies(undefined, stringBody(), 'one string (reference)')));
+    printTable(`${SENDERS} senders of 16 MiB bodies (POST /jobs/version), ${BODY_MS / 1000} s; the string body: what receiving 16 MiB costs`, header, body);
+  }
 }
 
 if (isMain(import.meta.url)) await run();
