@@ -1,11 +1,33 @@
 import { depthExceeds } from '../core/json-depth.js';
 import { HttpError } from '../core/errors.js';
 import type { IncomingRequest } from './http.js';
+import { JsonValueCounter } from './json-values.js';
 
 /** Deepest nesting accepted in a JSON body: deeper values break structuredClone and stringify. */
 export const MAX_JSON_DEPTH = 64;
+/**
+ * Most values (arrays, objects, their elements and members' values: see JsonValueCounter) a JSON
+ * body may hold.
+ * Parsing, validating and cloning cost about a microsecond per value, on the event loop that
+ * answers every other request; this keeps one body to a few tens of milliseconds at worst. Data
+ * larger than that belongs in a file (`POST /files`), which a Job then reads.
+ */
+export const MAX_JSON_VALUES = 20_000;
+/** Fewer bytes than this cannot hold more than MAX_JSON_VALUES values: such a body is not scanned. */
+const SCAN_FROM_BYTES = MAX_JSON_VALUES;
 
-/** Reads the whole body, refusing (413) as soon as it exceeds `limit` bytes. */
+/** Why a body with too many values is refused (the 422 detail's msg; MCP's error message). */
+export const TOO_MANY_VALUES = `JSON body holds more than ${MAX_JSON_VALUES} values (arrays, objects, their elements and members); send large data as a file`;
+const tooManyValues = () => new HttpError(422, [{ loc: ['body'], msg: TOO_MANY_VALUES, type: 'json_too_many_values' }]);
+
+/** Whether an HttpError is the refusal of a body with too many values. */
+export const isTooManyValues = (err: unknown): boolean => err instanceof HttpError && Array.isArray(err.detail) && (err.detail[0] as { type?: string } | undefined)?.type === 'json_too_many_values';
+
+/**
+ * Reads the whole JSON body, refusing as soon as it exceeds `limit` bytes (413) or holds more
+ * than MAX_JSON_VALUES values (422): values are counted chunk by chunk as they arrive, so no
+ * single step scans much, and a refused body is not read on.
+ */
 export async function readBody(req: IncomingRequest, limit: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
   if (declared !== undefined && (!/^\d+$/.test(declared) || Number(declared) > limit)) {
@@ -18,13 +40,16 @@ export async function readBody(req: IncomingRequest, limit: number): Promise<Buf
     const only = body[0] as Uint8Array | undefined;
     if (!only) return Buffer.alloc(0);
     if (only.byteLength > limit) throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
+    if (only.byteLength >= SCAN_FROM_BYTES && !new JsonValueCounter(MAX_JSON_VALUES).feed(only)) throw tooManyValues();
     return Buffer.isBuffer(only) ? only : Buffer.from(only.buffer, only.byteOffset, only.byteLength);
   }
   const chunks: Buffer[] = [];
+  const values = new JsonValueCounter(MAX_JSON_VALUES);
   let size = 0;
   for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > limit) throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
+    if (!values.feed(chunk)) throw tooManyValues();
     chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);

@@ -4,7 +4,7 @@ import type { IncomingRequest, ResponseSink } from './http.js';
 import { McpServerPool } from './mcp-server-pool.js';
 import { answerPlainCall, plainToolCall } from './mcp-plain-call.js';
 import type { McpToolsOptions } from './mcp-tools.js';
-import { parseJson, readBody } from './json-body.js';
+import { isTooManyValues, readJson, TOO_MANY_VALUES } from './json-body.js';
 import { JSON_HEADERS, sendJson } from './reply.js';
 import { SSE_HEADERS } from './sse.js';
 import type { Caller } from './token-scopes.js';
@@ -79,8 +79,9 @@ async function handleMcp(req: IncomingRequest, res: ResponseSink, caller: Caller
   }
   let body: unknown;
   try {
-    body = parseJson(await readBody(req, opts.jsonLimit));
+    body = await readJson(req, opts.jsonLimit);
   } catch (err) {
+    if (isTooManyValues(err)) return rpcError(res, 400, ErrorCode.InvalidRequest, `Invalid Request: ${TOO_MANY_VALUES}`);
     if (err instanceof HttpError && err.status === 422) return rpcError(res, 400, ErrorCode.ParseError, 'Parse error: Invalid JSON');
     throw err;
   }

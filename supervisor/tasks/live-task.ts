@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import type { ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTempFile, isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
+import { cutStepName, MAX_STEP_NAME } from '../../core/task-record/step-limits.js';
 import { readLogWindowSync } from './log-reader.js';
+import { ProgressWindow } from './progress-window.js';
 import { readStatus } from './records.js';
 import { TaskBroadcaster } from './task-broadcaster.js';
 import { openTaskFileSync } from './task-file.js';
@@ -15,6 +17,19 @@ const DEFAULT_STALENESS_MS = 1000;
 const MIN_STALENESS_MS = 50;
 /** Largest log chunk one event carries to a follower. */
 export const FOLLOW_WINDOW_BYTES = 65536;
+/**
+ * Log windows kept for sharing. Followers that share a read stand at the same offset and read it
+ * within moments of each other; a follower far behind reads windows nobody else will ask for, and
+ * keeping every one (until the log grew, or for good once the Task ended) held the whole log in
+ * memory: a 128 MiB log read by one late follower grew the heap by 254 MiB.
+ */
+const LOG_READS_KEPT = 4;
+/**
+ * Most bytes of `events.jsonl` read at a time (the rest is read a turn later): a runner writes
+ * lines of a few hundred bytes, and a Task that wrote a huge file, or one long line (skipped),
+ * must not make the service read it into memory whole.
+ */
+const EVENTS_READ_BYTES = 256 * 1024;
 
 type Part = 'status' | 'log' | 'events';
 
@@ -57,7 +72,8 @@ export interface LiveRun {
  * 2-core machine made most of a follower's delay (bench/followers.ts).
  */
 export class LiveTask {
-  readonly progress: ProgressEvent[] = [];
+  /** The progress events followers may be owed (the latest; see ProgressWindow). */
+  readonly progress = new ProgressWindow();
   logSize = 0;
   readonly #index: TaskIndex;
   readonly #run: LiveRun;
@@ -67,6 +83,8 @@ export class LiveTask {
   #timer: NodeJS.Timeout | undefined;
   #stalenessMs = DEFAULT_STALENESS_MS;
   #eventsOffset = 0;
+  /** Inside a line longer than EVENTS_READ_BYTES: skipped up to its end. */
+  #overlong = false;
   #pending = new Set<Part>();
   #running: Promise<void> | undefined;
   #logReads = new Map<number, Promise<TaskLogChunk>>();
@@ -114,8 +132,9 @@ export class LiveTask {
   }
 
   /**
-   * A log window; followers at the same offset share one read per log size. Still answers once
-   * closed (the Task ended): the log is complete then, and the last windows are shared too.
+   * A log window; followers at the same offset share one read per log size (of the few latest
+   * windows read). Still answers once closed (the Task ended): the log is complete then, and the
+   * last windows are shared too.
    */
   readLog(offset: number): Promise<TaskLogChunk> {
     let read = this.#logReads.get(offset);
@@ -126,6 +145,8 @@ export class LiveTask {
         return Promise.reject(err as Error); // a failed read is not shared: the next follower tries again
       }
       this.#logReads.set(offset, read);
+      // Oldest first (insertion order): windows of lagging followers make room for newer ones.
+      if (this.#logReads.size > LOG_READS_KEPT) this.#logReads.delete(this.#logReads.keys().next().value!);
     }
     return read;
   }
@@ -206,28 +227,50 @@ export class LiveTask {
     const opened = openTaskFileSync(join(this.#run.dir, TASK_FILES.events));
     if (!opened) return false;
     const { fd, stat: { size } } = opened;
+    const from = this.#eventsOffset;
     try {
-      if (size <= this.#eventsOffset) return false;
-      const buf = Buffer.alloc(size - this.#eventsOffset);
-      const bytesRead = readSync(fd, buf, 0, buf.length, this.#eventsOffset);
+      if (size <= from) return false;
+      const buf = Buffer.alloc(Math.min(size - from, EVENTS_READ_BYTES));
+      const read = buf.subarray(0, readSync(fd, buf, 0, buf.length, from));
       // Only whole lines count; a partial last line is read again next time.
-      const end = buf.subarray(0, bytesRead).lastIndexOf(0x0a) + 1;
-      this.#eventsOffset += end;
-      for (const line of buf.subarray(0, end).toString('utf8').split('\n')) {
-        if (!line) continue;
-        try {
-          const event = JSON.parse(line) as ProgressEvent;
-          if (event.kind !== 'progress' || typeof event.name !== 'string') continue;
-          this.progress.push(event);
-          this.#index.events.emit('task:progress', { id: this.#run.id, event });
-        } catch {
-          // A damaged line is skipped; the status still carries the step.
-        }
+      let start = 0;
+      let taken = false;
+      if (this.#overlong) start = read.indexOf(0x0a) + 1;
+      const end = read.lastIndexOf(0x0a) + 1;
+      if (this.#overlong && start === 0) {
+        this.#eventsOffset += read.length; // still inside the overlong line
+      } else if (end <= start) {
+        // No whole line after `start`: one longer than a read is skipped, a shorter one waits for its end.
+        this.#overlong = start === 0 && read.length === EVENTS_READ_BYTES;
+        this.#eventsOffset += this.#overlong ? read.length : start;
+      } else {
+        this.#overlong = false;
+        this.#eventsOffset += end;
+        taken = this.#takeLines(read.subarray(start, end));
       }
-      return end > 0;
+      // More than one read's worth: the rest a turn later, so other work goes between.
+      if (this.#eventsOffset > from && this.#eventsOffset < size) setImmediate(() => this.#request(['events']));
+      return taken;
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** Takes the progress events of whole lines; whether there was a line at all. */
+  #takeLines(lines: Buffer): boolean {
+    for (const line of lines.toString('utf8').split('\n')) {
+      if (!line) continue;
+      try {
+        const event = JSON.parse(line) as ProgressEvent;
+        if (event.kind !== 'progress' || typeof event.name !== 'string') continue;
+        if (event.name.length > MAX_STEP_NAME) event.name = cutStepName(event.name);
+        this.progress.push(event);
+        this.#index.events.emit('task:progress', { id: this.#run.id, event });
+      } catch {
+        // A damaged line is skipped; the status still carries the step.
+      }
+    }
+    return true;
   }
 
   #readLogSize(): boolean {

@@ -52,6 +52,8 @@ export async function readLogWindow(file: string, offset: number, limit: number)
   }
 }
 
+let scratch = Buffer.allocUnsafe(0);
+
 /**
  * `readLogWindow`, synchronous: for a live Task's log, whose new bytes are in the page cache (its
  * runner just wrote them), a window costs a few microseconds this way, against four thread-pool
@@ -63,7 +65,10 @@ export function readLogWindowSync(file: string, offset: number, limit: number): 
   const { fd, stat: { size } } = opened;
   try {
     const plan = planRead(offset, size, limit);
-    const buf = Buffer.alloc(plan.want);
+    // One buffer for every synchronous read: the window is copied into its text at once, and a
+    // buffer per window added 64 KiB of garbage per window for every follower of a big log.
+    if (scratch.length < plan.want) scratch = Buffer.allocUnsafe(plan.want);
+    const buf = scratch;
     const bytesRead = plan.want > 0 ? readSync(fd, buf, 0, plan.want, plan.start) : 0;
     return windowOf(buf.subarray(0, bytesRead), plan, size, limit);
   } finally {

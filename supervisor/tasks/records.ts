@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { TaskMetadata, TaskStatus } from '../../schemas/tasks.js';
 import { check } from '../../schemas/validator.js';
 import { TASK_FILES } from '../../core/task-record/record-files.js';
+import { boundSteps } from '../../core/task-record/step-limits.js';
 
 /**
  * Tolerant readers of task records (spec: TaskStatus). Invalid JSON, a record whose task_id or
@@ -20,7 +21,11 @@ export async function isSafeDir(dir: string): Promise<boolean> {
   }
 }
 
-/** Reads `status.json`, reading the historical `execution_id` as `run_id`, defaults filled. */
+/**
+ * Reads `status.json`, reading the historical `execution_id` as `run_id`, defaults filled, its
+ * steps held to the limits a runner writes them with (step-limits.ts): a status.json written by
+ * hand or by a hostile Task cannot make the index or a follower large.
+ */
 export async function readStatus(dir: string, taskId: string, taskType: string): Promise<TaskStatus | null> {
   const raw = await readJsonObject(join(dir, TASK_FILES.status));
   if (!raw) return null;
@@ -28,7 +33,9 @@ export async function readStatus(dir: string, taskId: string, taskType: string):
   delete raw['execution_id'];
   const parsed = check(TaskStatus, raw, { defaults: true });
   if (!parsed.ok || parsed.value.task_id !== taskId || parsed.value.task_type !== taskType) return null;
-  return parsed.value as TaskStatus;
+  const status = parsed.value as TaskStatus;
+  status.steps = boundSteps(status.steps);
+  return status;
 }
 
 /** Reads `metadata.json`; null when absent, invalid or about another Task. */

@@ -1,3 +1,4 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { JobContext } from '../../core/job.js';
 import type { JobEvent, LogEvent, ProgressEvent } from '../../schemas/events.js';
 import type { TaskLogChunk } from '../../schemas/tasks.js';
@@ -8,9 +9,15 @@ export interface FollowPoint {
   readonly offset: number;
 }
 
-/** What a broadcaster reads: the live Task's progress list, log size and shared log reads. */
+/** The progress events of a live Task, numbered from its first (see ProgressWindow). */
+export interface ProgressSource {
+  readonly count: number;
+  slice(from: number, to: number): ProgressEvent[];
+}
+
+/** What a broadcaster reads: the live Task's progress events, log size and shared log reads. */
 export interface BroadcastSource {
-  readonly progress: readonly ProgressEvent[];
+  readonly progress: ProgressSource;
   readonly logSize: number;
   readLog(offset: number): Promise<TaskLogChunk>;
 }
@@ -113,7 +120,7 @@ export class TaskBroadcaster {
       this.#again = false;
       const before = this.#at;
       const source = this.#source;
-      const progress = source.progress.length;
+      const progress = source.progress.count;
       const events: JobEvent[] = source.progress.slice(before.progress, progress);
       let offset = before.offset;
       if (offset < source.logSize) {
@@ -130,7 +137,9 @@ export class TaskBroadcaster {
       const after: FollowPoint = { progress, offset };
       if (events.length) this.#send(events, before, after);
       this.#at = after;
-    } while (this.#again && this.#members.size > 0);
+      // A burst of many windows: a turn between them lets other work (and other Tasks) go first.
+      if (this.#again && offset < source.logSize) await nextTurn();
+    } while (this.#again && this.#members.size > 0 && !this.#closed);
   }
 
   /** One shared write per member; a member it does not leave ready for more leaves. */
