@@ -301,3 +301,31 @@ t.test('a target that sends an endless event line gets a failed result; large an
   const html = await call('large_html');
   t.equal(html.status, 502, 'a large answer that is not a JSON object is a 502');
 });
+
+t.test('a target streaming empty data lines is cut off after the event limit in bytes', async (t) => {
+  const MiB = 1024 * 1024;
+  const sent = { bytes: 0, closedEarly: false };
+  // At most 128 MiB: an event is refused after 32 MiB on the wire, so the rest is never read.
+  const fake = await startPlainServer(t, async (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const piece = 'data:\n'.repeat(64 * 1024);
+    const drainedOrClosed = () => new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done).off('close', done);
+        resolve();
+      };
+      res.once('drain', done).once('close', done);
+    });
+    while (!res.destroyed && sent.bytes < 128 * MiB) {
+      sent.bytes += piece.length;
+      if (!res.write(piece)) await drainedOrClosed();
+    }
+    sent.closedEarly = res.destroyed;
+    res.end();
+  });
+  const a = await startTestService(t, { config: { targets: [{ address: fake.url, token: 'stored-secret' }] } });
+  const text = await (await a.fetch('/jobs/empty_lines/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
+  t.match(text, /event: result\ndata: \{"kind":"result","answer":"RuntimeError: event stream from target .* broke off: the target sent an oversized event \(more than 33554432 bytes\)/);
+  await waitFor(() => sent.closedEarly, 10_000, 'the target connection to be closed');
+  t.ok(sent.bytes < 48 * MiB, `the service stopped reading soon after the limit (${(sent.bytes / MiB).toFixed(1)} MiB sent)`);
+});
