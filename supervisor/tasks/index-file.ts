@@ -1,9 +1,11 @@
-import { fstatSync, openSync } from 'node:fs';
+import { constants, unlinkSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
 import { crc32 } from 'node:zlib';
 import type { TaskState } from '../../schemas/tasks.js';
 import type { TaskRecord } from './task-index.js';
 import { IndexSource, StoredRecord, type RecordHome } from './stored-record.js';
+import { openRegularFileWithStatSync, UnsafeFileError } from '../../workers/safe-file.js';
+import { PrivateStateError } from '../private-state.js';
 
 /**
  * The index file: every record the index held, one line each, in listing order, written
@@ -30,7 +32,9 @@ const NO_SOURCES: readonly string[] = Object.freeze([]);
 /** Writes the index file from `records` (temp file, then rename); `textsOf` gives their status texts. */
 export async function writeIndexFile(file: string, records: readonly TaskRecord[], textsOf: (batch: readonly TaskRecord[]) => Array<string | null>): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
-  const handle = await open(temp, 'w', 0o600);
+  // Created afresh, never through a link or into a FIFO left at that name.
+  await rm(temp, { force: true });
+  const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     await handle.write(`${VERSION_LINE}\n`);
     for (let i = 0; i < records.length; i += WRITE_BATCH) {
@@ -82,17 +86,18 @@ const STATES = new Map<string, TaskState>(['queued', 'running', 'succeeded', 'fa
  */
 export function readIndexFile(file: string, workspace: string): { records: StoredRecord[]; source: IndexSource | undefined } {
   const records: StoredRecord[] = [];
-  let fd: number;
+  let opened: ReturnType<typeof openRegularFileWithStatSync>;
   try {
-    fd = openSync(file, 'r');
-  } catch {
+    opened = openRegularFileWithStatSync(file);
+  } catch (err) {
+    if (err instanceof UnsafeFileError) setAside(file, err);
     return { records, source: undefined };
   }
-  const source = new IndexSource(fd);
+  const source = new IndexSource(opened.fd);
   const home: RecordHome = { workspace, source };
   let damaged = 0;
   try {
-    const size = fstatSync(fd).size;
+    const size = opened.stat.size;
     // One buffer for the whole file: the unfinished line moves to its start, the next block lands after it.
     let buf = Buffer.allocUnsafe(2 * READ_BLOCK);
     let carried = 0;
@@ -139,4 +144,15 @@ export function readIndexFile(file: string, workspace: string): { records: Store
   }
   if (damaged > 0) console.error(`taskyard: ${damaged} line(s) of the task index file ${file} are damaged; those records are read from their directories`);
   return { records, source };
+}
+
+/**
+ * Something that is not a regular file where the index file belongs (a FIFO would have hung the
+ * start): removed, so that the next write puts the file back; a directory is not removed for the
+ * operator, and stops the start with a message naming it.
+ */
+function setAside(file: string, err: UnsafeFileError): void {
+  if (err.kind === 'directory') throw new PrivateStateError(`the task index file ${file} is a directory; remove or move it away and start again`);
+  unlinkSync(file);
+  console.error(`taskyard: the task index file ${file} was a ${err.kind}, not a regular file; it was removed, every record is read and the file written again`);
 }
