@@ -15,9 +15,7 @@ export const MAX_EVENT_BYTES = 32 * 1024 * 1024;
 const LF = 10;
 const CR = 13;
 const SPACE = 32;
-const DATA = Buffer.from('data:');
 const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
-const NEWLINE = Buffer.of(LF);
 const EMPTY = Buffer.alloc(0);
 /** A buffer grown past this for one large event is let go after it, not kept for the stream's life. */
 const KEEP_BYTES = 64 * 1024;
@@ -35,6 +33,9 @@ function parseData(data: string): StreamEvent {
   return event as StreamEvent;
 }
 
+/** Pieces up to this long are copied byte by byte: a native copy costs more than the loop. */
+const SMALL_COPY = 32;
+
 /** Bytes appended at the end, in one buffer that doubles as it fills. */
 class ByteRun {
   bytes = Buffer.allocUnsafe(0);
@@ -42,19 +43,32 @@ class ByteRun {
 
   append(from: Buffer, start: number, end: number): void {
     const needed = this.length + end - start;
-    if (needed > this.bytes.length) {
-      const grown = Buffer.allocUnsafe(Math.max(needed, 2 * this.bytes.length, 256));
-      this.bytes.copy(grown, 0, 0, this.length);
-      this.bytes = grown;
-    }
-    this.length += from.copy(this.bytes, this.length, start, end);
+    if (needed > this.bytes.length) this.#grow(needed);
+    if (end - start > SMALL_COPY) this.length += from.copy(this.bytes, this.length, start, end);
+    else for (let i = start; i < end; i++) this.bytes[this.length++] = from[i]!;
+  }
+
+  /** Appends one byte. */
+  push(byte: number): void {
+    if (this.length === this.bytes.length) this.#grow(this.length + 1);
+    this.bytes[this.length++] = byte;
   }
 
   clear(): void {
     this.length = 0;
     if (this.bytes.length > KEEP_BYTES) this.bytes = Buffer.allocUnsafe(0);
   }
+
+  #grow(needed: number): void {
+    const grown = Buffer.allocUnsafe(Math.max(needed, 2 * this.bytes.length, 256));
+    this.bytes.copy(grown, 0, 0, this.length);
+    this.bytes = grown;
+  }
 }
+
+/** Whether `bytes[start, end)` starts with `data:`. */
+const isData = (bytes: Buffer, start: number, end: number): boolean =>
+  end - start >= 5 && bytes[start] === 0x64 && bytes[start + 1] === 0x61 && bytes[start + 2] === 0x74 && bytes[start + 3] === 0x61 && bytes[start + 4] === 0x3a;
 
 /**
  * Collects the lines of one event as bytes. The `data:` values are copied into one buffer (joined
@@ -87,15 +101,15 @@ class EventAssembler {
       start = 0;
       end = this.#partial.length;
     } else if (start === end) return this.flush();
-    if (end - start >= DATA.length && DATA.equals(bytes.subarray(start, start + DATA.length))) {
+    if (isData(bytes, start, end)) {
       this.#received += end - start + 1;
       this.#check(0);
-      let value = start + DATA.length;
+      let value = start + 5;
       if (value < end && bytes[value] === SPACE) value++;
-      if (this.#dataLines++ > 0) this.#data.append(NEWLINE, 0, 1);
+      if (this.#dataLines++ > 0) this.#data.push(LF);
       this.#data.append(bytes, value, end);
     }
-    this.#partial.clear();
+    if (this.#partial.length > 0) this.#partial.clear();
     return undefined;
   }
 
@@ -115,6 +129,18 @@ class EventAssembler {
   }
 }
 
+/** Bytes read between two turns of the event loop given to others. */
+const YIELD_BYTES = 64 * 1024;
+/** Lines shorter than this are scanned here; past it, a native search is cheaper than the loop. */
+const SHORT_LINE = 64;
+
+/** The index of the next LF in `chunk` from `from`, or -1. */
+function nextLf(chunk: Buffer, from: number): number {
+  const stop = Math.min(chunk.length, from + SHORT_LINE);
+  for (let i = from; i < stop; i++) if (chunk[i] === LF) return i;
+  return stop === chunk.length ? -1 : chunk.indexOf(LF, stop);
+}
+
 /** The chunk as a Buffer (a view, not a copy), for indexOf. */
 const asBuffer = (chunk: Uint8Array): Buffer => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
 
@@ -130,6 +156,7 @@ export async function* readSseEvents(body: AsyncIterable<Uint8Array>, limit = MA
   const event = new EventAssembler(limit);
   let pendingCr = false;
   let first = true;
+  let unyielded = 0;
   for await (const piece of body) {
     const chunk = asBuffer(piece);
     let start = pendingCr && chunk[0] === LF ? 1 : 0;
@@ -138,11 +165,12 @@ export async function* readSseEvents(body: AsyncIterable<Uint8Array>, limit = MA
       first = false;
       if (chunk.length >= BOM.length && BOM.equals(chunk.subarray(0, BOM.length))) start = BOM.length; // as a UTF-8 decoder would drop it
     }
-    // The next LF and CR at or after `start` (-1: none in this chunk); CR is rare, so usually looked for once.
-    let lf = chunk.indexOf(LF, start);
+    // The next CR at or after `start` (-1: none in this chunk): rare, so usually looked for once.
     let cr = chunk.indexOf(CR, start);
-    while (lf !== -1 || cr !== -1) {
-      const end = cr === -1 || (lf !== -1 && lf < cr) ? lf : cr;
+    for (;;) {
+      let end = nextLf(chunk, start);
+      if (cr !== -1 && (end === -1 || cr < end)) end = cr;
+      if (end === -1) break;
       const done = event.line(chunk, start, end);
       start = end + 1;
       if (end === cr) {
@@ -150,10 +178,15 @@ export async function* readSseEvents(body: AsyncIterable<Uint8Array>, limit = MA
         else if (chunk[start] === LF) start++;
         cr = chunk.indexOf(CR, start);
       }
-      if (lf !== -1 && lf < start) lf = chunk.indexOf(LF, start);
       if (done) yield done;
     }
     event.piece(chunk, start, chunk.length);
+    // Chunks queued while this stream was busy are otherwise read in one go: let other
+    // requests in between (a fast stream, or a hostile one, must not hold the event loop).
+    if ((unyielded += chunk.length) >= YIELD_BYTES) {
+      unyielded = 0;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
   const last = event.flush();
   if (last) yield last;
