@@ -1,9 +1,11 @@
 /**
  * A hostile target's event streams (issue 33, item 4): the service's RSS and `/health` latency
  * while STREAMS forwarded `/events` calls each receive up to STREAM_MB of empty `data:` lines
- * (`servers/empty-data-target.ts`, in its own process), beside the same figures measured idle
+ * (`servers/hostile-target.ts`, in its own process), beside the same figures measured idle
  * just before. Targets: RSS growth < 100 MB, `/health` p99 < 20 ms. The reader counts an event's
  * bytes as received, so each stream is cut after 32 MiB on the wire with a failed result.
+ * Then the price of checking large forwarded answers while they stream (item 5): ANSWER_MIB of
+ * JobResponse read through the service against reading it from the target directly, alternating.
  */
 import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,8 @@ import { isMain, printTable } from './lib/table.js';
 const STREAMS = Number(process.env['BENCH_HOSTILE_STREAMS'] ?? 5);
 const STREAM_MB = Number(process.env['BENCH_HOSTILE_MB'] ?? 500);
 const IDLE_MS = 2000;
+const ANSWER_MIB = Number(process.env['BENCH_HOSTILE_ANSWER_MIB'] ?? 256);
+const ROUNDS = 3;
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 
 async function rssMb(pid: number): Promise<number> {
@@ -46,9 +50,23 @@ async function sample(port: number, pid: number, until: Promise<unknown>): Promi
   return { latencies: latencies.sort((a, b) => a - b), peakRss: Math.max(peakRss, await rssMb(pid)) };
 }
 
+/** MiB/s of one POST's answer, read whole; throws unless it is the complete JobResponse. */
+async function readRate(url: string, body: string): Promise<number> {
+  const start = performance.now();
+  const res = await fetch(url, { method: 'POST', headers: auth, body });
+  let size = 0;
+  let last = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    last = chunk[chunk.byteLength - 1] ?? last;
+  }
+  if (res.status !== 200 || size < ANSWER_MIB * 2 ** 20 || last !== 0x7d) throw new Error(`a broken answer from ${url}: HTTP ${res.status}, ${size} bytes`);
+  return size / 2 ** 20 / ((performance.now() - start) / 1000);
+}
+
 export async function run(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-bench-hostile-'));
-  const target = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'empty-data-target.js'), [String(STREAM_MB)]);
+  const target = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'hostile-target.js'), [String(STREAM_MB), String(ANSWER_MIB)]);
   const targetUrl = `http://127.0.0.1:${target.port}`;
   const sent: number[] = [];
   target.child.stdout!.on('data', (d: Buffer) => {
@@ -76,6 +94,16 @@ export async function run(): Promise<void> {
     printTable(`${STREAMS} forwarded /events streams of up to ${STREAM_MB} MB of empty data: lines (uWS front end); targets: RSS growth < 100 MB, /health p99 < 20 ms`, ['phase', '/health calls', 'p50 ms', 'p99 ms', 'peak RSS MB', 'RSS growth MB', 'streams'], [
       row('idle (baseline)', idle, ''),
       row('hostile streams running', busy, `${cut}/${STREAMS} cut as oversized in ${seconds.toFixed(1)} s; target sent ${sent.map((b) => (b / 2 ** 20).toFixed(0)).join(', ')} MiB; RSS after ${after.toFixed(0)} MB`),
+    ]);
+    const rates = { direct: [] as number[], forwarded: [] as number[] };
+    for (let i = 0; i < ROUNDS; i++) {
+      rates.direct.push(await readRate(`${targetUrl}/jobs/large`, '{"arguments":{}}'));
+      rates.forwarded.push(await readRate(`${svc.url}/jobs/large`, JSON.stringify({ arguments: {}, target: targetUrl })));
+    }
+    const best = (r: number[]) => Math.max(...r);
+    printTable(`A ${ANSWER_MIB} MiB JobResponse, one client (best of ${ROUNDS} alternating rounds)`, ['path', 'MiB/s', 'x direct'], [
+      ['target directly (baseline)', best(rates.direct), '1.00'],
+      ['forwarded, checked while it streams', best(rates.forwarded), (best(rates.forwarded) / best(rates.direct)).toFixed(2)],
     ]);
   } finally {
     await svc.stop();
