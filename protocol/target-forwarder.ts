@@ -2,6 +2,7 @@ import type { TargetEntry } from '../schemas/config.js';
 import type { StreamEvent } from '../schemas/events.js';
 import type { JobCatalog, JobResponse } from '../schemas/job-response.js';
 import { readSseEvents } from './sse-reader.js';
+import { JobResponseCheck, JsonStreamError } from './json-stream-check.js';
 import { readText, UpstreamError, type UpstreamResponse } from './upstream.js';
 import { KeepAlivePool, type PooledResponse } from './keep-alive-pool.js';
 import { hookOf, type AbortHook } from './abort-hook.js';
@@ -115,8 +116,11 @@ class Target {
 
   /**
    * A forwarded JobResponse, passed on as the target's bytes: checked whole when small; a large
-   * one is streamed once its first bytes look like a JSON object (a break later reaches the
-   * caller as a broken response, not a short one). A whole answer comes back without a promise.
+   * one is checked as it streams (JobResponseCheck), from its first chunk, which decides between
+   * a 502 and a streamed 200. Once streaming, a byte that cannot belong to a JobResponse, or an
+   * end inside one, stops the stream with an error before the byte is passed on: the caller's
+   * response ends broken (reset, no final chunk), never as short or invalid JSON that looks
+   * complete. A whole answer comes back without a promise.
    */
   answer(res: PooledResponse): ForwardedAnswer | Promise<ForwardedAnswer> {
     if (res.statusCode === 200 && res.whole) {
@@ -132,11 +136,31 @@ class Target {
     const first = await chunks.next().catch((err: Error) => {
       throw new HttpError(502, `Target ${this.entry.address} broke off its answer: ${err.message}`);
     });
-    if (first.done || !/^\s*\{\s*"/.test(first.value.subarray(0, 64).toString('latin1'))) {
+    const check = new JobResponseCheck();
+    try {
+      if (first.done) throw new JsonStreamError('the answer is empty');
+      check.feed(first.value);
+    } catch (err) {
       await chunks.return?.();
-      throw new HttpError(502, `Target ${this.entry.address} answered HTTP 200 without a JobResponse`);
+      throw new HttpError(502, `Target ${this.entry.address} answered HTTP 200 without a JobResponse: ${(err as Error).message}`);
     }
-    return { stream: (async function* () { yield first.value; yield* { [Symbol.asyncIterator]: () => chunks }; })() };
+    const address = this.entry.address;
+    return {
+      stream: (async function* () {
+        yield first.value;
+        try {
+          for (let next = await chunks.next(); !next.done; next = await chunks.next()) {
+            check.feed(next.value);
+            yield next.value;
+          }
+          check.end();
+        } catch (err) {
+          throw new Error(`target ${address} sent a broken answer: ${(err as Error).message}`);
+        } finally {
+          await chunks.return?.();
+        }
+      })(),
+    };
   }
 
   /** Passes remote events on one by one; a broken stream becomes a business failure at its end. */

@@ -4,6 +4,7 @@ import type { HttpResponse, TemplatedApp, us_listen_socket } from '@trufflesuite
 import { AbortPoint, type AbortHook } from './abort-hook.js';
 import { BodyQueue } from './body-queue.js';
 import { ChunkPool } from './chunk-pool.js';
+import { ambiguousFraming } from './request-framing.js';
 import { statusLine, type BodyWriter, type Handler, type HeaderMap, type HttpAdapter, type IncomingRequest, type ListeningServer, type ResponseHeaders, type ResponseSink, type StreamOptions } from './http.js';
 
 // Every uWebSockets.js import lives in this file. We load the native binary ourselves: the
@@ -26,6 +27,8 @@ const EMPTY_BODY: readonly Uint8Array[] = [];
 /** Why a request was aborted: its client went away. */
 const CLIENT_GONE = new Error('client disconnected');
 const EMPTY_CHUNK = new Uint8Array(0);
+/** The answer to a request whose body framing is ambiguous: the connection ends with it. */
+const FRAMING_HEADERS = Object.freeze({ 'content-type': 'application/json', connection: 'close' });
 
 /** Bodies up to this size are gathered before the handler runs; larger ones stream. */
 const SMALL_BODY = 64 * 1024;
@@ -448,6 +451,12 @@ export const uwsAdapter = (uws: UwsModule): HttpAdapter => ({
       // uWS reuses a chunk's memory after onData returns: every chunk is copied (Buffer.from
       // copies small ones into Node's shared pool rather than allocating a backing store each).
       const copy = (chunk: ArrayBuffer) => Buffer.from(new Uint8Array(chunk));
+      // uWS frames the body by the first Content-Length alone and reads what follows it as the
+      // next request. An answer ended here, inside uWS's parse, lets it go on to that request;
+      // one ended on the next turn closes the connection after it, and a request arriving while
+      // it is pending makes uWS drop the connection itself (no answer, nothing smuggled).
+      const framing = ambiguousFraming(headers);
+      if (framing !== undefined) return void setImmediate(() => sink.send(400, FRAMING_HEADERS, JSON.stringify({ detail: framing })));
       if (!hasBody(headers)) return run(() => EMPTY_BODY);
       if (isSmall(headers)) {
         // A small body (a Job call) is gathered first, so the handler reads it without awaiting.

@@ -1,9 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isAlive, readProcess } from '../workers/process-tree.js';
 import { readRegularFile, UnsafeFileError } from '../workers/safe-file.js';
+import { ensurePrivateDir } from './private-state.js';
 import { STATE_DIR } from './token-store.js';
 
 /** Who holds a workspace: the content of the lock file. */
@@ -130,7 +131,7 @@ async function removeStale(dir: string, file: string, stale: string, me: string)
 export async function lockWorkspace(workspace: string): Promise<WorkspaceLock> {
   const dir = join(workspace, STATE_DIR);
   const file = join(dir, LOCK_FILE);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await ensurePrivateDir(dir);
   const self: LockHolder = { pid: process.pid, start_time: (await readProcess(process.pid))?.startTime ?? null, address: null, started_at: new Date().toISOString() };
   const mine = JSON.stringify(self);
 

@@ -1,8 +1,11 @@
-import { fstatSync, openSync } from 'node:fs';
+import { constants, unlinkSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
 import type { TaskState } from '../../schemas/tasks.js';
 import type { TaskRecord } from './task-index.js';
 import { IndexSource, StoredRecord, type RecordHome } from './stored-record.js';
+import { openRegularFileWithStatSync, UnsafeFileError } from '../../workers/safe-file.js';
+import { PrivateStateError } from '../private-state.js';
 
 /**
  * The index file: every record the index held, one line each, in listing order, written
@@ -13,13 +16,14 @@ import { IndexSource, StoredRecord, type RecordHome } from './stored-record.js';
  * write is a rename inside its directory, so a record changed while the service was down
  * changes that stamp.
  *
- * A line: `[id, ino, mtimeMs, state, hasMetadata, createdAt, sources]` as JSON, a tab, the status
- * JSON (or `null`). A record the service wrote itself has no stamp (null) and is re-read at the next
- * start. Version 2 files (`[id, "ino:mtimeMs", state, …]`) are read too.
+ * A line: the CRC-32 of the rest of the line (8 hex digits), a tab, `[id, ino, mtimeMs, state,
+ * hasMetadata, createdAt, sources]` as JSON, a tab, the status JSON (or `null`). A line whose
+ * checksum or head does not hold is skipped: its directory is read from disk like one the file
+ * does not know, so a damaged byte costs a read, never a status that is not valid JSON. A record
+ * the service wrote itself has no stamp (null) and is re-read at the next start. Files of older
+ * versions (without checksums) are not used: every record is read once and the file rewritten.
  */
-const VERSION_LINE = 'taskyard-task-index 3';
-/** The previous format (stamp as one `ino:mtime` string), still read. */
-const OLD_VERSION_LINE = 'taskyard-task-index 2';
+const VERSION_LINE = 'taskyard-task-index 4';
 /** Lines per write: their statuses lie within one read of the previous file (MAX_SPAN). */
 const WRITE_BATCH = 1000;
 const READ_BLOCK = 4 << 20;
@@ -28,7 +32,9 @@ const NO_SOURCES: readonly string[] = Object.freeze([]);
 /** Writes the index file from `records` (temp file, then rename); `textsOf` gives their status texts. */
 export async function writeIndexFile(file: string, records: readonly TaskRecord[], textsOf: (batch: readonly TaskRecord[]) => Array<string | null>): Promise<void> {
   const temp = `${file}.${process.pid}.tmp`;
-  const handle = await open(temp, 'w', 0o600);
+  // Created afresh, never through a link or into a FIFO left at that name.
+  await rm(temp, { force: true });
+  const handle = await open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
   try {
     await handle.write(`${VERSION_LINE}\n`);
     for (let i = 0; i < records.length; i += WRITE_BATCH) {
@@ -36,7 +42,8 @@ export async function writeIndexFile(file: string, records: readonly TaskRecord[
       const texts = textsOf(batch);
       const lines = batch.map((r, n) => {
         const stamp = r.stamp;
-        return `${JSON.stringify([r.id, stamp?.ino ?? null, stamp?.mtimeMs ?? null, r.state ?? null, r.hasMetadata, r.createdAt, r.sources])}\t${texts[n] ?? 'null'}\n`;
+        const line = `${JSON.stringify([r.id, stamp?.ino ?? null, stamp?.mtimeMs ?? null, r.state ?? null, r.hasMetadata, r.createdAt, r.sources])}\t${texts[n] ?? 'null'}`;
+        return `${checksumOf(line)}\t${line}\n`;
       });
       await handle.write(lines.join(''));
     }
@@ -50,14 +57,23 @@ export async function writeIndexFile(file: string, records: readonly TaskRecord[
 }
 
 type Head = [string, number | null, number | null, TaskState | null, boolean, string | null, string[]];
-type OldHead = [string, string, TaskState | null, boolean, string | null, string[]];
 
-/** A line head of either version as the current one. */
-function headOf(json: string, old: boolean): Head {
-  if (!old) return JSON.parse(json) as Head;
-  const [id, stamp, ...rest] = JSON.parse(json) as OldHead;
-  const colon = stamp.indexOf(':');
-  return colon < 0 ? [id, null, null, ...rest] : [id, Number(stamp.slice(0, colon)), Number(stamp.slice(colon + 1)), ...rest];
+/** The line's checksum as written: CRC-32, 8 lowercase hex digits. */
+const checksumOf = (line: string | Buffer): string => crc32(line).toString(16).padStart(8, '0');
+const CHECKSUM_CHARS = 8;
+
+/** A head as written by writeIndexFile, or undefined (damaged, or not this version's). */
+function headOf(json: string): Head | undefined {
+  try {
+    const head = JSON.parse(json) as unknown;
+    if (!Array.isArray(head) || head.length !== 7) return undefined;
+    const [id, ino, mtimeMs, state, hasMetadata, createdAt, sources] = head as unknown[];
+    const ok = typeof id === 'string' && (ino === null || typeof ino === 'number') && (mtimeMs === null || typeof mtimeMs === 'number') && (state === null || typeof state === 'string') &&
+      typeof hasMetadata === 'boolean' && (createdAt === null || typeof createdAt === 'string') && Array.isArray(sources) && sources.every((s) => typeof s === 'string');
+    return ok ? (head as Head) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** One string per state, shared by every record in it. */
@@ -70,17 +86,18 @@ const STATES = new Map<string, TaskState>(['queued', 'running', 'succeeded', 'fa
  */
 export function readIndexFile(file: string, workspace: string): { records: StoredRecord[]; source: IndexSource | undefined } {
   const records: StoredRecord[] = [];
-  let fd: number;
+  let opened: ReturnType<typeof openRegularFileWithStatSync>;
   try {
-    fd = openSync(file, 'r');
-  } catch {
+    opened = openRegularFileWithStatSync(file);
+  } catch (err) {
+    if (err instanceof UnsafeFileError) setAside(file, err);
     return { records, source: undefined };
   }
-  const source = new IndexSource(fd);
+  const source = new IndexSource(opened.fd);
   const home: RecordHome = { workspace, source };
-  let old = false;
+  let damaged = 0;
   try {
-    const size = fstatSync(fd).size;
+    const size = opened.stat.size;
     // One buffer for the whole file: the unfinished line moves to its start, the next block lands after it.
     let buf = Buffer.allocUnsafe(2 * READ_BLOCK);
     let carried = 0;
@@ -96,14 +113,22 @@ export function readIndexFile(file: string, workspace: string): { records: Store
       for (let end = buf.indexOf(10, start); end !== -1 && end < filled; start = end + 1, end = buf.indexOf(10, start)) {
         if (first) {
           first = false;
-          const version = buf.toString('utf8', start, end);
-          if (version !== VERSION_LINE && version !== OLD_VERSION_LINE) throw new Error('an index file of another version');
-          old = version === OLD_VERSION_LINE;
+          if (buf.toString('utf8', start, end) !== VERSION_LINE) throw new Error('an index file of another version');
           continue;
         }
-        const tab = buf.indexOf(9, start);
-        const [id, ino, mtimeMs, state, hasMetadata, createdAt, sources] = headOf(buf.toString('utf8', start, tab), old);
-        if (typeof id !== 'string' || typeof ino !== 'number' || typeof mtimeMs !== 'number') continue;
+        const lineStart = start + CHECKSUM_CHARS + 1;
+        const tab = buf.indexOf(9, lineStart);
+        if (buf[lineStart - 1] !== 9 || tab === -1 || tab > end || buf.toString('latin1', start, lineStart - 1) !== checksumOf(buf.subarray(lineStart, end))) {
+          damaged++;
+          continue;
+        }
+        const head = headOf(buf.toString('utf8', lineStart, tab));
+        if (!head) {
+          damaged++;
+          continue;
+        }
+        const [id, ino, mtimeMs, state, hasMetadata, createdAt, sources] = head;
+        if (ino === null || mtimeMs === null) continue; // written by the service without a stamp: read again
         const length = end - tab - 1;
         const isNull = length === 4 && buf[tab + 1] === 0x6e;
         const known = state === null ? undefined : STATES.get(state);
@@ -117,5 +142,17 @@ export function readIndexFile(file: string, workspace: string): { records: Store
     console.error(`taskyard: the task index file is not usable (${(err as Error).message}); reading every record instead`);
     return { records: [], source: undefined };
   }
+  if (damaged > 0) console.error(`taskyard: ${damaged} line(s) of the task index file ${file} are damaged; those records are read from their directories`);
   return { records, source };
+}
+
+/**
+ * Something that is not a regular file where the index file belongs (a FIFO would have hung the
+ * start): removed, so that the next write puts the file back; a directory is not removed for the
+ * operator, and stops the start with a message naming it.
+ */
+function setAside(file: string, err: UnsafeFileError): void {
+  if (err.kind === 'directory') throw new PrivateStateError(`the task index file ${file} is a directory; remove or move it away and start again`);
+  unlinkSync(file);
+  console.error(`taskyard: the task index file ${file} was a ${err.kind}, not a regular file; it was removed, every record is read and the file written again`);
 }

@@ -1,9 +1,10 @@
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isTerminal } from '../../core/task-record/record-files.js';
 import { deferExtraCaCerts } from '../../runner/extra-ca-certs.js';
 import { collectGarbage } from '../collect-garbage.js';
 import type { Config } from '../config.js';
+import { ensurePrivateDir } from '../private-state.js';
 import { STATE_DIR } from '../token-store.js';
 import { DefinitionCatalog } from './definitions.js';
 import type { Executor } from './executor.js';
@@ -180,7 +181,7 @@ export class TaskRuntime {
 
   /** Slot logs of pooled runners that a previous service left (its idle runners are gone with it). */
   async #clearPool(): Promise<void> {
-    await mkdir(this.#poolDir, { recursive: true });
+    await ensurePrivateDir(this.#poolDir);
     for (const name of await readdir(this.#poolDir)) await rm(join(this.#poolDir, name), { force: true, recursive: true });
   }
 }

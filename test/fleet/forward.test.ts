@@ -301,3 +301,59 @@ t.test('a target that sends an endless event line gets a failed result; large an
   const html = await call('large_html');
   t.equal(html.status, 502, 'a large answer that is not a JSON object is a 502');
 });
+
+t.test('a target streaming empty data lines is cut off after the event limit in bytes', async (t) => {
+  const MiB = 1024 * 1024;
+  const sent = { bytes: 0, closedEarly: false };
+  // At most 128 MiB: an event is refused after 32 MiB on the wire, so the rest is never read.
+  const fake = await startPlainServer(t, async (_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const piece = 'data:\n'.repeat(64 * 1024);
+    const drainedOrClosed = () => new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done).off('close', done);
+        resolve();
+      };
+      res.once('drain', done).once('close', done);
+    });
+    while (!res.destroyed && sent.bytes < 128 * MiB) {
+      sent.bytes += piece.length;
+      if (!res.write(piece)) await drainedOrClosed();
+    }
+    sent.closedEarly = res.destroyed;
+    res.end();
+  });
+  const a = await startTestService(t, { config: { targets: [{ address: fake.url, token: 'stored-secret' }] } });
+  const text = await (await a.fetch('/jobs/empty_lines/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
+  t.match(text, /event: result\ndata: \{"kind":"result","answer":"RuntimeError: event stream from target .* broke off: the target sent an oversized event \(more than 33554432 bytes\)/);
+  await waitFor(() => sent.closedEarly, 10_000, 'the target connection to be closed');
+  t.ok(sent.bytes < 48 * MiB, `the service stopped reading soon after the limit (${(sent.bytes / MiB).toFixed(1)} MiB sent)`);
+});
+
+t.test('a large answer that only starts like a JobResponse arrives broken, not as a complete 200', async (t) => {
+  const MiB = 1024 * 1024;
+  const filler = 'f'.repeat(2 * MiB);
+  const bodies: Record<string, string> = {
+    '/jobs/bytes_after': `{"answer":"${filler}","success":true,"metadata":{}}<html>`,
+    '/jobs/no_success': `{"answer":"${filler}","metadata":{}}`,
+    '/jobs/success_text': `{"answer":"${filler}","success":"yes","metadata":{}}`,
+    '/jobs/control_byte': `{"answer":"${filler}\u0001","success":true,"metadata":{}}`,
+    '/jobs/unclosed': `{"answer":["${filler}"`,
+    '/jobs/valid': `{"answer":["${filler}",1.5e3,null,{"success":"nested"}],"success":false,"metadata":{"n":-0}}`,
+  };
+  const fake = await startPlainServer(t, (req, res) => {
+    const body = bodies[req.url ?? ''];
+    if (body === undefined) return void res.writeHead(404).end('nothing here');
+    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+  });
+  const a = await startTestService(t, { config: { targets: [{ address: fake.url, token: 'stored-secret' }] } });
+  for (const path of Object.keys(bodies)) {
+    const res = await a.fetch(path, { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+    t.equal(res.status, 200, `${path}: streamed from its first bytes`);
+    if (path === '/jobs/valid') t.equal(await res.text(), bodies[path], 'a valid large answer arrives intact');
+    else await t.rejects(res.text(), `${path}: the caller sees a broken response`);
+  }
+  const start = await a.fetch('/jobs/x', { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+  t.equal(start.status, 404, 'the target is still reachable');
+  t.equal((await a.fetch('/health')).status, 200, 'the service still answers');
+});

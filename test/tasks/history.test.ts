@@ -118,6 +118,39 @@ t.test('a restart reads the index file and notices what changed while the servic
   t.match((await second.call('status', { task_id: ids[50]! })).body, { success: true, answer: { task_id: ids[50], state: 'succeeded' } });
 });
 
+t.test('a damaged byte in the index file costs a re-read of that record, never invalid JSON', async (t) => {
+  const workspace = await makeWorkspace(t);
+  const ids = await writeRecords(workspace, 60);
+  const first = await startTestService(t, { workspace });
+  const expected = await list(first);
+  await first.close();
+  const indexFile = join(workspace, '.taskyard', 'task-index');
+  const lines = (await readFile(indexFile, 'utf8')).split('\n');
+  /** Replaces the first `from` after `after` in the line of `id` (one byte each time). */
+  const flip = (id: string, after: string, from: string, to: string) => {
+    const n = lines.findIndex((line) => line.includes(JSON.stringify(id)));
+    const line = lines[n]!;
+    const at = line.indexOf(from, line.indexOf(after) + 1);
+    t.ok(n > 0 && at > 0 && from.length === 1 && to.length === 1, `a byte to flip for ${id}`);
+    lines[n] = line.slice(0, at) + to + line.slice(at + 1);
+  };
+  flip(ids[7]!, '"result"', ':', ';'); // the status is no longer JSON
+  flip(ids[8]!, '"result"', 'h', 'H'); // still JSON, but not what status.json says
+  flip(ids[9]!, '[', '2', '3'); // a digit of the head (its stamp or created_at)
+  await writeFile(indexFile, lines.join('\n'));
+
+  for (const round of ['after the damage', 'after one more restart']) {
+    const svc = await startTestService(t, { workspace });
+    t.same(await list(svc), expected, `${round}: list_task_statuses answers valid JSON, as on disk`);
+    for (const id of ids.slice(7, 10)) {
+      t.match((await svc.call('status', { task_id: id })).body, { success: true, answer: { task_id: id, result: { name: id.split('#')[2] } } }, `${round}: status of ${id}`);
+      t.match((await svc.call('get_task_context', { task_id: id })).body, { success: true, answer: { task_id: id } }, `${round}: get_task_context of ${id}`);
+    }
+    await svc.close();
+  }
+  t.notMatch(await readFile(indexFile, 'utf8'), /"result";/, 'the index file was written again without the damage');
+});
+
 t.test('query_task_statuses: filters, pages and changes since a version', async (t) => {
   const workspace = await makeWorkspace(t);
   const ids = await writeRecords(workspace, 120);

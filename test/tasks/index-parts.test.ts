@@ -53,8 +53,7 @@ t.test('the index file gives back every record and its status text, read in runs
   t.same([read.get('base#demo#r-3')!.state, read.get('base#demo#r-3')!.hasMetadata, read.get('base#demo#r-7')!.state], ['succeeded', true, undefined]);
   await writeFile(file, 'taskyard-task-index 2\n["base#demo#r-1","12:345.5","failed",false,"2026-01-01T00:00:00.000Z",[]]\t{"a":1}\n');
   const previous = readIndexFile(file, '/ws');
-  t.match(previous.records.map((r) => [r.stamp, r.state, r.hasMetadata, r.json()]), [[{ ino: 12, mtimeMs: 345.5 }, 'failed', false, '{"a":1}']], 'a file of the previous version is read');
-  previous.source?.close();
+  t.equal(previous.records.length, 0, 'a file of a version without checksums is not used (every record is read once)');
   await writeFile(file, 'taskyard-task-index 1\n["x"]\tnull\n');
   const old = readIndexFile(file, '/ws');
   t.equal(old.records.length, 0, 'a file of another version is not used');
