@@ -132,7 +132,7 @@ export async function lockWorkspace(workspace: string): Promise<WorkspaceLock> {
   const dir = join(workspace, STATE_DIR);
   const file = join(dir, LOCK_FILE);
   await ensurePrivateDir(dir);
-  const self: LockHolder = { pid: process.pid, start_time: (await readProcess(process.pid))?.startTime ?? null, address: null, started_at: new Date().toISOString() };
+  const self: LockHolder = { pid: process.pid, start_time: (await readProcess(process.pid).catch(() => undefined))?.startTime ?? null, address: null, started_at: new Date().toISOString() };
   const mine = JSON.stringify(self);
 
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {

@@ -21,21 +21,42 @@ export function parseStat(line: string): ProcessEntry | undefined {
   return { pid, state: fields[0]!, ppid: Number(fields[1]), pgid: Number(fields[2]), startTime: fields[19]! };
 }
 
-/** Reads one process, or undefined when it is gone (or /proc is unavailable). */
+/**
+ * Whether reading /proc failed for want of the reader's own resources (out of file descriptors
+ * or memory): that says nothing of the process it was read for.
+ */
+export function cannotTellNow(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'EMFILE' || code === 'ENFILE' || code === 'ENOMEM' || code === 'EAGAIN';
+}
+
+/**
+ * Reads one process, or undefined when it is gone (or /proc is unavailable). Throws when this
+ * process cannot read /proc right now (`cannotTellNow`): a service out of descriptors must not
+ * take a live runner for a dead one.
+ */
 export async function readProcess(pid: number): Promise<ProcessEntry | undefined> {
   try {
     return parseStat(await readFile(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
+  } catch (err) {
+    if (cannotTellNow(err)) throw err;
     return undefined;
   }
 }
 
 /**
  * Whether the process still runs. A zombie counts as gone: it can no longer do anything, and an
- * orphaned zombie may never be reaped in a container whose init does not reap.
+ * orphaned zombie may never be reaped in a container whose init does not reap. When /proc cannot
+ * be read right now it counts as running: the callers (watchers, lock checks, kills) ask again or
+ * err on the safe side.
  */
 export async function isAlive(pid: number, startTime?: string): Promise<boolean> {
-  const entry = await readProcess(pid);
+  let entry: ProcessEntry | undefined;
+  try {
+    entry = await readProcess(pid);
+  } catch {
+    return true;
+  }
   if (!entry || entry.state === 'Z' || entry.state === 'X') return false;
   return startTime === undefined || entry.startTime === startTime;
 }
@@ -48,7 +69,8 @@ export async function listProcesses(): Promise<ProcessEntry[]> {
   } catch {
     return [];
   }
-  const entries = await Promise.all(names.filter((n) => /^\d+$/.test(n)).map((n) => readProcess(Number(n))));
+  // A process that cannot be read right now is left out, as one that ended meanwhile.
+  const entries = await Promise.all(names.filter((n) => /^\d+$/.test(n)).map((n) => readProcess(Number(n)).catch(() => undefined)));
   return entries.filter((e): e is ProcessEntry => e !== undefined);
 }
 

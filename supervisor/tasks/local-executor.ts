@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../workers/within.js';
 import { killProcessTree } from '../../workers/kill-tree.js';
-import { collectTree, isAlive } from '../../workers/process-tree.js';
+import { cannotTellNow, collectTree, isAlive } from '../../workers/process-tree.js';
 import type { Socket } from 'node:net';
 import type { PoolNotice, RunSpec, SpawnerEvent, SpawnRequest } from '../../runner/spawner-messages.js';
 import { PooledRunners } from './pooled-runners.js';
@@ -240,8 +240,24 @@ export class LocalExecutor implements Executor {
   }
 
   async #watchOrphan(pid: number, runId: string, startTime?: string): Promise<RunnerEnd> {
-    const since = startTime ?? (await runnerOf(pid, runId))?.startTime;
+    const since = startTime ?? (await this.#startTimeOf(pid, runId));
     while (since !== undefined && !this.#closed && (await isAlive(pid, since))) await delay(ORPHAN_POLL_MS);
     return { kind: 'lost', pid };
+  }
+
+  /**
+   * The start time of `pid` while it is the runner of `runId`, else undefined. While /proc cannot
+   * be read (the service out of descriptors: the very moment a spawner may die), it asks again
+   * rather than take the runner for gone and settle a run that goes on.
+   */
+  async #startTimeOf(pid: number, runId: string): Promise<string | undefined> {
+    for (;;) {
+      try {
+        return (await runnerOf(pid, runId))?.startTime;
+      } catch (err) {
+        if (this.#closed || !cannotTellNow(err)) return undefined;
+        await delay(ORPHAN_POLL_MS);
+      }
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { listProcesses, readProcess, type ProcessEntry } from '../../workers/process-tree.js';
+import { cannotTellNow, listProcesses, readProcess, type ProcessEntry } from '../../workers/process-tree.js';
 import { runIdOfCommandLine } from '../../runner/runner-file.js';
 
 /**
@@ -11,11 +11,12 @@ import { runIdOfCommandLine } from '../../runner/runner-file.js';
  * keeping files about either.
  */
 
-/** The run a process works for, when it is a task runner (and still there). */
+/** The run a process works for, when it is a task runner (and still there); throws when /proc cannot be read now (`cannotTellNow`). */
 async function runOf(pid: number): Promise<string | null> {
   try {
     return runIdOfCommandLine(await readFile(`/proc/${pid}/cmdline`, 'latin1'));
-  } catch {
+  } catch (err) {
+    if (cannotTellNow(err)) throw err;
     return null; // gone meanwhile, or not ours to read
   }
 }
@@ -25,13 +26,13 @@ export async function findRunners(): Promise<Map<string, ProcessEntry>> {
   const runners = new Map<string, ProcessEntry>();
   for (const entry of await listProcesses()) {
     if (entry.state === 'Z' || entry.state === 'X') continue;
-    const runId = await runOf(entry.pid);
+    const runId = await runOf(entry.pid).catch(() => null);
     if (runId) runners.set(runId, entry);
   }
   return runners;
 }
 
-/** The process of `pid` when it is the live runner of `runId`. */
+/** The process of `pid` when it is the live runner of `runId`; throws when /proc cannot be read now (`cannotTellNow`). */
 export async function runnerOf(pid: number, runId: string): Promise<ProcessEntry | undefined> {
   const entry = await readProcess(pid);
   if (!entry || entry.state === 'Z' || entry.state === 'X') return undefined;

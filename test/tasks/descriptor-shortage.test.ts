@@ -101,3 +101,53 @@ t.test('out of file descriptors, the spawner backs off and says so once; Tasks r
   const assertion = svc.output().indexOf('ERR_INTERNAL_ASSERTION');
   if (assertion >= 0) t.comment(`internal assertion seen: ${svc.output().slice(Math.max(0, assertion - 2500), assertion + 300)}`);
 });
+
+t.test('a spawner that dies while the service is out of descriptors leaves its runs managed: they stay running and can be cancelled', async (t) => {
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-fds-'));
+  const configDir = await mkdtemp(join(tmpdir(), 'taskyard-fds-config-'));
+  const config = join(configDir, 'taskyard.yaml');
+  await writeFile(config, 'service:\n  runner_pool_size: 1\n  cancel_grace_ms: 500\n');
+  const svc = await startServiceProcess(t, workspace, { config, openFiles: OPEN_FILES });
+  t.teardown(async () => {
+    if (svc.child.exitCode === null && svc.child.signalCode === null) svc.child.kill('SIGKILL');
+    await exited(svc.child);
+    await killTaskProcesses(workspace);
+    await rm(workspace, { recursive: true, force: true });
+    await rm(configDir, { recursive: true, force: true });
+  });
+  const pid = svc.child.pid!;
+  const sleeper = (await svc.call('submit', { task: 'sleep', seconds: 120 })).answer as { task_id: string; run_id: string };
+  const running = await waitFor(async () => {
+    const status = (await svc.call('status', { task_id: sleeper.task_id })).answer as { state: string; pid: number | null };
+    return status.state === 'running' ? status : undefined;
+  }, 30_000, 'the sleep Task to run');
+  const spawner = (await listProcesses()).find((p) => p.ppid === pid);
+  t.ok(spawner, 'the service has its spawner');
+
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const followers: http.ClientRequest[] = [];
+  const closeFollowers = () => followers.splice(0).forEach((req) => req.destroy());
+  t.teardown(closeFollowers);
+  for (let i = 0; i < FOLLOWERS; i++) {
+    const req = http.request(`${svc.url}/jobs/stream_task/events`, {
+      method: 'POST', agent, headers: { authorization: `Bearer ${SERVICE_PROCESS_TOKEN}`, 'content-type': 'application/json' },
+    });
+    req.on('error', () => undefined);
+    req.on('response', (res) => res.on('data', () => undefined).on('error', () => undefined));
+    req.end(JSON.stringify({ arguments: { task_id: sleeper.task_id } }));
+    followers.push(req);
+  }
+  await waitFor(async () => (await openCount(pid)) >= OPEN_FILES - 2, 30_000, 'the service to run out of descriptors');
+  process.kill(spawner!.pid, 'SIGKILL');
+  // The service watches the dead spawner's runner in /proc from now on, while it cannot open a
+  // file: a window in which a watcher that took "cannot read /proc" for "gone" settled the run.
+  await new Promise((resolve) => setTimeout(resolve, 2_000)); // a window for the defect, not a wait for state
+  closeFollowers();
+  await waitFor(async () => (await openCount(pid)) < OPEN_FILES / 2, 30_000, 'the descriptors to be freed');
+
+  const status = (await svc.call('status', { task_id: sleeper.task_id })).answer as { state: string; error: string };
+  t.equal(status.state, 'running', `the run goes on as its runner does (${status.error})`);
+  t.equal((await svc.call('cancel', { task_id: sleeper.task_id })).answer, true, 'and it can be cancelled');
+  await waitFor(async () => !(await listProcesses()).some((p) => p.pid === running.pid && p.state !== 'Z'), 10_000, 'the runner to end');
+  t.equal(svc.child.exitCode, null, 'the service kept running');
+});
