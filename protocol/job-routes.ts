@@ -89,10 +89,11 @@ export async function handleCatalog(req: IncomingRequest, res: ResponseSink, cal
     const catalog = await opts.forwarder.catalog(resolved, AbortSignal.any([req.signal, opts.shutdown]));
     // A scoped token reaches on a target the Jobs its scope names here, and sees only those.
     const items = caller.unrestricted ? catalog.items : catalog.items.filter((item) => caller.registry.get(item.name) !== undefined);
-    sendJson(res, 200, { answer: caller.unrestricted ? catalog : { items, total: items.length }, success: true, metadata: {} });
+    sendJson(res, 200, { answer: caller.unrestricted ? catalog : { items, total: items.length }, success: true, metadata: { token: caller.name } });
     return;
   }
-  // metadata.token: the name of the token (never its value), so a console can say who is signed in.
+  // metadata.token: the name of this service's token the caller used (never its value), so a console
+  // can say who is signed in; the same for a target's catalog, whose scope is applied here.
   sendJson(res, 200, { answer: caller.registry.catalog, success: true, metadata: { token: caller.name } });
 }
 
