@@ -2,10 +2,10 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { NO_RUN_YET } from '../../runner/spawner-messages.js';
 import { listProcesses } from '../../workers/process-tree.js';
-import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess } from '../helpers/service-process.js';
+import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
 import { killTaskProcesses } from '../helpers/task-processes.js';
 import { waitFor } from '../helpers/wait-for.js';
 
@@ -28,7 +28,8 @@ async function idleRunners(poolDir: string): Promise<number[]> {
   return pids;
 }
 
-t.test('out of file descriptors, the spawner backs off and says so once; Tasks run again once descriptors are freed', async (t) => {
+/** A service under `ulimit -n OPEN_FILES` with a pool of one runner, stopped (its Tasks too) at teardown. */
+async function startShortService(t: Test): Promise<{ svc: ServiceProcess; workspace: string }> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-fds-'));
   const configDir = await mkdtemp(join(tmpdir(), 'taskyard-fds-config-'));
   const config = join(configDir, 'taskyard.yaml');
@@ -42,6 +43,31 @@ t.test('out of file descriptors, the spawner backs off and says so once; Tasks r
     await rm(workspace, { recursive: true, force: true });
     await rm(configDir, { recursive: true, force: true });
   });
+  return { svc, workspace };
+}
+
+/** Followers of `taskId` over SSE, opened `count` at a time by `follow`; `close` ends them all (also at teardown). */
+function followersOf(t: Test, svc: ServiceProcess, taskId: string): { follow: (count: number) => void; close: () => void } {
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const followers: http.ClientRequest[] = [];
+  const close = () => followers.splice(0).forEach((req) => req.destroy());
+  t.teardown(close);
+  const follow = (count: number) => {
+    for (let i = 0; i < count; i++) {
+      const req = http.request(`${svc.url}/jobs/stream_task/events`, {
+        method: 'POST', agent, headers: { authorization: `Bearer ${SERVICE_PROCESS_TOKEN}`, 'content-type': 'application/json' },
+      });
+      req.on('error', () => undefined);
+      req.on('response', (res) => res.on('data', () => undefined).on('error', () => undefined));
+      req.end(JSON.stringify({ arguments: { task_id: taskId } }));
+      followers.push(req);
+    }
+  };
+  return { follow, close };
+}
+
+t.test('out of file descriptors, the spawner backs off and says so once; Tasks run again once descriptors are freed', async (t) => {
+  const { svc, workspace } = await startShortService(t);
   const pid = svc.child.pid!;
   const poolDir = join(workspace, '.taskyard', 'runners');
 
@@ -55,21 +81,7 @@ t.test('out of file descriptors, the spawner backs off and says so once; Tasks r
   await waitFor(async () => (await idleRunners(poolDir)).length > 0, 30_000, 'an idle pooled runner');
 
   // Followers of the running Task take every descriptor the service has (the rest wait in the backlog).
-  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-  const followers: http.ClientRequest[] = [];
-  const closeFollowers = () => followers.splice(0).forEach((req) => req.destroy());
-  t.teardown(closeFollowers);
-  const follow = (count: number) => {
-    for (let i = 0; i < count; i++) {
-      const req = http.request(`${svc.url}/jobs/stream_task/events`, {
-        method: 'POST', agent, headers: { authorization: `Bearer ${SERVICE_PROCESS_TOKEN}`, 'content-type': 'application/json' },
-      });
-      req.on('error', () => undefined);
-      req.on('response', (res) => res.on('data', () => undefined).on('error', () => undefined));
-      req.end(JSON.stringify({ arguments: { task_id: sleeper.task_id } }));
-      followers.push(req);
-    }
-  };
+  const { follow, close: closeFollowers } = followersOf(t, svc, sleeper.task_id);
   follow(FOLLOWERS);
   await waitFor(async () => (await openCount(pid)) >= OPEN_FILES - 2, 30_000, 'the service to run out of descriptors');
 
@@ -103,18 +115,7 @@ t.test('out of file descriptors, the spawner backs off and says so once; Tasks r
 });
 
 t.test('a spawner that dies while the service is out of descriptors leaves its runs managed: they stay running and can be cancelled', async (t) => {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-fds-'));
-  const configDir = await mkdtemp(join(tmpdir(), 'taskyard-fds-config-'));
-  const config = join(configDir, 'taskyard.yaml');
-  await writeFile(config, 'service:\n  runner_pool_size: 1\n  cancel_grace_ms: 500\n');
-  const svc = await startServiceProcess(t, workspace, { config, openFiles: OPEN_FILES });
-  t.teardown(async () => {
-    if (svc.child.exitCode === null && svc.child.signalCode === null) svc.child.kill('SIGKILL');
-    await exited(svc.child);
-    await killTaskProcesses(workspace);
-    await rm(workspace, { recursive: true, force: true });
-    await rm(configDir, { recursive: true, force: true });
-  });
+  const { svc } = await startShortService(t);
   const pid = svc.child.pid!;
   const sleeper = (await svc.call('submit', { task: 'sleep', seconds: 120 })).answer as { task_id: string; run_id: string };
   const running = await waitFor(async () => {
@@ -124,19 +125,8 @@ t.test('a spawner that dies while the service is out of descriptors leaves its r
   const spawner = (await listProcesses()).find((p) => p.ppid === pid);
   t.ok(spawner, 'the service has its spawner');
 
-  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-  const followers: http.ClientRequest[] = [];
-  const closeFollowers = () => followers.splice(0).forEach((req) => req.destroy());
-  t.teardown(closeFollowers);
-  for (let i = 0; i < FOLLOWERS; i++) {
-    const req = http.request(`${svc.url}/jobs/stream_task/events`, {
-      method: 'POST', agent, headers: { authorization: `Bearer ${SERVICE_PROCESS_TOKEN}`, 'content-type': 'application/json' },
-    });
-    req.on('error', () => undefined);
-    req.on('response', (res) => res.on('data', () => undefined).on('error', () => undefined));
-    req.end(JSON.stringify({ arguments: { task_id: sleeper.task_id } }));
-    followers.push(req);
-  }
+  const { follow, close: closeFollowers } = followersOf(t, svc, sleeper.task_id);
+  follow(FOLLOWERS);
   await waitFor(async () => (await openCount(pid)) >= OPEN_FILES - 2, 30_000, 'the service to run out of descriptors');
   process.kill(spawner!.pid, 'SIGKILL');
   // The service watches the dead spawner's runner in /proc from now on, while it cannot open a
