@@ -131,6 +131,8 @@ async function followBigLog(root: string | undefined): Promise<Array<Array<strin
   await mkdir(pkg, { recursive: true });
   await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'bench-big-log', version: '1.0.0', type: 'module', taskyard: { tasks: './tasks.js' } }));
   await writeFile(join(pkg, 'tasks.js'), PLUGIN);
+  // The prefix's package.json lists the installed plugins, as after `install_plugin`.
+  await writeFile(join(pkg, '..', '..', 'package.json'), JSON.stringify({ private: true, dependencies: { 'bench-big-log': '1.0.0' } }));
   const svc = await startServiceProcess({ workspace, ...(root ? { root } : {}) });
   try {
     const idle = await watch(svc, IDLE_MS);
