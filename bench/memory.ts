@@ -15,13 +15,14 @@
  * 10) is part 2's window; BENCH_PARTS=followers or bodies runs one part; BENCH_BASELINE_ROOT another build's package root (e.g. the previous
  * commit's) to run too, beside this one. Alone: `node dist/bench/run-all.js memory`.
  */
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { percentile, RawConnection, rawRequest } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
+import { placeBenchPlugin } from './lib/bench-plugin.js';
 
 const LOG_MIB = Number(process.env['BENCH_LOG_MIB'] ?? 1024);
 const FOLLOWERS = Number(process.env['BENCH_FOLLOWERS'] ?? 20);
@@ -127,12 +128,7 @@ function follower(port: number, taskId: string) {
 
 async function followBigLog(root: string | undefined): Promise<Array<Array<string | number>>> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-bench-memory-'));
-  const pkg = join(workspace, '.taskyard', 'plugins', 'node_modules', 'bench-big-log');
-  await mkdir(pkg, { recursive: true });
-  await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'bench-big-log', version: '1.0.0', type: 'module', taskyard: { tasks: './tasks.js' } }));
-  await writeFile(join(pkg, 'tasks.js'), PLUGIN);
-  // The prefix's package.json lists the installed plugins, as after `install_plugin`.
-  await writeFile(join(pkg, '..', '..', 'package.json'), JSON.stringify({ private: true, dependencies: { 'bench-big-log': '1.0.0' } }));
+  await placeBenchPlugin(workspace, 'bench-big-log', PLUGIN);
   const svc = await startServiceProcess({ workspace, ...(root ? { root } : {}) });
   try {
     const idle = await watch(svc, IDLE_MS);

@@ -7,7 +7,7 @@
  * - service CPU spent on one Task with 10,000 steps (target < 3 CPU-seconds).
  * `TASK_CORE=lineage node dist/bench/run-all.js task-core` runs one part (queue, lineage, steps).
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,8 @@ import { percentile, RawConnection, rawRequest } from './lib/load.js';
 import { processCpu } from './lib/process-cpu.js';
 import { BENCH_TOKEN, jobCall, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
+import { placeBenchPlugin } from './lib/bench-plugin.js';
+import { MAX_STEPS } from '../core/task-record/step-limits.js';
 
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 /** CPU seconds (user + system) the process has used so far. */
@@ -195,11 +197,7 @@ export default [defineTask({ name: 'many-steps', taskType: 'bench', description:
 
 async function manySteps(): Promise<Array<Array<string | number>>> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-steps-'));
-  const pkg = join(workspace, '.taskyard', 'plugins', 'node_modules', 'bench-steps');
-  await mkdir(pkg, { recursive: true });
-  await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'bench-steps', version: '1.0.0', type: 'module', taskyard: { tasks: './tasks.js' } }));
-  await writeFile(join(pkg, 'tasks.js'), STEPS_PLUGIN);
-  await writeFile(join(pkg, '..', '..', 'package.json'), JSON.stringify({ private: true, dependencies: { 'bench-steps': '1.0.0' } }));
+  await placeBenchPlugin(workspace, 'bench-steps', STEPS_PLUGIN);
   const rows: Array<Array<string | number>> = [];
   try {
     await withConfig('{}\n', async (svc) => {
@@ -209,7 +207,8 @@ async function manySteps(): Promise<Array<Array<string | number>>> {
       const handle = (await jobCall<{ task_id: string; run_id: string }>(conn, 'submit', { task: 'many-steps', steps: 10_000 })).answer;
       const done = await jobCall<{ state: string; steps: unknown[] }>(conn, 'wait_task', { task_id: handle.task_id, run_id: handle.run_id });
       const wall = (performance.now() - t0) / 1000;
-      if (done.answer.state !== 'succeeded' || done.answer.steps.length !== 10_000) throw new Error(`the many-steps Task ended ${done.answer.state} with ${done.answer.steps.length} steps`);
+      // A status keeps at most MAX_STEPS of them (the first and the latest; README, Tasks).
+      if (done.answer.state !== 'succeeded' || done.answer.steps.length !== MAX_STEPS) throw new Error(`the many-steps Task ended ${done.answer.state} with ${done.answer.steps.length} steps`);
       rows.push(['one Task with 10,000 steps', wall.toFixed(2), ((await cpuSeconds(svc.child.pid!)) - before).toFixed(2)]);
       conn.close();
     }, workspace);

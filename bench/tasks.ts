@@ -11,7 +11,7 @@
  * `TASKS_ROOT=DIR` measures the service built in DIR (e.g. a scratch checkout of main) instead.
  */
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -23,6 +23,7 @@ import { BENCH_TOKEN, jobCall, startServiceProcess, type ServiceProcess } from '
 import { followAll } from './lib/sse-followers.js';
 import { isMain, printTable } from './lib/table.js';
 import { writeDemoRecords } from './lib/task-records.js';
+import { placeBenchPlugin } from './lib/bench-plugin.js';
 
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 const stats = (xs: number[]) => {
@@ -225,11 +226,7 @@ export default [defineTask({ name: 'noop', taskType: 'bench', description: 'Retu
 
 async function pluginThroughput(total: number, clients: number): Promise<Throughput> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-plugin-'));
-  const pkg = join(workspace, '.taskyard', 'plugins', 'node_modules', 'bench-noop');
-  await mkdir(pkg, { recursive: true });
-  await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'bench-noop', version: '1.0.0', type: 'module', taskyard: { tasks: './tasks.js' } }));
-  await writeFile(join(pkg, 'tasks.js'), NOOP_PLUGIN);
-  await writeFile(join(pkg, '..', '..', 'package.json'), JSON.stringify({ private: true, dependencies: { 'bench-noop': '1.0.0' } }));
+  await placeBenchPlugin(workspace, 'bench-noop', NOOP_PLUGIN);
   const svc = await startServiceProcess({ workspace });
   try {
     return await throughput(svc, total, clients, 'noop');
