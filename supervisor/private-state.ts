@@ -1,5 +1,5 @@
 import { lstat, mkdir } from 'node:fs/promises';
-import type { Stats } from 'node:fs';
+import { describeKind } from '../workers/safe-file.js';
 
 /**
  * The service's private state (`<workspace>/.taskyard/…`) is written by the service only, but
@@ -11,16 +11,6 @@ import type { Stats } from 'node:fs';
 /** Something at a private path is not what the service keeps there: the message names it and the fix. */
 export class PrivateStateError extends Error {
   override name = 'PrivateStateError';
-}
-
-/** What `stats` is, in words for messages. */
-export function kindOf(stats: Stats): string {
-  if (stats.isFile()) return 'regular file';
-  if (stats.isDirectory()) return 'directory';
-  if (stats.isSymbolicLink()) return 'symbolic link';
-  if (stats.isFIFO()) return 'named pipe';
-  if (stats.isSocket()) return 'socket';
-  return 'special file';
 }
 
 /**
@@ -37,6 +27,6 @@ export async function ensurePrivateDir(dir: string, mode = 0o700): Promise<void>
   }
   const found = await lstat(dir).catch(() => undefined);
   if (found?.isDirectory()) return;
-  const what = found ? `a ${kindOf(found)}` : 'missing: a parent of it is not a directory';
+  const what = found ? `a ${describeKind(found)}` : 'missing: a parent of it is not a directory';
   throw new PrivateStateError(`${dir} must be a directory of the service's private state, but it is ${what}; remove or move it away and start again`);
 }

@@ -11,9 +11,11 @@ import { promisify } from 'node:util';
  */
 const FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
-/** What a refused file is, in words for messages. */
-function describeKind(stat: Stats): string {
+/** What is at a path, in words for messages (`named pipe`, `directory`, ...). */
+export function describeKind(stat: Stats): string {
+  if (stat.isFile()) return 'regular file';
   if (stat.isDirectory()) return 'directory';
+  if (stat.isSymbolicLink()) return 'symbolic link';
   if (stat.isFIFO()) return 'named pipe';
   if (stat.isSocket()) return 'socket';
   if (stat.isCharacterDevice()) return 'character device';

@@ -1,14 +1,11 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { readToken } from '../../supervisor/token-store.js';
+import { serveCli, type ServeOutcome } from '../helpers/serve-cli.js';
 
-const CLI = join(PACKAGE_ROOT, 'dist', 'bin', 'cli.js');
-/** A start that neither listens nor exits within this long is taken as hung (a FIFO opened for reading blocks). */
-const START_BOUND_MS = 30_000;
 
 async function makeWorkspace(t: Test): Promise<string> {
   const workspace = await realpath(await mkdtemp(join(tmpdir(), 'taskyard-private-')));
@@ -17,39 +14,10 @@ async function makeWorkspace(t: Test): Promise<string> {
   return workspace;
 }
 
-type Outcome = { url: string } | { code: number | null } | { hung: true };
-
-/**
- * Runs `taskyard serve` on `workspace`; resolves once it listens, exits or passes the bound, with
- * everything it printed. A serve still running is stopped (SIGTERM, then SIGKILL when hung) before
- * the test ends.
- */
-async function serve(t: Test, workspace: string, args: string[]): Promise<{ outcome: Outcome; output: () => string }> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--workspace', workspace, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    process.kill(child.pid!, 'SIGTERM');
-    const timer = setTimeout(() => child.exitCode === null && process.kill(child.pid!, 'SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(timer);
-  });
-  let output = '';
-  const outcome = await new Promise<Outcome>((resolve) => {
-    const timer = setTimeout(() => resolve({ hung: true }), START_BOUND_MS);
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-      if (url) resolve({ url });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code });
-    });
-  });
-  return { outcome, output: () => output };
+/** Runs `taskyard serve` on `workspace` until it listens, exits or passes the bound. */
+async function serve(t: Test, workspace: string, args: string[]): Promise<{ outcome: ServeOutcome; output: () => string }> {
+  const serving = serveCli(t, ['--workspace', workspace, ...args]);
+  return { outcome: await serving.outcome, output: serving.output };
 }
 
 t.test('a FIFO at the task index file is reported and replaced; the service starts', async (t) => {

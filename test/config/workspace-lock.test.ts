@@ -1,16 +1,15 @@
-import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { validateConfig } from '../../supervisor/config.js';
 import { startService, type RunningService } from '../../app/service.js';
 import { lockWorkspace, takeoverTicket, WorkspaceInUseError, type LockHolder } from '../../supervisor/workspace-lock.js';
 import { readProcess } from '../../workers/process-tree.js';
 import { waitFor } from '../helpers/service.js';
+import { serveCli, type Serving } from '../helpers/serve-cli.js';
 
-const CLI = join(PACKAGE_ROOT, 'dist', 'bin', 'cli.js');
 
 async function makeWorkspace(t: Test): Promise<string> {
   const workspace = await realpath(await mkdtemp(join(tmpdir(), 'taskyard-lock-')));
@@ -131,33 +130,9 @@ t.test('a take-over ticket held by a live starter keeps others off the stale loc
   await lock.release();
 });
 
-interface Serving {
-  child: ChildProcess;
-  output: () => string;
-  /** Resolves with the URL once listening, or with the exit code. */
-  outcome: Promise<{ url: string } | { code: number | null }>;
-}
-
+/** `taskyard serve` on `workspace`, as its own process. */
 function serve(t: Test, workspace: string): Serving {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--workspace', workspace, '--token', 'lock-token'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  t.teardown(async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((r) => child.once('exit', r));
-    process.kill(child.pid!, 'SIGTERM');
-    await exited;
-  });
-  let output = '';
-  const outcome = new Promise<{ url: string } | { code: number | null }>((resolve) => {
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      const url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
-      if (url) resolve({ url });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', (code) => resolve({ code }));
-  });
-  return { child, output: () => output, outcome };
+  return serveCli(t, ['--workspace', workspace, '--token', 'lock-token']);
 }
 
 const bounded = <T>(p: Promise<T>, what: string) => waitFor(() => Promise.race([p, new Promise<undefined>((r) => setTimeout(() => r(undefined), 100))]), 30_000, what);
