@@ -12,16 +12,25 @@ export interface ValidationIssue {
   type: string;
 }
 
+/**
+ * Schemas built with TypeBox carry its `Kind` symbol (a registered symbol, the same in every copy
+ * of the library). They come from this code's own typed builders, so checking them against the
+ * JSON Schema meta-schema proves nothing; only plain schemas (Task definitions, plugins, the wire)
+ * are checked, which keeps compiling the meta-schema (~40 ms) off a service's start.
+ */
+const TYPEBOX_KIND = Symbol.for('TypeBox.Kind');
+
 function makeAjv(useDefaults: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults, coerceTypes: false });
+  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults, coerceTypes: false, validateSchema: false });
   addFormats(ajv);
   return ajv;
 }
 
-// Two instances share nothing but configuration: one checks, one checks and fills defaults.
+// Two instances share nothing but configuration: one checks, one checks and fills defaults. Each
+// compiles a schema the first time it is asked to use it: most schemas are only ever used one way.
 const checker = makeAjv(false);
 const filler = makeAjv(true);
-const compiled = new WeakMap<object, { check: ValidateFunction; fill: ValidateFunction }>();
+const compiled = new WeakMap<object, { check?: ValidateFunction; fill?: ValidateFunction }>();
 
 /**
  * What `check` takes: a TypeBox schema, whose static type the checked value gets, or plain JSON
@@ -31,13 +40,16 @@ export type AnySchema = TSchema | Readonly<Record<string, unknown>>;
 /** The static type a schema gives a checked value. */
 export type StaticOf<S> = S extends TSchema ? Static<S> : unknown;
 
-function compile(schema: AnySchema): { check: ValidateFunction; fill: ValidateFunction } {
+/** The schema's validator of one kind, compiled on first use (a plain schema is checked against the meta-schema first, once). */
+function compile(schema: AnySchema, defaults: boolean): ValidateFunction {
   let entry = compiled.get(schema);
   if (!entry) {
-    entry = { check: checker.compile(schema), fill: filler.compile(schema) };
+    // Throws `schema is invalid: …`, as ajv's own check did, before anything is compiled.
+    if (!(TYPEBOX_KIND in schema)) checker.validateSchema(schema, true);
+    entry = {};
     compiled.set(schema, entry);
   }
-  return entry;
+  return defaults ? (entry.fill ??= filler.compile(schema)) : (entry.check ??= checker.compile(schema));
 }
 
 function toIssues(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
@@ -61,11 +73,12 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; issues: Validatio
  * caller owns outright (a body it just parsed), which is the hot path of every request.
  */
 export function check<S extends AnySchema>(schema: S, value: unknown, opts: { defaults?: boolean; inPlace?: boolean } = {}): Checked<StaticOf<S>> {
-  const { check: plain, fill } = compile(schema);
   if (opts.defaults) {
+    const fill = compile(schema, true);
     const copy = value === undefined || opts.inPlace ? value : structuredClone(value);
     return fill(copy) ? { ok: true, value: copy as StaticOf<S> } : { ok: false, issues: toIssues(fill.errors) };
   }
+  const plain = compile(schema, false);
   return plain(value) ? { ok: true, value: value as StaticOf<S> } : { ok: false, issues: toIssues(plain.errors) };
 }
 
