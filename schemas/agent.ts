@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { Type } from '../vendor/typebox.js';
 import { AgentBlockPatch } from './events.js';
 
 /** A session or message id as the service makes them: also a safe directory name. */

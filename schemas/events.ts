@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { Type } from '../vendor/typebox.js';
 import { JobResponse } from './job-response.js';
 
 const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { default: null });

@@ -1,4 +1,5 @@
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { Type } from '../vendor/typebox.js';
 
 const ANSWER = 'Business answer, or error text on failure';
 

@@ -1,4 +1,5 @@
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { Static, TSchema } from '@sinclair/typebox';
+import { Type } from '../vendor/typebox.js';
 
 /** Seconds a `shell` command may run when the caller does not say. */
 export const DEFAULT_SHELL_TIMEOUT = 30;

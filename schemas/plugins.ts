@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { Type } from '../vendor/typebox.js';
 
 /** Wire shapes of the plugin and snapshot Jobs (beyond the spec). */
 

@@ -1,4 +1,5 @@
-import { Type, type Static } from '@sinclair/typebox';
+import type { Static } from '@sinclair/typebox';
+import { Type } from '../vendor/typebox.js';
 import { LogEvent } from './events.js';
 
 /**

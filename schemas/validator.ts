@@ -1,9 +1,5 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
 import type { Static, TSchema } from '@sinclair/typebox';
-
-// ajv-formats ships CommonJS: under NodeNext the import is its module object, whose `default` is the plugin.
-const addFormats = addFormatsModule.default;
+import { Ajv, addFormats, type ErrorObject, type ValidateFunction } from '../vendor/ajv.js';
 
 /** One validation problem, in the shape FastAPI-style clients expect from a 422. */
 export interface ValidationIssue {

@@ -1,5 +1,5 @@
 import { defineJob, type Job } from '../../core/job.js';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../vendor/typebox.js';
 import { AgentChatArgs, AgentSessionPage, AgentSessionView, ForkSessionArgs, GetSessionArgs, ListSessionsArgs, RenameSessionArgs, SessionArgs, TagSessionArgs } from '../../schemas/agent.js';
 import { ok } from '../../schemas/job-response.js';
 import type { AgentService } from './agent-service.js';

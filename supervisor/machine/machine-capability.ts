@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../vendor/typebox.js';
 import { ok } from '../../schemas/job-response.js';
 import { PACKAGE_VERSION } from '../../core/build-info.js';
 import type { CapabilityFactory } from '../capability-contract.js';

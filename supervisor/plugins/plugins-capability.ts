@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../vendor/typebox.js';
 import { ok } from '../../schemas/job-response.js';
 import type { CapabilityFactory } from '../capability-contract.js';
 import { READ_ONLY, defineJob } from '../../core/job.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../vendor/typebox.js';
 import type { ProgressEvent } from '../../schemas/events.js';
 import { ok } from '../../schemas/job-response.js';
 import type { CapabilityFactory } from '../capability-contract.js';

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../vendor/typebox.js';
 import { ok } from '../../schemas/job-response.js';
 import { DeletedEntry, PreviewAnswer, WORKSPACE_LIMITS, WorkspaceListing } from '../../schemas/workspace.js';
 import type { WorkerPool } from '../../workers/pool.js';

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../vendor/typebox.js';
 import { failed, ok } from '../../../schemas/job-response.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { KeyError, ValueError } from '../../../core/errors.js';

@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../vendor/typebox.js';
 import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
 import { TASK_FILES } from '../../../core/task-record/record-files.js';
 import { KeyError } from '../../../core/errors.js';

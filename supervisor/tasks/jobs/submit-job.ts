@@ -1,4 +1,4 @@
-import { Type } from '@sinclair/typebox';
+import { Type } from '../../../vendor/typebox.js';
 import { ok } from '../../../schemas/job-response.js';
 import { nowIso } from '../../../core/task-record/record-files.js';
 import { defineJob } from '../../../core/job.js';
