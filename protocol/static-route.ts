@@ -54,13 +54,15 @@ function sendFile(req: IncomingRequest, res: ResponseSink, file: BundleFile): vo
 
 /**
  * The console's catch-all route (prefix `/`, tried last by the front door). It sits outside the
- * bearer check (spec, Authentication 3): the page asks for the token itself.
+ * bearer check (spec, Authentication 3): the page asks for the token itself. `load` answers the
+ * built console (null when there is none); it is asked on each request and may keep what it read.
  */
-export function createStaticRoute(bundle: Bundle | null): Route {
+export function createStaticRoute(load: () => Promise<Bundle | null>): Route {
   return {
     prefix: '/',
     async handle(req: IncomingRequest, res: ResponseSink): Promise<void> {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw new HttpError(405, 'Method not allowed; use GET');
+      const bundle = await load();
       if (bundle === null) {
         if (req.path !== '/' && req.path !== '/index.html') throw new HttpError(404, 'Not found');
         return res.send(503, { ...SECURITY_HEADERS, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }, NOT_BUILT);
