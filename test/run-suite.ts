@@ -26,7 +26,8 @@ import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { testsFrontEnd } from './helpers/front-end.js';
 import { statCpu } from './suite/cpu-times.js';
-import { runFile, saveTimes, type FileResult, type FileRun } from './suite/run-file.js';
+import { runFile, saveTimes, SOURCE_MAPS, type FileResult, type FileRun } from './suite/run-file.js';
+import { sourcePositions } from './suite/source-positions.js';
 
 const adapters = (process.env['TASKYARD_TEST_ADAPTERS'] ?? 'uws,node').split(',').filter(Boolean);
 const named = process.argv.slice(2).map((f) => relative('.', f));
@@ -97,7 +98,7 @@ const started = performance.now();
 const results = await runAll(runs, (r) => {
   const mark = failedRun(r) ? 'FAIL' : 'ok  ';
   console.log(`${mark} ${r.seconds.toFixed(1).padStart(6)} s ${cpuText(r)} cpu  ${label(r)}  (${r.passed} passed${r.failed ? `, ${r.failed} failed` : ''}${r.skipped ? `, ${r.skipped} skipped` : ''})`);
-  if (failedRun(r)) console.log(r.output.replace(/^/gm, '    | '));
+  if (failedRun(r)) console.log((SOURCE_MAPS ? r.output : sourcePositions(r.output)).replace(/^/gm, '    | '));
 });
 const wall = (performance.now() - started) / 1000;
 if (named.length === 0) {

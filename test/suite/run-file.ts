@@ -64,8 +64,14 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
  * again, on threads that compete with the other files for two cores, cost more CPU than it saved
  * (5-10% of a file's own CPU, measured on preview, mcp-tasks and a task-service file). Behaviour
  * is the same; the benches, not the tests, measure speed.
+ *
+ * Source maps are off too (Node would parse the map of each of the ~400 modules a test process
+ * loads, ~0.15 s of CPU each time): the runner maps the positions in a failed file's output back
+ * to the TypeScript instead (test/suite/source-positions.ts). `TASKYARD_TEST_SOURCE_MAPS=1` turns
+ * them on, for a test that reads its own stack traces.
  */
-const NODE_FLAGS = ['--enable-source-maps', '--no-opt'];
+export const SOURCE_MAPS = process.env['TASKYARD_TEST_SOURCE_MAPS'] === '1';
+const NODE_FLAGS = [...(SOURCE_MAPS ? ['--enable-source-maps'] : []), '--no-opt'];
 
 /** Where a test process's CPU probe writes (one file per run, read back and removed). */
 const cpuPath = (run: FileRun) => join('.tap', 'cpu', run.adapter, `${run.file}.json`);
