@@ -1,4 +1,4 @@
-import { stringify } from 'yaml';
+import { stringify } from '../vendor/yaml.js';
 import { isObject } from '../core/is-object.js';
 import type { TaskStatus } from '../schemas/tasks.js';
 import type { JobResponse } from '../schemas/job-response.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml } from '../vendor/yaml.js';
 import { ConfigFile } from '../schemas/config.js';
 import { resolveWorkspace } from '../schemas/workspace-path.js';
 import { check } from '../schemas/validator.js';

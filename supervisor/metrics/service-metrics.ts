@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from '../../vendor/prom-client.js';
 import type { JobCallObserver } from '../../core/registry.js';
 
 /** Seconds: a Job call ranges from a cached query (~0.1 ms) to a wait of minutes. */

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { parse as parseYaml } from 'yaml';
+import { parse as parseYaml } from '../../vendor/yaml.js';
 import type { MarkdownPreview } from '../../schemas/workspace.js';
 import { readTextWindow } from './text.js';
 import { SAFE_YAML } from './structured.js';

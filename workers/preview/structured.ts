@@ -1,5 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
-import { parse as parseYaml, type DocumentOptions, type ParseOptions, type SchemaOptions, type ToJSOptions } from 'yaml';
+import type { DocumentOptions, ParseOptions, SchemaOptions, ToJSOptions } from 'yaml';
+import { parse as parseYaml } from '../../vendor/yaml.js';
 import { WORKSPACE_LIMITS, type StructuredPreview } from '../../schemas/workspace.js';
 import { depthExceeds } from '../../core/json-depth.js';
 import { readPrefix } from './open-file.js';
