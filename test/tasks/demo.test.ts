@@ -6,8 +6,11 @@ import { startTaskService, submitOk, waitTask, type Handle } from './task-helper
 
 const dirOf = (workspace: string, id: string) => join(workspace, id.split('#')[0]!, id);
 
+// One service for every test: each works on Tasks of its own.
+const shared = startTaskService(t);
+
 t.test('demo over JSON: result, branch, operands, metadata, status', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await submitOk(t, svc, { task: 'demo', x: 2, y: 3 });
   t.match(handle.task_id, /^base#demo#[A-Za-z0-9-]{1,32}$/, 'anonymous Task ID');
   t.equal(handle.task, 'demo');
@@ -36,7 +39,7 @@ t.test('demo over JSON: result, branch, operands, metadata, status', async (t) =
 });
 
 t.test('demo failure: failed, RuntimeError, exit 1, no metadata; wait_task answers the status object', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await submitOk(t, svc, { task: 'demo', x: 1, y: 2, fail: true });
   const { success, status } = await waitTask(svc, handle);
   t.equal(success, false);
@@ -52,7 +55,7 @@ t.test('demo failure: failed, RuntimeError, exit 1, no metadata; wait_task answe
 });
 
 t.test('submit over SSE emits progress then the TaskHandle; MCP submit and wait', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const sse = await svc.events('submit', { task: 'demo', x: 2, y: 3 });
   t.equal(sse.status, 200);
   t.same(sse.events.map((e) => e['kind']), ['progress', 'result']);
@@ -77,7 +80,8 @@ t.test('submit over SSE emits progress then the TaskHandle; MCP submit and wait'
 });
 
 t.test('validation: unknown task, bad inputs, names and source_tasks, schema violations', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
+  const before = (await svc.call('list_task_ids')).body.answer;
   const unknown = await svc.call('submit', { task: 'nope' });
   t.equal(unknown.body.success, false);
   t.match(unknown.body.answer, /^ValueError: .*nope.*Available tasks: demo, sleep/);
@@ -96,7 +100,7 @@ t.test('validation: unknown task, bad inputs, names and source_tasks, schema vio
   const dup = await svc.call('submit', { task: 'demo', x: 1, y: 2, source_tasks: 'base#demo#a, base#demo#a' });
   t.match(dup.body.answer, /^ValueError: source_tasks: duplicate Task ID base#demo#a/);
   const list = await svc.call('list_task_ids');
-  t.same(list.body.answer, [], 'nothing was written by refused submissions');
+  t.same(list.body.answer, before, 'nothing was written by refused submissions');
 
   const normalized = await submitOk(t, svc, { task: 'demo', x: 1, y: 2, task_name: '', source_tasks: ' base#demo#a ,base#demo#b ' });
   const status = (await waitTask(svc, normalized)).status;
@@ -113,7 +117,7 @@ t.test('validation: unknown task, bad inputs, names and source_tasks, schema vio
 });
 
 t.test('definitions over JSON, SSE and MCP', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const list = await svc.call('list_installed_task_definitions');
   const defs = list.body.answer as Array<{ name: string; source: string; plugin: null; task_type: string; input_schema: { properties: Record<string, unknown>; additionalProperties: boolean } }>;
   t.same(defs.map((d) => d.name), ['demo', 'sleep']);

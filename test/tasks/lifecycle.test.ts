@@ -5,8 +5,12 @@ import { connectMcp } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/service.js';
 import { groupGone, isRunning, startTaskService, statusOf, submitOk, waitState, waitTask } from './task-helpers.js';
 
+// One service for the tests that need nothing of their own (no configuration, no killed spawner):
+// each works on Tasks of its own.
+const shared = startTaskService(t);
+
 t.test('fixed task_name: an active Task is FileExistsError, a finished one is replaced', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const first = await submitOk(t, svc, { task: 'sleep', seconds: 30, task_name: 'fixed-1' });
   t.equal(first.task_id, 'base#sleep#fixed-1');
   const clash = await svc.call('submit', { task: 'sleep', seconds: 1, task_name: 'fixed-1' });
@@ -21,7 +25,7 @@ t.test('fixed task_name: an active Task is FileExistsError, a finished one is re
   t.equal(stale.body.success, false);
   t.match(stale.body.answer, /^ValueError: run_id .* is not the current execution/);
   const ids = (await svc.call('list_task_ids')).body.answer as string[];
-  t.same(ids, [first.task_id], 'one record for the name');
+  t.same(ids.filter((id) => id.endsWith('#fixed-1')), [first.task_id], 'one record for the name');
 });
 
 t.test('max_running_tasks keeps extra submissions queued and starts them in order', async (t) => {
@@ -43,7 +47,7 @@ t.test('max_running_tasks keeps extra submissions queued and starts them in orde
 });
 
 t.test('cancel of a sleep: SIGTERM to the group, cancelled with 130, group gone; over MCP and SSE', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await submitOk(t, svc, { task: 'sleep', seconds: 60, steps: 60 });
   const running = await waitState(svc, handle.task_id, 'running');
   const pid = running.pid!;
@@ -67,7 +71,7 @@ t.test('cancel of a sleep: SIGTERM to the group, cancelled with 130, group gone;
 });
 
 t.test('two concurrent cancels: exactly one answers true', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await submitOk(t, svc, { task: 'sleep', seconds: 60 });
   await waitState(svc, handle.task_id, 'running');
   const answers = await Promise.all([svc.call('cancel', { task_id: handle.task_id }), svc.call('cancel', { task_id: handle.task_id })]);

@@ -1,3 +1,4 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -13,6 +14,15 @@ async function writeRecord(workspace: string, id: string, file: string, value: u
   const dir = join(workspace, id.split('#')[0]!, id);
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, file), typeof value === 'string' ? value : JSON.stringify(value));
+}
+
+/** Writes thousands of status records before the service starts: one blocking call each is far cheaper than awaiting each. */
+function writeStatuses(workspace: string, ids: string[], record: (id: string) => unknown): void {
+  mkdirSync(join(workspace, 'base'), { recursive: true });
+  for (const id of ids) {
+    mkdirSync(join(workspace, 'base', id));
+    writeFileSync(join(workspace, 'base', id, 'status.json'), JSON.stringify(record(id)));
+  }
 }
 
 t.test('graph and context of a three-level lineage with a missing parent', async (t) => {
@@ -64,34 +74,38 @@ t.test('graph and context of a three-level lineage with a missing parent', async
 
 t.test('a fan-out answer of several pieces is whole, and the same over JSON, SSE and MCP', async (t) => {
   const workspace = await makeWorkspace(t);
-  const source = 'base#demo#fan-source';
+  // IDs as long as the rules allow (a 64-character registration name, a 32-character task name),
+  // so that a graph of over 1 MiB takes 2,000 records rather than 5,000.
+  const registration = `demo-${'r'.repeat(59)}`;
+  const source = `base#${registration}#fan-source-${'s'.repeat(21)}`;
+  const ghost = `base#${registration}#ghost-${'g'.repeat(26)}`;
   const at = '2026-01-01T00:00:00.000Z';
-  const record = (id: string, sources: string) => ({ task_id: id, run_id: `r-${id}`, task_type: 'base', task_name: 'demo', config: { x: 1, y: 1, task_name: id.split('#')[2], source_tasks: sources }, state: 'succeeded', created_at: at, log_path: `base/${id}/task.log` });
-  await writeRecord(workspace, source, 'status.json', record(source, ''));
-  // About 1.3 MB of graph: the answer is written in more than one piece.
-  const children = Array.from({ length: 5000 }, (_, i) => `base#demo#fan-${String(i).padStart(4, '0')}`);
-  for (const id of children) await writeRecord(workspace, id, 'status.json', record(id, `${source},${GHOST}`));
+  const record = (id: string, sources: string) => ({ task_id: id, run_id: `r-${id}`, task_type: 'base', task_name: registration, config: { x: 1, y: 1, task_name: id.split('#')[2], source_tasks: sources }, state: 'succeeded', created_at: at, log_path: `base/${id}/task.log` });
+  const children = Array.from({ length: 2000 }, (_, i) => `base#${registration}#fan-${String(i).padStart(4, '0')}-${'c'.repeat(23)}`);
+  writeStatuses(workspace, [source], (id) => record(id, ''));
+  writeStatuses(workspace, children, (id) => record(id, `${source},${ghost}`));
   const svc = await startTaskService(t, { workspace });
 
   const json = (await svc.call('get_task_context', { task_id: source })).body;
   t.equal(json.success, true);
+  t.ok(Buffer.byteLength(JSON.stringify(json)) > 1 << 20, 'the answer is over 1 MiB: written in more than one piece');
   const context = json.answer as { task_id: string; status: { run_id: string }; graph: TaskGraph; relations: Record<string, string[]> };
   t.equal(context.status.run_id, `r-${source}`);
-  t.equal(context.graph.nodes.length, 5001, 'the source and every child');
+  t.equal(context.graph.nodes.length, 2001, 'the source and every child');
   t.same(context.graph.nodes.map((n) => n.task_id), [source, ...children], 'the source, then its children in order');
-  t.equal(context.graph.edges.length, 5000, 'one edge per child; the missing co-source is outside this graph');
-  t.same(context.graph.edges[4999], { source, target: children[4999] });
+  t.equal(context.graph.edges.length, 2000, 'one edge per child; the missing co-source is outside this graph');
+  t.same(context.graph.edges[1999], { source, target: children[1999] });
   t.same(context.relations['direct_downstream'], children);
-  t.same(context.graph.nodes[1]!.parent_ids, [source, GHOST]);
+  t.same(context.graph.nodes[1]!.parent_ids, [source, ghost]);
 
   const mcp = await connectMcp(t, svc.url, svc.token);
   const viaMcp = await mcp.callTool({ name: 'get_task_context', arguments: { task_id: source } });
   t.same((viaMcp.structuredContent as { answer: unknown }).answer, context, 'MCP answers the same value');
   const sse = await svc.events('get_task_graph', { task_id: children[7]! });
   const graph = sse.events.at(-1)!['answer'] as TaskGraph;
-  t.same(graph.nodes.map((n) => n.task_id), [GHOST, source, children[7]], 'a child: its two parents, then itself');
-  t.same(graph.edges, [{ source, target: children[7] }, { source: GHOST, target: children[7] }]);
-  t.equal(graph.root_id, GHOST);
+  t.same(graph.nodes.map((n) => n.task_id), [ghost, source, children[7]], 'a child: its two parents, then itself');
+  t.same(graph.edges, [{ source, target: children[7] }, { source: ghost, target: children[7] }]);
+  t.equal(graph.root_id, ghost);
 });
 
 t.test('non-ASCII record text comes out byte for byte as JSON.stringify writes it, over JSON, SSE and MCP; a change is seen at once', async (t) => {
@@ -101,17 +115,18 @@ t.test('non-ASCII record text comes out byte for byte as JSON.stringify writes i
   // é (2 bytes), ☕ (3), 🚀 (a surrogate pair, 4), U+2028 (raw in JSON text) and a lone surrogate (escaped).
   const note = 'café ☕ 🚀 \u2028 \ud800 tag:é🚀';
   const record = (id: string, sources: string) => ({ task_id: id, run_id: `r-${id}`, task_type: 'base', task_name: 'demo', config: { x: 1, y: 1, note, source_tasks: sources }, state: 'succeeded', created_at: at, log_path: `base/${id}/task.log` });
-  await writeRecord(workspace, source, 'status.json', record(source, ''));
-  // About 600 KB of graph: several pieces, the non-ASCII head in the first.
-  const children = Array.from({ length: 2000 }, (_, i) => `base#demo#utf-${String(i).padStart(4, '0')}`);
-  for (const id of children) await writeRecord(workspace, id, 'status.json', record(id, source));
+  // About 300 KB of graph: several pieces (64 KiB, 128 KiB, then larger), the non-ASCII head in the first.
+  const children = Array.from({ length: 1000 }, (_, i) => `base#demo#utf-${String(i).padStart(4, '0')}`);
+  writeStatuses(workspace, [source], (id) => record(id, ''));
+  writeStatuses(workspace, children, (id) => record(id, source));
   const svc = await startTaskService(t, { workspace });
 
   const res = await svc.fetch('/jobs/get_task_context', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id: source } }) });
   const bytes = Buffer.from(await res.arrayBuffer());
   const body = JSON.parse(bytes.toString('utf8')) as { answer: { status: { config: { note: string } }; graph: TaskGraph } };
   t.equal(body.answer.status.config.note, note, 'the note as written');
-  t.equal(body.answer.graph.nodes.length, 2001);
+  t.equal(body.answer.graph.nodes.length, 1001);
+  t.ok(bytes.length > 3 << 16, `the answer (${bytes.length} bytes) takes at least three pieces`);
   t.ok(bytes.equals(Buffer.from(JSON.stringify(body))), 'the answer is byte-identical to JSON.stringify of its value');
   const sse = await svc.events('get_task_context', { task_id: source });
   const data = sse.raw.split('\n').find((line) => line.startsWith('data: {"kind":"result"'))!.slice('data: '.length);

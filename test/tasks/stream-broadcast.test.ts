@@ -58,10 +58,16 @@ function logOf(t: Test, events: Event[]): string {
   return logs.map((e) => e['content']).join('');
 }
 
-t.test('a backpressured follower gets everything in order, and the others are not held back by it', async (t) => {
+/** One service for both tests (each follows a Task of its own), with the fixture plugin installed. */
+async function startShared(): Promise<TestService> {
   const workspace = await makeWorkspace(t);
   await writeFixturePlugin(workspace);
-  const svc = await startTaskService(t, { workspace });
+  return startTaskService(t, { workspace });
+}
+const shared = startShared();
+
+t.test('a backpressured follower gets everything in order, and the others are not held back by it', async (t) => {
+  const svc = await shared;
   const line = `${'x'.repeat(65_535)}\n`;
   const repeat = 240; // 15.7 MB: well beyond what the sockets of a follower that stopped reading hold
   const handle = await submitOk(t, svc, { task: 'echo-log', text: line, repeat, pause: 0.01 });
@@ -83,7 +89,7 @@ t.test('a backpressured follower gets everything in order, and the others are no
 });
 
 t.test('a follower that joins between two changes gets the whole stream, like one that was there from the start', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await submitOk(t, svc, { task: 'sleep', seconds: 1.5, steps: 6 });
   const early = follow(svc, handle.task_id);
   const alsoEarly = follow(svc, handle.task_id);

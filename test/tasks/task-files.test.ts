@@ -100,8 +100,11 @@ t.test('safe-file: regular files open, everything else is refused on the descrip
   t.throws(() => openAppendFileSync(join(dir, 'fifo')), new UnsafeFileError(join(dir, 'fifo'), 'not-regular', 'named pipe or socket'), 'append: a FIFO without a reader is refused, not waited on');
 });
 
+// One service for the tests of a finished Task's files: each runs and damages a Task of its own.
+const shared = startTaskService(t);
+
 t.test('read_task_log does not follow a task.log replaced by a symbolic link', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const { id, log } = await finishedTask(t, svc);
   const { path, secret } = await secretFile(t);
   await unlink(log);
@@ -118,7 +121,7 @@ t.test('read_task_log does not follow a task.log replaced by a symbolic link', a
 });
 
 t.test('a FIFO named task.log is refused at once and blocks nothing', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const { id, log } = await finishedTask(t, svc);
   await unlink(log);
   makeFifo(t, log);
@@ -142,7 +145,7 @@ t.test('a FIFO named task.log is refused at once and blocks nothing', async (t) 
 });
 
 t.test('a Unix socket named task.log is refused like a FIFO, without an absolute path', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const { id, log } = await finishedTask(t, svc);
   await unlink(log);
   const server = createServer().listen(log);
@@ -154,7 +157,7 @@ t.test('a Unix socket named task.log is refused like a FIFO, without an absolute
 });
 
 t.test('stream_task over /events on a finished Task whose log is a FIFO ends with a failed result', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const { id, log } = await finishedTask(t, svc);
   await unlink(log);
   makeFifo(t, log);
