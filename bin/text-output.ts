@@ -1,9 +1,15 @@
-import { stringify } from 'yaml';
+import { createRequire } from 'node:module';
 import { isObject } from '../core/is-object.js';
 import type { TaskStatus } from '../schemas/tasks.js';
 import type { JobResponse } from '../schemas/job-response.js';
 
 type Row = Record<string, unknown>;
+
+/**
+ * YAML is loaded on first use: only `--output text` of an answer with no shorter form needs it,
+ * and importing it would cost every CLI start about a tenth of a second of CPU.
+ */
+const stringify = (value: unknown): string => (createRequire(import.meta.url)('yaml') as typeof import('yaml')).stringify(value);
 
 /** A duration between two ISO times, e.g. `1.2 s`; empty when either is missing. */
 function duration(from: unknown, to: unknown): string {
