@@ -12,7 +12,8 @@ const PLUGIN = 'taskyard-plugin-greet';
  * it starts from): empty, then left with v1 for the broken installs. v1 is packed once, by the
  * real `npm pack`; the other packages are packed in process into the same layout.
  */
-const svc = await startTestService(t);
+// Config's resource override for a plugin Task applies from its install on (time_limit_s: 77).
+const svc = await startTestService(t, { config: { tasks: { greet: { resources: { time_limit_s: 77 } } } } });
 const v1 = await packPlugin(t, { name: PLUGIN, version: '1.0.0', tasksJs: greetTasks('v1') });
 
 async function install(file: string) {
@@ -39,7 +40,7 @@ t.test('a plugin is installed, run, upgraded and uninstalled without a restart',
   const first = await runTask('greet', { who: 'ada' });
   t.equal(first.success, true);
   t.match(first.answer, { state: 'succeeded', result: { message: 'hello ada from v1' } });
-  t.match((await svc.call('get_task_definition', { task: 'greet' })).body.answer, { name: 'greet', source: 'plugin', plugin: PLUGIN, task_type: 'greetings' });
+  t.match((await svc.call('get_task_definition', { task: 'greet' })).body.answer, { name: 'greet', source: 'plugin', plugin: PLUGIN, task_type: 'greetings', resources: { time_limit_s: 77 } }, "the installed definition, with config's resource override");
 
   const mcp = await connectMcp(t, svc.url, svc.token);
   const listed = await mcp.callTool({ name: 'list_plugins', arguments: {} });
