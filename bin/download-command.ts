@@ -28,7 +28,8 @@ interface DownloadArgs {
 // `-o` only: `--output` is the CLI's global json|text switch.
 const VALUED: Readonly<Record<string, keyof DownloadArgs>> = { '-o': 'output', '--task': 'task', '--artifact': 'artifact' };
 
-function parseFields(fields: readonly string[]): DownloadArgs {
+/** The command's own fields (globals already taken out); a UsageError says what is wrong. Exported for its unit test. */
+export function parseFields(fields: readonly string[]): DownloadArgs {
   const args: DownloadArgs = {};
   for (let i = 0; i < fields.length; i++) {
     const token = fields[i]!;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { access, readdir, rename, rm } from 'node:fs/promises';
+import { access, readdir, realpath, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { check } from '../../schemas/validator.js';
 import { KeyError, RuntimeError, ValueError } from '../../core/errors.js';
@@ -17,6 +17,12 @@ import type { PluginInfo } from '../../schemas/plugins.js';
 const WORK_DIR = 'plugin-work';
 
 const exists = (path: string) => access(path).then(() => true, () => false);
+
+/** What a change gives back; `staged`: its description of the staged set, if it made one. */
+interface Changed<T> {
+  readonly result: T;
+  readonly staged?: DefinitionCatalog;
+}
 
 /** Registration names that come from `plugin` in a catalog. */
 function tasksOf(catalog: DefinitionCatalog, plugin: string): string[] {
@@ -39,8 +45,12 @@ export class PluginManager {
     this.#live = pluginsDirOf(rt.workspace);
   }
 
-  /** Runs `change` on a staged copy of the prefix (`<root>/.taskyard/plugins`), then swaps it in. */
-  async #change<T>(change: (root: string, prefix: string) => Promise<T>): Promise<T> {
+  /**
+   * Runs `change` on a staged copy of the prefix (`<root>/.taskyard/plugins`), then swaps it in.
+   * The live catalog takes over the staged set's description where the change made one (the
+   * swap moves that very code), and otherwise describes the new live set.
+   */
+  async #change<T>(change: (root: string, prefix: string) => Promise<Changed<T>>): Promise<T> {
     const work = join(this.#rt.workspace, STATE_DIR, WORK_DIR, randomBytes(8).toString('hex'));
     const root = join(work, 'root');
     const prefix = pluginsDirOf(root);
@@ -48,10 +58,12 @@ export class PluginManager {
       // A list of installed plugins that cannot be read is said as it is, before npm trips on it.
       await readDependencies(this.#live);
       await copyPrefix(this.#live, prefix);
-      const result = await change(root, prefix);
+      const { result, staged } = await change(root, prefix);
       await pruneTarballs(prefix);
+      const stagedReal = await realpath(prefix);
       await swapPrefix(this.#live, prefix, join(work, 'previous'));
-      await this.#rt.reloadDefinitions();
+      if (staged) this.#rt.catalog.adopt(staged, stagedReal, await realpath(this.#live));
+      else await this.#rt.reloadDefinitions();
       return result;
     } finally {
       await rm(work, { recursive: true, force: true });
@@ -78,7 +90,7 @@ export class PluginManager {
   }
 
   /** Describes the staged set and checks the new plugin's part of it. */
-  async #checkInstalled(root: string, prefix: string, name: string): Promise<PluginInfo> {
+  async #checkInstalled(root: string, prefix: string, name: string): Promise<Changed<PluginInfo>> {
     if (name === 'taskyard') throw new ValueError('the package name taskyard is reserved');
     const manifest = await readManifest(prefix, name);
     if (!manifest) throw new ValueError(`package ${name} has no readable package.json`);
@@ -100,7 +112,7 @@ export class PluginManager {
         }
       }
     }
-    return { name, version: manifest.version, tasks };
+    return { result: { name, version: manifest.version, tasks }, staged };
   }
 
   /** `uninstall_plugin`: refused while one of the plugin's Tasks is queued or running. */
@@ -111,7 +123,7 @@ export class PluginManager {
       const running = tasks.find((t) => this.#rt.isRegistrationActive(t));
       if (running) throw new RuntimeError(`plugin ${name} cannot be removed while its Task ${running} is queued or running; cancel it or wait for it to finish`);
       const version = (await readManifest(this.#live, name))?.version ?? '';
-      await this.#change(async (_root, prefix) => runNpm(['uninstall', name], prefix, signal));
+      await this.#change(async (_root, prefix) => ({ result: await runNpm(['uninstall', name], prefix, signal) }));
       return { name, version, tasks };
     });
   }

@@ -128,6 +128,7 @@ export class DefinitionCatalog {
   readonly #overrides: ResourceOverrides;
   #entries = new Map<string, CatalogEntry>();
   #errors: string[] = [];
+  #described: Described = { definitions: [], errors: [] };
 
   /** `describerEnv`: variables for the describer (who it runs as, runAsVariables). */
   constructor(
@@ -144,16 +145,31 @@ export class DefinitionCatalog {
   }
 
   async reload(): Promise<void> {
+    this.#build(await describePlugins(this.#pluginsDir, this.describerEnv));
+  }
+
+  /**
+   * Takes over what `staged` described of a prefix that has since been renamed from `from` to
+   * `to` (real paths), instead of starting a describer again over the same code: module paths
+   * inside the moved prefix are rewritten, this catalog's resource overrides applied.
+   */
+  adopt(staged: DefinitionCatalog, from: string, to: string): void {
+    const moved = (module: string) => (module.startsWith(`${from}/`) ? `${to}${module.slice(from.length)}` : module);
+    const { definitions, errors } = staged.#described;
+    this.#build({ definitions: definitions.map((d) => ({ ...d, module: moved(d.module) })), errors });
+  }
+
+  #build(described: Described): void {
     const entries = new Map<string, CatalogEntry>();
     for (const def of BUILTIN_TASKS) {
       entries.set(def.name, entryOf({ name: def.name, source: 'native', plugin: null, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema, resources: def.resources }, '', this.#overrides));
     }
-    const described = await describePlugins(this.#pluginsDir, this.describerEnv);
     const errors = [...described.errors];
     for (const { module, ...def } of described.definitions) {
       if (entries.has(def.name)) errors.push(`plugin ${def.plugin}: Task name ${def.name} is already registered`);
       else entries.set(def.name, entryOf({ ...def, source: 'plugin' }, module, this.#overrides));
     }
+    this.#described = described;
     this.#entries = entries;
     this.#errors = errors;
   }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { parseFields } from '../../bin/download-command.js';
 import { startTestService } from '../helpers/service.js';
 import { makeWorkspace, submitOk, waitTask, writeFixturePlugin } from '../tasks/task-helpers.js';
 
@@ -76,12 +77,24 @@ t.test('taskyard download --task ID --artifact NAME fetches an artifact and chec
 });
 
 t.test('taskyard download: usage errors exit 2 with the usage', async (t) => {
-  for (const args of [[], ['a', 'b'], ['--task', 'x'], ['a', '--artifact', 'y', '--task', 'x'], ['a', '-o'], ['a', '--bogus']]) {
-    const run = await cli(args);
-    t.equal(run.code, 2, `download ${args.join(' ')}`);
-    t.match(run.stderr, /usage: taskyard download PATH/);
-  }
+  // The CLI process once: a usage error exits 2 and prints the usage; --help prints it and exits 0.
+  const run = await cli([]);
+  t.equal(run.code, 2, 'download with nothing to fetch');
+  t.match(run.stderr, /usage: taskyard download PATH/);
+  t.match(run.stderr, /name a PATH, or --task and --artifact/);
   const help = await cli(['--help']);
   t.equal(help.code, 0);
   t.match(help.stdout, /--task TASK_ID --artifact NAME/);
+
+  // Every other refused form, in process: the same parser raises the UsageError that becomes exit 2.
+  for (const [args, message] of [
+    [['a', 'b'], /one PATH at a time/],
+    [['--task', 'x'], /--task and --artifact go together/],
+    [['a', '--artifact', 'y', '--task', 'x'], /name a PATH, or --task and --artifact/],
+    [['a', '-o'], /-o needs a value/],
+    [['a', '--bogus'], /unknown option --bogus/],
+  ] as const) {
+    t.throws(() => parseFields(args), { name: 'UsageError', message }, `download ${args.join(' ')}`);
+  }
+  t.same(parseFields(['--task=x', '--artifact', 'y', '-o', '-']), { task: 'x', artifact: 'y', output: '-' }, 'and the accepted forms parse');
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { PACKAGE_ROOT } from '../../core/build-info.js';
+import { leanServeConfig } from '../helpers/serve-cli.js';
 
 const CLI = join(PACKAGE_ROOT, 'dist', 'bin', 'cli.js');
 
@@ -29,6 +30,9 @@ function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Started | {
   });
 }
 
+/** For the starts after the first: Task runners and GPUs are not the point of this file. */
+const lean = await leanServeConfig(t);
+
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
@@ -51,44 +55,13 @@ t.test('first start generates a 0600 token, prints it in the console URL, and re
   t.equal((await fetch(`${base}/health`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
   await stop(first.child);
 
-  const second = await serve(['--workspace', workspace]);
+  const second = await serve(['--workspace', workspace, '--config', lean]);
   if (!('child' in second)) { t.fail(`did not restart: ${second.output}`); return; }
   t.teardown(() => stop(second.child));
   t.match(second.url, `#token=${token}`, 'the same token after a restart');
 });
 
-t.test('--token, TASKYARD_TOKEN and --no-token', async (t) => {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-serve-'));
-  t.teardown(() => rm(workspace, { recursive: true, force: true }));
-  const flagged = await serve(['--workspace', workspace, '--token', 'flag-token']);
-  if (!('child' in flagged)) { t.fail(flagged.output); return; }
-  const base = new URL(flagged.url).origin;
-  t.equal((await fetch(`${base}/health`, { headers: { authorization: 'Bearer flag-token' } })).status, 200);
-  await stop(flagged.child);
-
-  const fromEnv = await serve(['--workspace', workspace], { TASKYARD_TOKEN: 'env-token' });
-  if (!('child' in fromEnv)) { t.fail(fromEnv.output); return; }
-  const envBase = new URL(fromEnv.url).origin;
-  t.equal((await fetch(`${envBase}/health`, { headers: { authorization: 'Bearer env-token' } })).status, 200);
-  const shell = await fetch(`${envBase}/jobs/shell`, {
-    method: 'POST',
-    headers: { authorization: 'Bearer env-token', 'content-type': 'application/json' },
-    body: JSON.stringify({ arguments: { command: 'printf %s "${TASKYARD_TOKEN-unset}"' } }),
-  });
-  t.match(await shell.json(), { success: true, answer: { stdout: 'unset' } }, 'a shell command does not see the token taken from the environment');
-  await stop(fromEnv.child);
-
-  const open = await serve(['--workspace', workspace, '--no-token']);
-  if (!('child' in open)) { t.fail(open.output); return; }
-  t.match(open.output, /no token: only requires_auth=false Jobs are public/);
-  const openBase = new URL(open.url).origin;
-  t.equal((await fetch(`${openBase}/health`)).status, 200, 'no token needed');
-  const catalog = (await (await fetch(`${openBase}/jobs`)).json()) as { answer: { total: number } };
-  t.equal(catalog.answer.total, 0, 'default Jobs all require auth, so none is public');
-  await stop(open.child);
-});
-
-t.test('a token from --token, --token= or TASKYARD_TOKEN is not left in the command line or environment of the service', async (t) => {
+t.test('--token, --token=, TASKYARD_TOKEN and --no-token; a token given is not left in the command line or environment of the service', async (t) => {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-serve-'));
   t.teardown(() => rm(workspace, { recursive: true, force: true }));
   for (const [how, args, env] of [
@@ -96,25 +69,38 @@ t.test('a token from --token, --token= or TASKYARD_TOKEN is not left in the comm
     ['--token=T', ['--token=argv-secret-7f3a'], {}],
     ['TASKYARD_TOKEN', [], { TASKYARD_TOKEN: 'argv-secret-7f3a' }],
   ] as const) {
-    const started = await serve(['--workspace', workspace, ...args], env);
+    const started = await serve(['--workspace', workspace, '--config', lean, ...args], env);
     if (!('child' in started)) { t.fail(`${how}: did not start: ${started.output}`); return; }
     t.teardown(() => stop(started.child));
     const pid = started.child.pid!;
     for (const file of ['cmdline', 'environ']) {
       t.notOk((await readFile(`/proc/${pid}/${file}`, 'latin1')).includes('argv-secret-7f3a'), `${how}: not in /proc/<service>/${file}`);
     }
-    // What a shell command or a Task of the service's user finds in its parent's /proc entry.
-    const shell = await fetch(`${new URL(started.url).origin}/jobs/shell`, {
+    const base = new URL(started.url).origin;
+    t.equal((await fetch(`${base}/health`, { headers: { authorization: 'Bearer wrong' } })).status, 401, `${how}: another token is refused`);
+    // What a shell command or a Task of the service's user finds in its parent's /proc entry, and in its own environment.
+    const shell = await fetch(`${base}/jobs/shell`, {
       method: 'POST',
       headers: { authorization: 'Bearer argv-secret-7f3a', 'content-type': 'application/json' },
-      body: JSON.stringify({ arguments: { command: 'tr "\\0" "\\n" < /proc/$PPID/cmdline; tr "\\0" "\\n" < /proc/$PPID/environ; ps -o args= -p $PPID' } }),
+      body: JSON.stringify({ arguments: { command: 'tr "\\0" "\\n" < /proc/$PPID/cmdline; tr "\\0" "\\n" < /proc/$PPID/environ; ps -o args= -p $PPID; printf "own: %s\\n" "${TASKYARD_TOKEN-unset}"' } }),
     });
     const answer = (await shell.json()) as { success: boolean; answer: { stdout: string } };
-    t.equal(answer.success, true, `${how}: the service still takes its token`);
-    t.notOk(answer.answer.stdout.includes('argv-secret-7f3a'), `${how}: a child finds no token in its parent's cmdline, environ or ps`);
+    t.equal(answer.success, true, `${how}: the service takes its token`);
+    t.notOk(answer.answer.stdout.includes('argv-secret-7f3a'), `${how}: a child finds no token in its parent's cmdline, environ or ps, nor in its own environment`);
     t.match(answer.answer.stdout, how === 'TASKYARD_TOKEN' ? /TASKYARD_TOKEN=\*{16}/ : /\*{16}/, `${how}: stars where it was`);
+    if (how === 'TASKYARD_TOKEN') t.match(answer.answer.stdout, /^own: unset$/m, 'a shell command does not see the token taken from the environment');
     await stop(started.child);
   }
+
+  const open = await serve(['--workspace', workspace, '--config', lean, '--no-token']);
+  if (!('child' in open)) { t.fail(open.output); return; }
+  t.teardown(() => stop(open.child));
+  t.match(open.output, /no token: only requires_auth=false Jobs are public/);
+  const openBase = new URL(open.url).origin;
+  t.equal((await fetch(`${openBase}/health`)).status, 200, 'no token needed');
+  const catalog = (await (await fetch(`${openBase}/jobs`)).json()) as { answer: { total: number } };
+  t.equal(catalog.answer.total, 0, 'default Jobs all require auth, so none is public');
+  await stop(open.child);
 });
 
 t.test('configuration and flag errors stop the start with exit 2 and name the problem', async (t) => {

@@ -8,7 +8,7 @@ import { startService, type RunningService } from '../../app/service.js';
 import { lockWorkspace, takeoverTicket, WorkspaceInUseError, type LockHolder } from '../../supervisor/workspace-lock.js';
 import { readProcess } from '../../workers/process-tree.js';
 import { waitFor } from '../helpers/service.js';
-import { serveCli, type Serving } from '../helpers/serve-cli.js';
+import { leanServeConfig, serveCli, type Serving } from '../helpers/serve-cli.js';
 
 
 async function makeWorkspace(t: Test): Promise<string> {
@@ -20,8 +20,9 @@ async function makeWorkspace(t: Test): Promise<string> {
 const lockFile = (workspace: string) => join(workspace, '.taskyard', 'service.lock');
 const readHolder = async (workspace: string) => JSON.parse(await readFile(lockFile(workspace), 'utf8')) as LockHolder;
 
+/** A service in process; no Task runs here, so no runner is started ahead of need and no GPU probed. */
 function start(workspace: string): Promise<RunningService> {
-  return startService({ config: validateConfig({ service: { workspace, port: 0, host: '127.0.0.1' } }, 'test'), token: 'lock-token' });
+  return startService({ config: validateConfig({ service: { workspace, port: 0, host: '127.0.0.1', runner_pool_size: 0, gpus: 0 } }, 'test'), token: 'lock-token' });
 }
 
 /** Writes a lock as a service that is gone would have left it. */
@@ -130,22 +131,23 @@ t.test('a take-over ticket held by a live starter keeps others off the stale loc
   await lock.release();
 });
 
-/** `taskyard serve` on `workspace`, as its own process. */
-function serve(t: Test, workspace: string): Serving {
-  return serveCli(t, ['--workspace', workspace, '--token', 'lock-token']);
+/** `taskyard serve` on `workspace`, as its own process (with `config`, a lean one). */
+function serve(t: Test, workspace: string, config: string): Serving {
+  return serveCli(t, ['--workspace', workspace, '--token', 'lock-token', '--config', config]);
 }
 
 const bounded = <T>(p: Promise<T>, what: string) => waitFor(() => Promise.race([p, new Promise<undefined>((r) => setTimeout(() => r(undefined), 100))]), 30_000, what);
 
 t.test('the CLI: a second `serve` on the workspace exits 2 naming the running one', async (t) => {
   const workspace = await makeWorkspace(t);
-  const first = serve(t, workspace);
+  const config = await leanServeConfig(t);
+  const first = serve(t, workspace, config);
   const up = await bounded(first.outcome, 'the first service');
   if (!('url' in up)) {
     t.fail(`the first service did not start: ${first.output()}`);
     return;
   }
-  const second = serve(t, workspace);
+  const second = serve(t, workspace, config);
   t.same(await bounded(second.outcome, 'the second start to end'), { code: 2 });
   t.equal(second.output().trim(), `taskyard serve: ${inUse(workspace, first.child.pid!, up.url)}`);
   t.equal((await fetch(`${up.url}/health`, { headers: { authorization: 'Bearer lock-token' } })).status, 200, 'the first one still serves');
@@ -154,7 +156,8 @@ t.test('the CLI: a second `serve` on the workspace exits 2 naming the running on
 t.test('the CLI: three `serve` started at once on a stale lock, one serves', async (t) => {
   const workspace = await makeWorkspace(t);
   await writeLock(workspace, { pid: deadPid(), start_time: '1', address: 'http://127.0.0.1:1', started_at: new Date().toISOString() });
-  const starters = [serve(t, workspace), serve(t, workspace), serve(t, workspace)];
+  const config = await leanServeConfig(t);
+  const starters = [serve(t, workspace, config), serve(t, workspace, config), serve(t, workspace, config)];
   const outcomes = await Promise.all(starters.map((s, i) => bounded(s.outcome, `starter ${i}`)));
   const serving = outcomes.flatMap((o, i) => ('url' in o ? [starters[i]!] : []));
   t.equal(serving.length, 1, `one serves: ${starters.map((s) => s.output()).join(' | ')}`);

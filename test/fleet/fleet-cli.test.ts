@@ -1,24 +1,19 @@
-import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { runCli, type CliRun } from '../helpers/run-cli.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { greetTasks, packPlugin } from './plugin-fixture.js';
 
-const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
 const home = await mkdtemp(join(tmpdir(), 'taskyard-fleet-cli-'));
 t.teardown(() => rm(home, { recursive: true, force: true }));
 
-/** Runs the built CLI as a real process with a temporary HOME and no inherited tokens. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { env: { PATH: process.env['PATH'] ?? '', HOME: home, ...env }, timeout: 120_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr });
-    });
-  });
-}
+/** The built CLI as a real process with a temporary HOME and no inherited tokens. */
+const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> => runCli(args, { HOME: home, ...env });
+
+/** One target for both tests: the plugin test leaves it the plugin, the sync test moves Tasks of other names. */
+const remote = await startTestService(t, { token: 'remote-token' });
 
 async function finishedDemo(svc: TestService, name: string): Promise<string> {
   const handle = (await svc.call('submit', { task: 'demo', x: 1, y: 1, task_name: name })).body.answer as { task_id: string; run_id: string };
@@ -27,8 +22,7 @@ async function finishedDemo(svc: TestService, name: string): Promise<string> {
 }
 
 t.test('taskyard plugin install uploads the tarball and installs it on the target', async (t) => {
-  const remote = await startTestService(t, { token: 'remote-token' });
-  const tarball = await packPlugin(t, { name: 'cli-plugin', version: '3.1.4', tasksJs: greetTasks('cli') });
+  const tarball = await packPlugin(t, { name: 'cli-plugin', version: '3.1.4', tasksJs: greetTasks('cli') }, true);
   const run = await cli(['plugin', 'install', tarball, '--target', remote.url], { TASKYARD_TARGET_TOKEN: 'remote-token' });
   t.equal(run.code, 0, run.stderr);
   t.same(JSON.parse(run.stdout), { answer: { name: 'cli-plugin', version: '3.1.4', tasks: ['greet'], restart_required: false }, success: true, metadata: {} });
@@ -49,7 +43,6 @@ t.test('taskyard plugin install uploads the tarball and installs it on the targe
 
 t.test('taskyard sync push moves finished Tasks to the target', async (t) => {
   const local = await startTestService(t);
-  const remote = await startTestService(t, { token: 'remote-token' });
   const first = await finishedDemo(local, 'first');
   const second = await finishedDemo(local, 'second');
   const run = await cli(['sync', 'push', first, second, '--target', remote.url, '--token', 'remote-token', '--workspace', local.workspace]);

@@ -2,32 +2,106 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import t from 'tap';
 import { readSseEvents } from '../../protocol/sse-reader.js';
 import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { closedPort, startPlainServer } from '../helpers/http-server.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 import { newProbeState, probeCapability, type ProbeState } from './probe-jobs.js';
 
-interface Fleet {
-  a: TestService;
-  b: TestService;
-  c: TestService;
-  probeB: ProbeState;
+const MiB = 1024 * 1024;
+/** The bodies of the fake target's large answers that only start like a JobResponse. */
+const FILLER = 'f'.repeat(2 * MiB);
+const LOOKALIKES: Record<string, string> = {
+  '/jobs/bytes_after': `{"answer":"${FILLER}","success":true,"metadata":{}}<html>`,
+  '/jobs/no_success': `{"answer":"${FILLER}","metadata":{}}`,
+  '/jobs/success_text': `{"answer":"${FILLER}","success":"yes","metadata":{}}`,
+  '/jobs/control_byte': `{"answer":"${FILLER}\u0001","success":true,"metadata":{}}`,
+  '/jobs/unclosed': `{"answer":["${FILLER}"`,
+  '/jobs/valid': `{"answer":["${FILLER}",1.5e3,null,{"success":"nested"}],"success":false,"metadata":{"n":-0}}`,
+};
+const large = (i: number) => `{"answer":"${String(i).repeat(40 * MiB)}","success":true,"metadata":{}}`;
+/** What the fake target saw of the streams it was cut off from. */
+const fakeSeen = { endlessClosed: false, emptyBytes: 0, emptyClosedEarly: false };
+
+/** Resolves when `res` can take more (drain) or is gone (close), removing both listeners (one left per wait piled up). */
+const drainedOrClosed = (res: ServerResponse) =>
+  new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.once('drain', done).once('close', done);
+  });
+
+/** A fake target answering badly in every way a test below asks for, by the Job named in the path. */
+async function fakeTarget(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const mode = req.url ?? '';
+  const lookalike = LOOKALIKES[mode];
+  if (lookalike !== undefined) return void res.writeHead(200, { 'content-type': 'application/json' }).end(lookalike);
+  if (mode === '/jobs/not_json') return void res.writeHead(200, { 'content-type': 'application/json' }).end('<html>');
+  if (mode === '/jobs/not_response') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":1}');
+  if (mode === '/jobs/crash') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"detail":"Internal server error"}');
+  if (mode === '/jobs/cut') return void res.writeHead(200, { 'content-length': '100' }).write('{"answer"', () => res.destroy());
+  if (mode === '/jobs/plain/events') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  if (mode === '/jobs/garbled/events') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: log\ndata: {oops\n\n');
+  if (mode === '/jobs/endless/events') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: progress\ndata: {"kind":"progress","name":"x"}\n\n');
+  if (mode === '/jobs/large') return void res.writeHead(200, { 'content-type': 'application/json' }).end(large(7));
+  if (mode === '/jobs/large_cut') {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(8 * MiB) });
+    return void res.write(`{"answer":"${'c'.repeat(4 * MiB)}`, () => res.destroy());
+  }
+  if (mode === '/jobs/large_html') return void res.writeHead(200, { 'content-type': 'application/json' }).end(`<html>${'h'.repeat(2 * MiB)}`);
+  if (mode === '/jobs/endless_line/events') {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.on('close', () => (fakeSeen.endlessClosed = true));
+    res.write('event: log\ndata: {"kind":"log","content":"');
+    const piece = 'x'.repeat(256 * 1024);
+    while (!res.destroyed) if (!res.write(piece)) await drainedOrClosed(res);
+    return;
+  }
+  if (mode === '/jobs/empty_lines/events') {
+    // At most 128 MiB: an event is refused after 32 MiB on the wire, so the rest is never read.
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const piece = 'data:\n'.repeat(64 * 1024);
+    while (!res.destroyed && fakeSeen.emptyBytes < 128 * MiB) {
+      fakeSeen.emptyBytes += piece.length;
+      if (!res.write(piece)) await drainedOrClosed(res);
+    }
+    fakeSeen.emptyClosedEarly = res.destroyed;
+    return void res.end();
+  }
+  res.writeHead(404).end('nothing here');
 }
 
-/** Three real services: A forwards to B and C with their stored tokens; each has its own token. */
-async function startFleet(t: Test): Promise<Fleet> {
-  const probeB = newProbeState();
-  const b = await startTestService(t, { token: 'token-of-b', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(probeB)] });
-  const c = await startTestService(t, { token: 'token-of-c', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(newProbeState())] });
-  const a = await startTestService(t, {
-    token: 'token-of-a',
-    capabilities: [...DEFAULT_CAPABILITIES, probeCapability(newProbeState())],
-    config: { targets: [{ address: `${b.url}/`, token: b.token }, { address: c.url, token: c.token }] },
-  });
-  return { a, b, c, probeB };
-}
+/*
+ * One fleet serves every test (each test asks its own questions of it; only the probe state is
+ * shared, and the tests that read it reset it): A forwards to B and C with their stored tokens;
+ * D is configured with a target that is down, B with a wrong token, C under another name, and
+ * the fake target above with a stored secret. Each service has its own token.
+ */
+const probeB = newProbeState();
+const b = await startTestService(t, { token: 'token-of-b', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(probeB)] });
+const c = await startTestService(t, { token: 'token-of-c', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(newProbeState())] });
+const a = await startTestService(t, {
+  token: 'token-of-a',
+  capabilities: [...DEFAULT_CAPABILITIES, probeCapability(newProbeState())],
+  config: { targets: [{ address: `${b.url}/`, token: b.token }, { address: c.url, token: c.token }] },
+});
+const down = `http://127.0.0.1:${await closedPort()}`;
+const fake = await startPlainServer(t, fakeTarget);
+const cAsLocalhost = `${c.url}/`.replace('127.0.0.1', 'localhost');
+const d = await startTestService(t, {
+  config: {
+    targets: [
+      { address: down, token: 'x' },
+      { address: b.url, token: 'not-the-token-of-b' },
+      { address: cAsLocalhost, token: c.token },
+      { address: fake.url, token: 'stored-secret' },
+    ],
+  },
+});
 
 /** Rejects when `promise` has not settled within `ms`. */
 async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -52,7 +126,6 @@ async function openEvents(svc: TestService, name: string, target: string, signal
 }
 
 t.test('JSON calls run on the chosen target with its stored token', async (t) => {
-  const { a, b, c } = await startFleet(t);
   const onB = await a.call('whoami', {}, { target: b.url });
   t.equal(onB.status, 200);
   t.same(onB.body, { answer: b.workspace, success: true, metadata: { ran_on: b.workspace } });
@@ -76,7 +149,6 @@ t.test('JSON calls run on the chosen target with its stored token', async (t) =>
 });
 
 t.test('the target must be configured; addresses are compared normalised', async (t) => {
-  const { a, b } = await startFleet(t);
   const port = new URL(b.url).port;
   t.equal((await a.call('whoami', {}, { target: `http://127.0.0.1:${port}/` })).body.answer, b.workspace);
   t.equal((await a.call('whoami', {}, { target: `127.0.0.1:${port}` })).body.answer, b.workspace, 'scheme defaults to http');
@@ -91,7 +163,6 @@ t.test('the target must be configured; addresses are compared normalised', async
 });
 
 t.test('the catalog of a target', async (t) => {
-  const { a, b } = await startFleet(t);
   const direct = (await (await b.fetch('/jobs')).json()) as unknown;
   const res = await a.fetch(`/jobs?target=${encodeURIComponent(b.url)}`);
   t.equal(res.status, 200);
@@ -99,7 +170,6 @@ t.test('the catalog of a target', async (t) => {
 });
 
 t.test('SSE is forwarded event by event', async (t) => {
-  const { a, b, probeB } = await startFleet(t);
   const { res, events } = await openEvents(a, 'ticker', b.url);
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/event-stream/);
@@ -119,7 +189,6 @@ t.test('SSE is forwarded event by event', async (t) => {
 });
 
 t.test('a remote 4xx on /events reaches the client as that 4xx', async (t) => {
-  const { a, b } = await startFleet(t);
   const unknown = await a.fetch('/jobs/nope/events', { method: 'POST', body: JSON.stringify({ target: b.url }) });
   t.equal(unknown.status, 404);
   t.same(await unknown.json(), { detail: 'Unknown job' });
@@ -129,7 +198,7 @@ t.test('a remote 4xx on /events reaches the client as that 4xx', async (t) => {
 });
 
 t.test('a client disconnect closes the upstream stream and stops the remote Job', async (t) => {
-  const { a, b, probeB } = await startFleet(t);
+  probeB.holdStarted = probeB.holdAborted = false;
   const controller = new AbortController();
   const { res, events } = await openEvents(a, 'hold', b.url, controller.signal);
   t.equal(res.status, 200);
@@ -154,7 +223,6 @@ t.test('a client disconnect closes the upstream stream and stops the remote Job'
 });
 
 t.test('leaving a forwarded shell call kills the remote command', async (t) => {
-  const { a, b } = await startFleet(t);
   const pidFile = join(b.workspace, 'sleeper.pid');
   for (const route of ['/jobs/shell/events', '/jobs/shell']) {
     await rm(pidFile, { force: true });
@@ -173,21 +241,18 @@ t.test('leaving a forwarded shell call kills the remote command', async (t) => {
 });
 
 t.test('a target that is down, and a wrong remote token, give 502', async (t) => {
-  const b = await startTestService(t, { token: 'token-of-b' });
-  const down = `http://127.0.0.1:${await closedPort()}`;
-  const a = await startTestService(t, { config: { targets: [{ address: down, token: 'x' }, { address: b.url, token: 'not-the-token-of-b' }] } });
   for (const res of [
-    await a.fetch('/jobs/version', { method: 'POST', body: JSON.stringify({ target: down }) }),
-    await a.fetch('/jobs/version/events', { method: 'POST', body: JSON.stringify({ target: down }) }),
-    await a.fetch(`/jobs?target=${encodeURIComponent(down)}`),
+    await d.fetch('/jobs/version', { method: 'POST', body: JSON.stringify({ target: down }) }),
+    await d.fetch('/jobs/version/events', { method: 'POST', body: JSON.stringify({ target: down }) }),
+    await d.fetch(`/jobs?target=${encodeURIComponent(down)}`),
   ]) {
     t.equal(res.status, 502);
     t.match(await res.json(), { detail: /^Cannot reach target http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/ });
   }
   for (const res of [
-    await a.fetch('/jobs/version', { method: 'POST', body: JSON.stringify({ target: b.url }) }),
-    await a.fetch('/jobs/version/events', { method: 'POST', body: JSON.stringify({ target: b.url }) }),
-    await a.fetch(`/jobs?target=${encodeURIComponent(b.url)}`),
+    await d.fetch('/jobs/version', { method: 'POST', body: JSON.stringify({ target: b.url }) }),
+    await d.fetch('/jobs/version/events', { method: 'POST', body: JSON.stringify({ target: b.url }) }),
+    await d.fetch(`/jobs?target=${encodeURIComponent(b.url)}`),
   ]) {
     t.equal(res.status, 502, 'the caller is not told to authenticate again');
     const body = (await res.json()) as { detail: string };
@@ -197,39 +262,26 @@ t.test('a target that is down, and a wrong remote token, give 502', async (t) =>
 });
 
 t.test('list_machines checks every target of a fleet concurrently', async (t) => {
-  const b = await startTestService(t, { token: 'token-of-b' });
-  const c = await startTestService(t, { token: 'token-of-c' });
-  const down = `http://127.0.0.1:${await closedPort()}`;
-  const a = await startTestService(t, {
-    config: { targets: [{ address: b.url, token: b.token }, { address: down, token: 'x' }, { address: c.url, token: 'wrong' }, { address: `${c.url}/`.replace('127.0.0.1', 'localhost'), token: c.token }] },
-  });
   const port = (url: string) => new URL(url).port;
-  const expected = [
+  const healthy = [
     { address: `http://127.0.0.1:${port(b.url)}`, healthy: true },
-    { address: `http://127.0.0.1:${port(down)}`, healthy: false },
-    { address: `http://127.0.0.1:${port(c.url)}`, healthy: false },
-    { address: `http://localhost:${port(c.url)}`, healthy: true },
+    { address: `http://127.0.0.1:${port(c.url)}`, healthy: true },
   ];
-  t.same((await a.call('list_machines')).body, { answer: expected, success: true, metadata: {} }, 'down and wrong-token targets are unhealthy, the rest healthy');
-  t.same((await a.events('list_machines')).events.at(-1), { kind: 'result', answer: expected, success: true, metadata: {} });
+  t.same((await a.call('list_machines')).body, { answer: healthy, success: true, metadata: {} }, 'targets answering to their stored tokens are healthy');
+  const mixed = [
+    { address: `http://127.0.0.1:${port(down)}`, healthy: false },
+    { address: `http://127.0.0.1:${port(b.url)}`, healthy: false },
+    { address: `http://localhost:${port(c.url)}`, healthy: true },
+    { address: fake.url, healthy: false },
+  ];
+  t.same((await d.call('list_machines')).body, { answer: mixed, success: true, metadata: {} }, 'down, wrong-token and broken targets are unhealthy, the rest healthy');
+  t.same((await d.events('list_machines')).events.at(-1), { kind: 'result', answer: mixed, success: true, metadata: {} });
   // The same question asked of B through A: B has no targets.
   t.same((await a.call('list_machines', {}, { target: b.url })).body.answer, []);
 });
 
 t.test('broken answers from a target give 502 or a failed result', async (t) => {
-  const fake = await startPlainServer(t, (req, res) => {
-    const mode = req.url ?? '';
-    if (mode === '/jobs/not_json') return void res.writeHead(200, { 'content-type': 'application/json' }).end('<html>');
-    if (mode === '/jobs/not_response') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":1}');
-    if (mode === '/jobs/crash') return void res.writeHead(500, { 'content-type': 'application/json' }).end('{"detail":"Internal server error"}');
-    if (mode === '/jobs/cut') return void res.writeHead(200, { 'content-length': '100' }).write('{"answer"', () => res.destroy());
-    if (mode === '/jobs/plain/events') return void res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-    if (mode === '/jobs/garbled/events') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: log\ndata: {oops\n\n');
-    if (mode === '/jobs/endless/events') return void res.writeHead(200, { 'content-type': 'text/event-stream' }).end('event: progress\ndata: {"kind":"progress","name":"x"}\n\n');
-    res.writeHead(404).end('nothing here');
-  });
-  const a = await startTestService(t, { config: { targets: [{ address: fake.url, token: 'stored-secret' }] } });
-  const call = (name: string) => a.fetch(`/jobs/${name}`, { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+  const call = (name: string) => d.fetch(`/jobs/${name}`, { method: 'POST', body: JSON.stringify({ target: fake.url }) });
   for (const [name, detail] of [
     ['not_json', /without a JobResponse/],
     ['not_response', /without a JobResponse/],
@@ -243,55 +295,24 @@ t.test('broken answers from a target give 502 or a failed result', async (t) => 
   const missing = await call('missing');
   t.equal(missing.status, 404, 'a 4xx without JSON still passes through');
   t.same(await missing.json(), { detail: 'nothing here' });
-  t.equal(fake.seen[0]?.headers['authorization'], 'Bearer stored-secret', 'the stored token is what the target sees');
-  t.ok(fake.seen.every((s) => s.headers['authorization'] === 'Bearer stored-secret'), "the caller's token never reaches the target");
+  t.ok(fake.seen.length > 0 && fake.seen.every((s) => s.headers['authorization'] === 'Bearer stored-secret'), "the stored token is what the target sees, never the caller's");
 
-  const plain = await a.fetch('/jobs/plain/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+  const plain = await d.fetch('/jobs/plain/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) });
   t.equal(plain.status, 502);
-  const garbled = await a.events('garbled', {});
+  const garbled = await d.events('garbled', {});
   t.equal(garbled.status, 404, 'locally unknown without a target');
-  const sse = async (name: string) => (await a.fetch(`/jobs/${name}/events`, { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
+  const sse = async (name: string) => (await d.fetch(`/jobs/${name}/events`, { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
   t.match(await sse('garbled'), /event: result\ndata: .*"answer":"RuntimeError: event stream from target http:\/\/127\.0\.0\.1:\d+ broke off: event data is not JSON/);
   t.match(await sse('endless'), /"name":"x".*\n\nevent: result\ndata: \{"kind":"result","answer":"Stream produced no terminal result","success":false/s);
 });
 
 t.test('a target that sends an endless event line gets a failed result; large answers stream intact', async (t) => {
-  const MiB = 1024 * 1024;
-  const endlessClosed = { value: false };
-  const large = (i: number) => `{"answer":"${String(i).repeat(40 * MiB)}","success":true,"metadata":{}}`;
-  const fake = await startPlainServer(t, async (req, res) => {
-    const mode = req.url ?? '';
-    if (mode === '/jobs/endless_line/events') {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.on('close', () => (endlessClosed.value = true));
-      res.write('event: log\ndata: {"kind":"log","content":"');
-      const piece = 'x'.repeat(256 * 1024);
-      // Each wait removes both of its listeners: one left behind per wait piled up (MaxListenersExceededWarning).
-      const drainedOrClosed = () => new Promise<void>((resolve) => {
-        const done = () => {
-          res.off('drain', done).off('close', done);
-          resolve();
-        };
-        res.once('drain', done).once('close', done);
-      });
-      while (!res.destroyed) if (!res.write(piece)) await drainedOrClosed();
-      return;
-    }
-    if (mode === '/jobs/large') return void res.writeHead(200, { 'content-type': 'application/json' }).end(large(7));
-    if (mode === '/jobs/large_cut') {
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(8 * MiB) });
-      return void res.write(`{"answer":"${'c'.repeat(4 * MiB)}`, () => res.destroy());
-    }
-    if (mode === '/jobs/large_html') return void res.writeHead(200, { 'content-type': 'application/json' }).end(`<html>${'h'.repeat(2 * MiB)}`);
-    res.writeHead(404).end('nothing here');
-  });
-  const a = await startTestService(t, { config: { targets: [{ address: fake.url, token: 'stored-secret' }] } });
-  const text = await (await a.fetch('/jobs/endless_line/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
+  const text = await (await d.fetch('/jobs/endless_line/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
   t.match(text, /event: result\ndata: \{"kind":"result","answer":"RuntimeError: event stream from target .* broke off: the target sent an oversized event/);
-  await waitFor(() => endlessClosed.value, 10_000, 'the target connection to be closed');
-  t.equal((await a.fetch('/health')).status, 200, 'the service still answers');
+  await waitFor(() => fakeSeen.endlessClosed, 10_000, 'the target connection to be closed');
+  t.equal((await d.fetch('/health')).status, 200, 'the service still answers');
 
-  const call = (name: string) => a.fetch(`/jobs/${name}`, { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+  const call = (name: string) => d.fetch(`/jobs/${name}`, { method: 'POST', body: JSON.stringify({ target: fake.url }) });
   const big = await call('large');
   t.equal(big.status, 200);
   t.ok((await big.text()) === large(7), 'a 40 MiB forwarded answer arrives intact');
@@ -303,57 +324,20 @@ t.test('a target that sends an endless event line gets a failed result; large an
 });
 
 t.test('a target streaming empty data lines is cut off after the event limit in bytes', async (t) => {
-  const MiB = 1024 * 1024;
-  const sent = { bytes: 0, closedEarly: false };
-  // At most 128 MiB: an event is refused after 32 MiB on the wire, so the rest is never read.
-  const fake = await startPlainServer(t, async (_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' });
-    const piece = 'data:\n'.repeat(64 * 1024);
-    const drainedOrClosed = () => new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('drain', done).off('close', done);
-        resolve();
-      };
-      res.once('drain', done).once('close', done);
-    });
-    while (!res.destroyed && sent.bytes < 128 * MiB) {
-      sent.bytes += piece.length;
-      if (!res.write(piece)) await drainedOrClosed();
-    }
-    sent.closedEarly = res.destroyed;
-    res.end();
-  });
-  const a = await startTestService(t, { config: { targets: [{ address: fake.url, token: 'stored-secret' }] } });
-  const text = await (await a.fetch('/jobs/empty_lines/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
+  const text = await (await d.fetch('/jobs/empty_lines/events', { method: 'POST', body: JSON.stringify({ target: fake.url }) })).text();
   t.match(text, /event: result\ndata: \{"kind":"result","answer":"RuntimeError: event stream from target .* broke off: the target sent an oversized event \(more than 33554432 bytes\)/);
-  await waitFor(() => sent.closedEarly, 10_000, 'the target connection to be closed');
-  t.ok(sent.bytes < 48 * MiB, `the service stopped reading soon after the limit (${(sent.bytes / MiB).toFixed(1)} MiB sent)`);
+  await waitFor(() => fakeSeen.emptyClosedEarly, 10_000, 'the target connection to be closed');
+  t.ok(fakeSeen.emptyBytes < 48 * MiB, `the service stopped reading soon after the limit (${(fakeSeen.emptyBytes / MiB).toFixed(1)} MiB sent)`);
 });
 
 t.test('a large answer that only starts like a JobResponse arrives broken, not as a complete 200', async (t) => {
-  const MiB = 1024 * 1024;
-  const filler = 'f'.repeat(2 * MiB);
-  const bodies: Record<string, string> = {
-    '/jobs/bytes_after': `{"answer":"${filler}","success":true,"metadata":{}}<html>`,
-    '/jobs/no_success': `{"answer":"${filler}","metadata":{}}`,
-    '/jobs/success_text': `{"answer":"${filler}","success":"yes","metadata":{}}`,
-    '/jobs/control_byte': `{"answer":"${filler}\u0001","success":true,"metadata":{}}`,
-    '/jobs/unclosed': `{"answer":["${filler}"`,
-    '/jobs/valid': `{"answer":["${filler}",1.5e3,null,{"success":"nested"}],"success":false,"metadata":{"n":-0}}`,
-  };
-  const fake = await startPlainServer(t, (req, res) => {
-    const body = bodies[req.url ?? ''];
-    if (body === undefined) return void res.writeHead(404).end('nothing here');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(body);
-  });
-  const a = await startTestService(t, { config: { targets: [{ address: fake.url, token: 'stored-secret' }] } });
-  for (const path of Object.keys(bodies)) {
-    const res = await a.fetch(path, { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+  for (const path of Object.keys(LOOKALIKES)) {
+    const res = await d.fetch(path, { method: 'POST', body: JSON.stringify({ target: fake.url }) });
     t.equal(res.status, 200, `${path}: streamed from its first bytes`);
-    if (path === '/jobs/valid') t.equal(await res.text(), bodies[path], 'a valid large answer arrives intact');
+    if (path === '/jobs/valid') t.equal(await res.text(), LOOKALIKES[path], 'a valid large answer arrives intact');
     else await t.rejects(res.text(), `${path}: the caller sees a broken response`);
   }
-  const start = await a.fetch('/jobs/x', { method: 'POST', body: JSON.stringify({ target: fake.url }) });
+  const start = await d.fetch('/jobs/x', { method: 'POST', body: JSON.stringify({ target: fake.url }) });
   t.equal(start.status, 404, 'the target is still reachable');
-  t.equal((await a.fetch('/health')).status, 200, 'the service still answers');
+  t.equal((await d.fetch('/health')).status, 200, 'the service still answers');
 });

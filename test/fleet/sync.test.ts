@@ -7,6 +7,9 @@ import { startTestService, waitFor, type TestService } from '../helpers/service.
 import { upload } from './plugin-fixture.js';
 import { craftTarGz, statusJson, type RawMember } from './craft-tar.js';
 
+/** One service for every test (Tasks of distinct names); B only receives the moved Tasks. */
+const svc = await startTestService(t);
+
 /** Runs the built-in demo to its end; answers the Task ID. */
 async function finishedDemo(svc: TestService, name: string, fail = false): Promise<string> {
   const handle = (await svc.call('submit', { task: 'demo', x: 2, y: 3, fail, task_name: name })).body.answer as { task_id: string; run_id: string };
@@ -28,7 +31,7 @@ async function stageBytes(svc: TestService, bytes: Buffer, name = 'snapshot.tar.
 }
 
 t.test('finished Tasks move to another service and are replaced and deleted there', async (t) => {
-  const a = await startTestService(t);
+  const a = svc;
   const b = await startTestService(t, { token: 'token-of-b' });
   const good = await finishedDemo(a, 'good');
   const bad = await finishedDemo(a, 'bad', true);
@@ -61,7 +64,6 @@ t.test('finished Tasks move to another service and are replaced and deleted ther
 });
 
 t.test('hostile and broken archives change nothing', async (t) => {
-  const svc = await startTestService(t);
   const kept = await finishedDemo(svc, 'kept');
   const id = 'base#demo#incoming';
   const dir = `base/${id}`;
@@ -100,7 +102,6 @@ t.test('hostile and broken archives change nothing', async (t) => {
 });
 
 t.test('active Tasks are never replaced or deleted', async (t) => {
-  const svc = await startTestService(t);
   const handle = (await svc.call('submit', { task: 'sleep', seconds: 60, task_name: 'busy' })).body.answer as { task_id: string; run_id: string };
   const busy = { task_id: handle.task_id, run_id: handle.run_id };
   await waitFor(async () => ((await svc.call('status', { task_id: busy.task_id })).body.answer as { state: string }).state === 'running', 10_000, 'sleep to run');
@@ -120,7 +121,6 @@ t.test('active Tasks are never replaced or deleted', async (t) => {
 });
 
 t.test('arguments are checked', async (t) => {
-  const svc = await startTestService(t);
   t.match((await svc.call('sync_tasks', {})).body.answer, /^ValueError: nothing to do/);
   t.match((await svc.call('sync_tasks', { deletions: ['nope'] })).body.answer, /^ValueError: deletions: "nope" is not a valid Task ID/);
   t.match((await svc.call('sync_tasks', { path: 'elsewhere.tgz' })).body.answer, /^ValueError: path "[^"]+" is not a staged upload/);

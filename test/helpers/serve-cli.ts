@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { PACKAGE_ROOT } from '../../core/build-info.js';
@@ -51,4 +53,17 @@ export function serveCli(t: Test, args: readonly string[]): Serving {
     });
   });
   return { child, output: () => output, outcome };
+}
+
+/**
+ * Writes a config file (removed after the test) for a `serve` whose Task runs are not the point: no
+ * Task runner started ahead of need (each is a Node start thrown away at exit) and no GPU probe.
+ * Answers its path, for `--config`.
+ */
+export async function leanServeConfig(t: Test): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-serve-config-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'lean.yaml');
+  await writeFile(file, 'service:\n  runner_pool_size: 0\n  gpus: 0\n');
+  return file;
 }

@@ -190,18 +190,6 @@ t.test('an MCP caller that disconnects kills its running command', async (t) => 
   t.pass('the command was killed');
 });
 
-t.test('shell commands do not see the service token', async (t) => {
-  const before = process.env['TASKYARD_TOKEN'];
-  process.env['TASKYARD_TOKEN'] = 'token-from-the-environment';
-  t.teardown(() => {
-    if (before === undefined) delete process.env['TASKYARD_TOKEN'];
-    else process.env['TASKYARD_TOKEN'] = before;
-  });
-  const service = await startTestService(t);
-  const res = await service.call('shell', { command: 'printf %s "${TASKYARD_TOKEN-unset}"; env | grep -c token-from-the-environment || true' });
-  t.equal(res.body.answer && (res.body.answer as ShellOutput).stdout, 'unset0\n');
-});
-
 t.test('parseSse sanity for shell events', async (t) => {
   // The result frame of a shell call is one line of JSON even when the output has newlines.
   const sse = await svc.events('shell', { command: 'printf "x\\ny\\n"' });
@@ -210,15 +198,30 @@ t.test('parseSse sanity for shell events', async (t) => {
   t.same(parseSse(sse.raw).at(-1)?.['answer'], { stdout: 'x\ny\n', stderr: '', exit_code: 0, stdout_truncated: false, stderr_truncated: false });
 });
 
-t.test('stopping the service kills running commands before the pool goes away', async (t) => {
+// One extra service, started with TASKYARD_TOKEN in its environment, serves both tests below.
+t.test('a service started with TASKYARD_TOKEN set: its shell commands do not see the token; stopping it kills running commands before the pool goes away', async (t) => {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-shell-stop-'));
   t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  const before = process.env['TASKYARD_TOKEN'];
+  process.env['TASKYARD_TOKEN'] = 'token-from-the-environment';
+  const restore = () => {
+    if (before === undefined) delete process.env['TASKYARD_TOKEN'];
+    else process.env['TASKYARD_TOKEN'] = before;
+  };
+  t.teardown(restore);
   const service = await startService({ config: validateConfig({ service: { workspace, port: 0 } }, 'test'), token: 'stop-token' });
-  const pending = fetch(`${service.url}/jobs/shell`, {
-    method: 'POST',
-    headers: { authorization: 'Bearer stop-token', 'content-type': 'application/json' },
-    body: JSON.stringify({ arguments: { command: "trap '' TERM; sleep 120 & echo $! > stop.pid; wait", timeout: 120 } }),
-  }).catch(() => undefined);
+  const call = (args: Record<string, unknown>) =>
+    fetch(`${service.url}/jobs/shell`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer stop-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: args }),
+    });
+
+  const hidden = (await (await call({ command: 'printf %s "${TASKYARD_TOKEN-unset}"; env | grep -c token-from-the-environment || true' })).json()) as { answer: ShellOutput };
+  t.equal(hidden.answer.stdout, 'unset0\n', 'shell commands do not see the service token');
+  restore();
+
+  const pending = call({ command: "trap '' TERM; sleep 120 & echo $! > stop.pid; wait", timeout: 120 }).catch(() => undefined);
   const [pid] = await waitFor(() => readPidFile(workspace, 'stop.pid').catch(() => undefined), 10_000, 'the command to start');
   await service.close();
   t.notOk(await isAlive(pid!), 'the command is dead once close() resolved');
