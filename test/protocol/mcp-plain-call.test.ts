@@ -1,4 +1,3 @@
-// Runs on every HTTP front end.
 import t from 'tap';
 import { plainToolCall } from '../../protocol/mcp-plain-call.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';

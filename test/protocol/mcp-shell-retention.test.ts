@@ -1,4 +1,3 @@
-// Runs on every HTTP front end.
 import t from 'tap';
 import { CallToolResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { startTestService } from '../helpers/service.js';

@@ -1,4 +1,3 @@
-// Runs on every HTTP front end.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
