@@ -1,4 +1,3 @@
-// Runs on every HTTP front end.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdir, symlink, writeFile } from 'node:fs/promises';

@@ -32,6 +32,13 @@ export class StrictDecoder {
   #buf: Buffer = Buffer.alloc(0);
   /** Stream offset of #buf[0], for error messages. */
   #base = 0;
+  /**
+   * Reads not yet joined to #buf, and how many bytes #buf must hold before parsing can go on:
+   * a 1 MiB chunk arrives in many reads, and joining each read at once would copy it over and over.
+   */
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #need = 0;
   #parts: Buffer[] = [];
   #chunks = 0;
   #head: { status: number; headers: Record<string, string> } | null = null;
@@ -44,7 +51,12 @@ export class StrictDecoder {
   }
 
   feed(data: Buffer): void {
-    this.#buf = this.#buf.length === 0 ? data : Buffer.concat([this.#buf, data]);
+    this.#pending.push(data);
+    this.#pendingBytes += data.length;
+    if (this.#buf.length + this.#pendingBytes < this.#need) return;
+    this.#buf = this.#buf.length === 0 && this.#pending.length === 1 ? data : Buffer.concat([this.#buf, ...this.#pending]);
+    this.#pending = [];
+    this.#pendingBytes = 0;
     let at = 0;
     for (;;) {
       const used = this.#head === null ? this.#readHead(at) : this.#readBody(at);
@@ -53,10 +65,22 @@ export class StrictDecoder {
     }
     this.#base += at;
     this.#buf = this.#buf.subarray(at);
+    this.#need = Math.max(0, this.#need - at);
+  }
+
+  /** Parsing stopped at `at` until #buf holds `end` bytes (at least one more than now). */
+  #wait(at: number, end: number): number {
+    this.#need = Math.max(end, this.#buf.length + 1);
+    return at;
   }
 
   /** The connection closed: fine only between answers. */
   closed(): void {
+    if (this.#pendingBytes > 0) {
+      this.#buf = Buffer.concat([this.#buf, ...this.#pending]);
+      this.#pending = [];
+      this.#pendingBytes = 0;
+    }
     if (this.#head === null && this.#buf.length === 0) return;
     const body = this.#parts.reduce((sum, part) => sum + part.length, 0);
     this.#fail(0, `connection closed inside an answer (${body} body bytes read, ${this.#buf.length} bytes unframed)`);
@@ -64,7 +88,7 @@ export class StrictDecoder {
 
   #readHead(at: number): number {
     const end = this.#buf.indexOf('\r\n\r\n', at, 'latin1');
-    if (end === -1) return at;
+    if (end === -1) return this.#wait(at, 0);
     const lines = this.#buf.toString('latin1', at, end).split('\r\n');
     const status = /^HTTP\/1\.1 (\d{3}) [^\r\n]*$/.exec(lines[0]!);
     if (!status) this.#fail(at, 'not an HTTP/1.1 status line');
@@ -90,20 +114,20 @@ export class StrictDecoder {
     const head = this.#head!;
     const length = head.headers['content-length'];
     if (length !== undefined) {
-      if (this.#buf.length - at < Number(length)) return at;
+      if (this.#buf.length - at < Number(length)) return this.#wait(at, at + Number(length));
       this.#parts.push(this.#buf.subarray(at, at + Number(length)));
       return this.#answer(at + Number(length));
     }
     const eol = this.#buf.indexOf('\r\n', at, 'latin1');
     if (eol === -1) {
       if (this.#buf.length - at > 10) this.#fail(at, 'chunk size line without CRLF');
-      return at;
+      return this.#wait(at, 0);
     }
     const line = this.#buf.toString('latin1', at, eol);
     if (!HEX_LINE.test(line)) this.#fail(at, `invalid chunk size line ${JSON.stringify(line)}`);
     const size = parseInt(line, 16);
     const data = eol + 2;
-    if (this.#buf.length < data + size + 2) return at;
+    if (this.#buf.length < data + size + 2) return this.#wait(at, data + size + 2);
     if (this.#buf[data + size] !== 13 || this.#buf[data + size + 1] !== 10) this.#fail(data + size, `no CRLF after a chunk of ${size} bytes`);
     if (size === 0) return this.#answer(data + 2);
     this.#parts.push(Buffer.from(this.#buf.subarray(data, data + size)));

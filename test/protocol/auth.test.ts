@@ -6,8 +6,10 @@ import { testJobs } from '../helpers/test-jobs.js';
 
 const capabilities = [...DEFAULT_CAPABILITIES, testJobs];
 
+// One service for every test that needs no fresh one of its own (each uses names of its own).
+const svc = await startTestService(t, { capabilities });
+
 t.test('every protected path needs the bearer token', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const attempts: Array<[string, string, Record<string, string>]> = [
     ['GET', '/health', {}],
     ['GET', '/health/extra', {}],
@@ -34,7 +36,6 @@ t.test('every protected path needs the bearer token', async (t) => {
 });
 
 t.test('the right token opens the protected paths; the scheme is case-insensitive', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
     const res = await fetch(`${svc.url}/health`, { headers: { authorization: `${scheme} ${TEST_TOKEN}` } });
     t.equal(res.status, 200, scheme);
@@ -43,7 +44,6 @@ t.test('the right token opens the protected paths; the scheme is case-insensitiv
 });
 
 t.test('OPTIONS skips the check; the console and /proxy are outside it', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   for (const path of ['/health', '/jobs', '/jobs/version', '/files', '/mcp']) {
     const res = await fetch(`${svc.url}${path}`, { method: 'OPTIONS' });
     t.equal(res.status, 204, `OPTIONS ${path}`);
@@ -56,7 +56,6 @@ t.test('OPTIONS skips the check; the console and /proxy are outside it', async (
 });
 
 t.test('requires_auth=false does not bypass a configured token', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const res = await fetch(`${svc.url}/jobs/open`, { method: 'POST', body: '{}' });
   t.equal(res.status, 401);
   const authed = await svc.call('open');

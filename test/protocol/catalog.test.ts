@@ -1,4 +1,3 @@
-// Runs on every HTTP front end.
 import t from 'tap';
 import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { startTestService } from '../helpers/service.js';

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startTestService, TEST_TOKEN, type TestService } from '../helpers/service.js';
 
 interface Answer {
@@ -28,14 +28,17 @@ const JSON_TYPE = { 'content-type': 'application/json' };
 /** A shell call that leaves a file behind when it runs. */
 const shellCall = (marker: string) => JSON.stringify({ arguments: { command: `id > ${marker}` } });
 
-for (const token of [TEST_TOKEN, null]) {
-  const mode = token ? 'token mode' : 'open mode';
-  // `shell` is public without a token only with requires_auth=false: the case the issue found.
-  const open = async (t: Test) =>
-    startTestService(t, { token, config: { service: { allowed_origins: ['https://lab.example.org'] }, jobs: { shell: { requires_auth: false } } } });
+// `shell` is public without a token only with requires_auth=false: the case the issue found. One
+// service per mode serves all its tests (each command leaves a marker file of its own name).
+const serviceFor = (token: string | null) =>
+  startTestService(t, { token, config: { service: { allowed_origins: ['https://lab.example.org'] }, jobs: { shell: { requires_auth: false } } } });
+const tokenMode = await serviceFor(TEST_TOKEN);
+const openMode = await serviceFor(null);
+
+for (const svc of [tokenMode, openMode]) {
+  const mode = svc.token ? 'token mode' : 'open mode';
 
   t.test(`${mode}: another site's Origin or a foreign Host gets 403 on every route, and nothing runs`, async (t) => {
-    const svc = await open(t);
     const port = new URL(svc.url).port;
     const ran = (name: string) => existsSync(join(svc.workspace, name));
     const rebound = `evil.example.com:${port}`;
@@ -59,7 +62,6 @@ for (const token of [TEST_TOKEN, null]) {
   });
 
   t.test(`${mode}: loopback Origins, the service's own, allowed_origins and no Origin keep working`, async (t) => {
-    const svc = await open(t);
     const port = new URL(svc.url).port;
     for (const [i, headers] of [
       {},
@@ -76,7 +78,7 @@ for (const token of [TEST_TOKEN, null]) {
 }
 
 t.test('open mode: a Job call in a body type a form or a simple request can send is refused and runs nothing', async (t) => {
-  const svc = await startTestService(t, { token: null, config: { jobs: { shell: { requires_auth: false } } } });
+  const svc = openMode;
   for (const [i, type] of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', undefined].entries()) {
     const headers = type === undefined ? {} : { 'content-type': type };
     for (const path of ['/jobs/shell', '/jobs/shell/events']) {
@@ -92,7 +94,6 @@ t.test('open mode: a Job call in a body type a form or a simple request can send
 });
 
 t.test('token mode: a Job call with the token may send any body type (no page of another site has the token)', async (t) => {
-  const svc = await startTestService(t);
-  const call = await send(svc, 'POST', '/jobs/version', { 'content-type': 'text/plain' }, JSON.stringify({ arguments: {} }));
+  const call = await send(tokenMode, 'POST', '/jobs/version', { 'content-type': 'text/plain' }, JSON.stringify({ arguments: {} }));
   t.equal(call.status, 200);
 });

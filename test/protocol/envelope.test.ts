@@ -6,8 +6,10 @@ import { testJobs } from '../helpers/test-jobs.js';
 
 const capabilities = [...DEFAULT_CAPABILITIES, testJobs];
 
+// One service for every test here (a 4 KiB JSON body limit, which only the first one reaches).
+const svc = await startTestService(t, { capabilities, config: { service: { json_body_limit_bytes: 4096 } } });
+
 t.test('envelope and argument rules', async (t) => {
-  const svc = await startTestService(t, { capabilities, config: { service: { json_body_limit_bytes: 4096 } } });
   const post = (path: string, body: string | undefined, headers: Record<string, string> = {}) =>
     svc.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, ...(body === undefined ? {} : { body }) });
 
@@ -58,7 +60,6 @@ t.test('envelope and argument rules', async (t) => {
 });
 
 t.test('business failures are HTTP 200 with the exception text', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const res = await svc.call('explode');
   t.equal(res.status, 200);
   t.same(res.body, { answer: "KeyError: 'missing-thing'", success: false, metadata: {} });
@@ -69,7 +70,6 @@ t.test('business failures are HTTP 200 with the exception text', async (t) => {
 });
 
 t.test('the service keeps answering after a storm of bad requests', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const bodies = ['{', '[]', 'null', '{"arguments":null}', '\u0000', '{"arguments":{"text":"\ud800"}}'];
   await Promise.all(bodies.map((b) => svc.fetch('/jobs/echo', { method: 'POST', body: b }).then((r) => r.arrayBuffer())));
   const health = await svc.fetch('/health');

@@ -1,4 +1,3 @@
-// Runs on every HTTP front end.
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

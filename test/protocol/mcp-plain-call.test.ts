@@ -1,4 +1,3 @@
-// Runs on every HTTP front end.
 import t from 'tap';
 import { plainToolCall } from '../../protocol/mcp-plain-call.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
@@ -17,8 +16,10 @@ async function bothWays(svc: TestService, params: Record<string, unknown>) {
   return { plain, viaSdk };
 }
 
+// One service for every test that needs no fresh one of its own (each uses names of its own).
+const svc = await startTestService(t);
+
 t.test('a plain tools/call answers exactly as the SDK server does: results, business failures, unknown tools, bad arguments', async (t) => {
-  const svc = await startTestService(t);
   const cases: Array<[string, Record<string, unknown>]> = [
     ['a result', { name: 'version', arguments: {} }],
     ['no arguments at all', { name: 'list_task_ids' }],
@@ -40,7 +41,6 @@ t.test('a plain tools/call answers exactly as the SDK server does: results, busi
 });
 
 t.test("a Task's status over a plain call: the text block is HTTP JSON's answer, asked again it stays the same, and it follows the Task", async (t) => {
-  const svc = await startTestService(t);
   const submitted = await svc.fetch('/jobs/submit', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task: 'sleep', seconds: 1 } }) });
   const { task_id } = ((await submitted.json()) as { answer: { task_id: string } }).answer;
   const httpStatus = async () => (await svc.fetch('/jobs/status', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id } }) })).text();

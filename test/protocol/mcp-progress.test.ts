@@ -24,8 +24,10 @@ async function submit(svc: TestService, args: Record<string, unknown>): Promise<
 const callBody = (name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) =>
   JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } });
 
+// One service for every test that needs no fresh one of its own (each uses names of its own).
+const svc = await startTestService(t, { config });
+
 t.test('wait_task with a progress token outlives a client timeout shorter than the Task', async (t) => {
-  const svc = await startTestService(t, { config });
   const mcp = await connectMcp(t, svc.url, svc.token);
   // One step and one log line only at the end: 3 s in which the Task itself reports nothing new.
   const handle = await submit(svc, { task: 'sleep', seconds: 3 });
@@ -47,7 +49,6 @@ t.test('wait_task with a progress token outlives a client timeout shorter than t
 });
 
 t.test('without a progress token the same call times out, and the answer is plain JSON', async (t) => {
-  const svc = await startTestService(t, { config });
   const mcp = await connectMcp(t, svc.url, svc.token);
   const handle = await submit(svc, { task: 'sleep', seconds: 3 });
   await t.rejects(mcp.callTool({ name: 'wait_task', arguments: { ...handle } }, undefined, { timeout: 1000 }), /timed out/);
@@ -77,7 +78,6 @@ t.test('step, percentage and log changes arrive as messages a person can read, o
 });
 
 t.test('a client that disconnects mid-call stops the call; the service keeps serving', async (t) => {
-  const svc = await startTestService(t, { config });
   const pidFile = join(svc.workspace, 'shell.pid');
   const gone = new AbortController();
   const res = await svc.fetch('/mcp', {

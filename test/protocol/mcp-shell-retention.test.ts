@@ -1,6 +1,5 @@
-// Runs on every HTTP front end.
 import t from 'tap';
-import { CallToolResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, CreateTaskResultSchema, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { startTestService } from '../helpers/service.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/wait-for.js';
@@ -35,21 +34,23 @@ t.test('retained results: bounded in count and bytes, oldest first; the ids gone
   await waitFor(() => kept.bytes === 0, 5000, 'the last timers to settle');
 });
 
-/** Starts a task-augmented shell call; answers its task once its stream has ended (the command finished). */
+/**
+ * Starts a task-augmented shell call and answers its task once the command finished (tasks/get
+ * says completed), without fetching its result: the results are what the service must bound.
+ */
 async function shellTask(mcp: Awaited<ReturnType<typeof connectMcp>>, command: string): Promise<Task> {
-  const stream = mcp.experimental.tasks.callToolStream({ name: 'shell', arguments: { command } }, CallToolResultSchema, { task: { ttl: 3_600_000 } });
-  let task: Task | undefined;
-  for await (const m of stream) if (m.type === 'taskCreated') task = m.task;
-  if (!task) throw new Error('no taskCreated');
+  const { task } = await mcp.request({ method: 'tools/call', params: { name: 'shell', arguments: { command }, task: { ttl: 3_600_000 } } }, CreateTaskResultSchema);
+  await waitFor(async () => (await mcp.experimental.tasks.getTask(task.taskId)).status === 'completed', 30_000, `shell task ${task.taskId} to complete`);
   return task;
 }
 
 t.test('finished shell MCP tasks are kept within a total size: the oldest is dropped, and fetching it says so', async (t) => {
   const svc = await startTestService(t);
   const mcp = await connectMcp(t, svc.url, svc.token);
-  // 1 MiB of stdout and 1 MiB of stderr each: enough of them pass the byte bound.
-  const big = `head -c ${MIB} /dev/zero | tr '\\0' a; head -c ${MIB} /dev/zero | tr '\\0' b >&2`;
-  const count = Math.ceil(SHELL_RESULT_LIMITS.bytes / (2 * MIB)) + 1;
+  // 1 MiB of stdout and 1 MiB of stderr each (the most a command keeps), of NUL bytes: the service
+  // counts a result by its JSON, where each is 6 bytes (\u0000), so a few commands pass the bound.
+  const big = `head -c ${MIB} /dev/zero; head -c ${MIB} /dev/zero >&2`;
+  const count = Math.ceil(SHELL_RESULT_LIMITS.bytes / (2 * 6 * MIB)) + 1;
   const first = await shellTask(mcp, big);
   const rest: Task[] = [];
   for (let i = 1; i < count; i++) rest.push(await shellTask(mcp, big));
@@ -58,7 +59,7 @@ t.test('finished shell MCP tasks are kept within a total size: the oldest is dro
   await t.rejects(mcp.experimental.tasks.getTaskResult(first.taskId, CallToolResultSchema), dropped, 'tasks/result of the oldest');
   await t.rejects(mcp.experimental.tasks.getTask(first.taskId), dropped, 'tasks/get of the oldest');
   const last = await mcp.experimental.tasks.getTaskResult(rest.at(-1)!.taskId, CallToolResultSchema);
-  t.equal((last.structuredContent as { answer: { stdout: string } }).answer.stdout.length, MIB, 'the newest is whole');
+  t.equal((last.structuredContent as { answer: { stdout: string } }).answer.stdout, '\0'.repeat(MIB), 'the newest is whole');
   const listed = (await mcp.experimental.tasks.listTasks()).tasks.filter((x) => x.taskId.startsWith('taskyard-shell:'));
   t.ok(listed.length < count, `tasks/list holds fewer than all (${listed.length} of ${count})`);
   await t.rejects(mcp.experimental.tasks.getTask('taskyard-shell:never'), /Task not found: taskyard-shell:never/, 'an unknown id is still not found');

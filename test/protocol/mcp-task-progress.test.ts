@@ -27,8 +27,10 @@ function checkNotes(t: Test, notes: Note[], taskId: string): void {
   );
 }
 
+// One service for every test that needs no fresh one of its own (each uses names of its own).
+const svc = await startTestService(t, { config });
+
 t.test("a task-augmented call's progress token hears the Task's steps while tasks/result waits", async (t) => {
-  const svc = await startTestService(t, { config });
   const mcp = await connectMcp(t, svc.url, svc.token);
   const notes: Note[] = [];
   const taskId = await createTask(mcp, 'submit', { task: 'sleep', seconds: 2, steps: 5 }, (p) => notes.push(p));
@@ -52,7 +54,6 @@ t.test("a task-augmented call's progress token hears the Task's steps while task
 });
 
 t.test("a tasks/result request's own progress token keeps it alive past the client's timeout", async (t) => {
-  const svc = await startTestService(t, { config });
   const mcp = await connectMcp(t, svc.url, svc.token);
   const taskId = await createTask(mcp, 'submit', { task: 'sleep', seconds: 3 });
   const notes: Note[] = [];
@@ -65,7 +66,6 @@ t.test("a tasks/result request's own progress token keeps it alive past the clie
 });
 
 t.test("a shell MCP task's output reaches its progress token as it is written", async (t) => {
-  const svc = await startTestService(t, { config });
   const mcp = await connectMcp(t, svc.url, svc.token);
   const notes: Note[] = [];
   const command = 'sleep 0.5; for i in 1 2 3; do echo line$i; sleep 0.3; done';

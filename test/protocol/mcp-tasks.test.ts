@@ -1,4 +1,3 @@
-// Runs on every HTTP front end.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -30,8 +29,11 @@ async function startTask(mcp: Client, name: string, args: Record<string, unknown
   return { task: (first.value as { task: Task }).task, rest };
 }
 
+// One service for the tests that need no fresh one (each uses Tasks of its own); a client each, as
+// before: one that listed the tools validates results against their output schemas.
+const svc = await startTestService(t);
+
 t.test('tools/list and the capabilities say which tools run as MCP tasks', async (t) => {
-  const svc = await startTestService(t);
   const mcp = await connectMcp(t, svc.url, svc.token);
   t.match(mcp.getServerCapabilities()?.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } });
   const { tools } = await mcp.listTools();
@@ -41,7 +43,6 @@ t.test('tools/list and the capabilities say which tools run as MCP tasks', async
 });
 
 t.test('a task-augmented submit is an MCP task backed by the Task run, through to its result', async (t) => {
-  const svc = await startTestService(t);
   const mcp = await connectMcp(t, svc.url, svc.token);
   const { task, rest } = await startTask(mcp, 'submit', { task: 'sleep', seconds: 0.6, steps: 2 });
   t.equal(task.status, 'working');
@@ -58,7 +59,6 @@ t.test('a task-augmented submit is an MCP task backed by the Task run, through t
 });
 
 t.test('tasks/cancel really cancels the Task', async (t) => {
-  const svc = await startTestService(t);
   const mcp = await connectMcp(t, svc.url, svc.token);
   const handle = await submit(svc, { task: 'sleep', seconds: 60 });
   const { task, rest } = await startTask(mcp, 'wait_task', { ...handle });
@@ -74,7 +74,6 @@ t.test('tasks/cancel really cancels the Task', async (t) => {
 });
 
 t.test('shell runs as an MCP task: its result, and tasks/cancel kills the command', async (t) => {
-  const svc = await startTestService(t);
   const mcp = await connectMcp(t, svc.url, svc.token);
   const quick = await startTask(mcp, 'shell', { command: 'echo hi' });
   const messages = await quick.rest;

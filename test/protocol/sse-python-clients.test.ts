@@ -9,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import type { TestService } from '../helpers/service.js';
 import { ensureDebianPackages, runCommand } from '../helpers/debian-packages.js';
 import { makeWorkspace, startTaskService, submitOk, waitTask, writeFixturePlugin } from '../tasks/task-helpers.js';
 
@@ -17,10 +18,24 @@ const PYTHON = '/usr/bin/python3';
 const STEPS = 5;
 
 const HANDSHAKE_TASKS = `
-import { existsSync } from 'node:fs';
+import { existsSync, watch } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { defineTask, TaskError } from 'taskyard/task';
+
+/** Resolves once the file exists in dir (woken by the directory's changes, not by polling). */
+function created(dir, name) {
+  return new Promise((resolve, reject) => {
+    const finish = (err) => {
+      watcher.close();
+      clearTimeout(timer);
+      if (err) reject(err);
+      else resolve();
+    };
+    const watcher = watch(dir, () => existsSync(join(dir, name)) && finish());
+    const timer = setTimeout(() => finish(new TaskError('TimeoutError', 'event ' + name + ' was not acknowledged: it did not reach the client')), 15000);
+    if (existsSync(join(dir, name))) finish();
+  });
+}
 
 export default [
   defineTask({
@@ -33,10 +48,7 @@ export default [
       const trips = { p: [], l: [] };
       const acked = async (name) => {
         const start = Date.now();
-        while (!existsSync(join(input.acks, name))) {
-          if (Date.now() - start > 15000) throw new TaskError('TimeoutError', 'event ' + name + ' was not acknowledged: it did not reach the client');
-          await delay(1);
-        }
+        await created(input.acks, name);
         trips[name[0]].push(Date.now() - start);
       };
       await ctx.step('handshake', async () => {
@@ -120,11 +132,17 @@ const missing = await ensureDebianPackages(['python3-requests', 'python3-httpx']
   (err: Error) => err.message,
 );
 
+/** One service for both clients (each follows a Task of its own); none when the clients are missing. */
+async function handshakeService(): Promise<TestService> {
+  const workspace = await makeWorkspace(t);
+  await writeFixturePlugin(workspace, { name: 'taskyard-handshake', tasks: HANDSHAKE_TASKS });
+  return startTaskService(t, { workspace });
+}
+const shared = missing ? null : await handshakeService();
+
 for (const client of ['requests', 'httpx']) {
   t.test(`Python ${client} receives every SSE event before the next one is written`, { skip: missing ?? false }, async (t) => {
-    const workspace = await makeWorkspace(t);
-    await writeFixturePlugin(workspace, { name: 'taskyard-handshake', tasks: HANDSHAKE_TASKS });
-    const svc = await startTaskService(t, { workspace });
+    const svc = shared!;
     const acks = await mkdtemp(join(tmpdir(), 'taskyard-acks-'));
     t.teardown(() => rm(acks, { recursive: true, force: true }));
     const handle = await submitOk(t, svc, { task: 'handshake', steps: STEPS, acks });

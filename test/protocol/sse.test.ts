@@ -7,8 +7,10 @@ import { observed, testJobs } from '../helpers/test-jobs.js';
 
 const capabilities = [...DEFAULT_CAPABILITIES, testJobs];
 
+// One service for every test that needs no fresh one of its own (each uses names of its own).
+const svc = await startTestService(t, { capabilities });
+
 t.test('framing: event line equals data.kind, result last, then the stream closes', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const res = await svc.fetch('/jobs/chatty/events', { method: 'POST', body: JSON.stringify({ arguments: { count: 3 } }) });
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/event-stream/);
@@ -28,7 +30,6 @@ t.test('framing: event line equals data.kind, result last, then the stream close
 });
 
 t.test('an exception after streaming began becomes a failed result', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const { status, events } = await svc.events('explode');
   t.equal(status, 200);
   t.same(events.map((e) => e['kind']), ['progress', 'result']);
@@ -36,13 +37,11 @@ t.test('an exception after streaming began becomes a failed result', async (t) =
 });
 
 t.test('a Job that produces no result ends with the spec text', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const { events } = await svc.events('malformed');
   t.same(events, [{ kind: 'result', answer: 'Stream produced no terminal result', success: false, metadata: {} }]);
 });
 
 t.test('a slow reader gets every event in order (backpressure, nothing dropped)', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const count = 400;
   const res = await svc.fetch('/jobs/chatty/events', { method: 'POST', body: JSON.stringify({ arguments: { count, pad: 16_384 } }) });
   const reader = res.body!.getReader();
@@ -62,7 +61,6 @@ t.test('a slow reader gets every event in order (backpressure, nothing dropped)'
 });
 
 t.test('a client disconnect aborts the Job invocation', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const before = { started: observed.started, aborted: observed.aborted };
   const url = new URL('/jobs/hang/events', svc.url);
   const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${svc.token}`, 'content-type': 'application/json' } });
