@@ -14,7 +14,8 @@
  * Part 1's floor, in the same run: a bare uWS server doing only a follower's work (read windows,
  * frame them as the service's `log` events, write with backpressure; bench/servers/bare-follow.ts)
  * for as many followers of the same log, written the same way; BENCH_FLOOR=0 leaves it out.
- * BENCH_LOG_MIB (default 1024) and BENCH_FOLLOWERS (default 20) size part 1; BENCH_BODY_S (default
+ * BENCH_LOG_MIB (default 1024) and BENCH_FOLLOWERS (default 20) size part 1, BENCH_SERVICE_NODE_ARGS
+ * are node options for its service (a profile: `--cpu-prof --cpu-prof-dir=DIR`); BENCH_BODY_S (default
  * 10) is part 2's window; BENCH_PARTS=followers or bodies runs one part; BENCH_BASELINE_ROOT another build's package root (e.g. the previous
  * commit's) to run too, beside this one. Alone: `node dist/bench/run-all.js memory`.
  */
@@ -36,6 +37,8 @@ const FOLLOWERS = Number(process.env['BENCH_FOLLOWERS'] ?? 20);
 const BODY_MS = Number(process.env['BENCH_BODY_S'] ?? 10) * 1000;
 const IDLE_MS = 5000;
 const SENDERS = 4;
+/** Node options for the service process of part 1 (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it). */
+const SERVICE_NODE_ARGS = (process.env['BENCH_SERVICE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 
 const PLUGIN = `import { existsSync } from 'node:fs';
@@ -146,7 +149,7 @@ function follower(port: number, taskId: string) {
 async function followBigLog(root: string | undefined): Promise<Array<Array<string | number>>> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-bench-memory-'));
   await placeBenchPlugin(workspace, 'bench-big-log', PLUGIN);
-  const svc = await startServiceProcess({ workspace, ...(root ? { root } : {}) });
+  const svc = await startServiceProcess({ workspace, nodeArgs: SERVICE_NODE_ARGS, ...(root ? { root } : {}) });
   try {
     const idle = await watch(svc, IDLE_MS);
     const conn = await RawConnection.open(svc.port);
