@@ -89,7 +89,8 @@ async function watch(svc: ChildServer, done: Promise<unknown> | number): Promise
   let rssPeak = 0;
   let over = false;
   const end = typeof done === 'number' ? new Promise((r) => setTimeout(r, done)) : done;
-  void end.finally(() => (over = true));
+  // A failure (a follower cut off) is awaited below: the caller stops the service and reports it.
+  end.finally(() => (over = true)).catch(() => {});
   const sampler = setInterval(() => void rssMb(svc.child.pid!).then((mb) => (rssPeak = Math.max(rssPeak, mb))), 100);
   try {
     while (!over) {

@@ -33,7 +33,10 @@ export class BodyGatherer {
     if (!this.#whole && this.#declared !== undefined && this.size + chunk.byteLength >= WHOLE_FROM_BYTES) {
       const whole = (this.#whole = Buffer.allocUnsafeSlow(this.#declared));
       let at = 0;
-      for (const kept of this.#chunks) at += kept.copy(whole, at);
+      for (const kept of this.#chunks) {
+        at += kept.copy(whole, at);
+        req.recycle?.(kept);
+      }
       this.#chunks = [];
     }
     if (this.#whole) {
