@@ -11,16 +11,24 @@
  *
  * /health is timed by one client, one request at a time with 5 ms between (a stall shows as one
  * slow answer). The followers and senders are raw sockets that count bytes, not parse them.
- * BENCH_LOG_MIB (default 1024) and BENCH_FOLLOWERS (default 20) size part 1; BENCH_BODY_S (default
+ * Part 1's floor, in the same run: a bare uWS server doing only a follower's work (read windows,
+ * frame them as the service's `log` events, write with backpressure; bench/servers/bare-follow.ts)
+ * for as many followers of the same log, written the same way; BENCH_FLOOR=0 leaves it out.
+ * BENCH_LOG_MIB (default 1024) and BENCH_FOLLOWERS (default 20) size part 1, BENCH_SERVICE_NODE_ARGS
+ * are node options for its service (a profile: `--cpu-prof --cpu-prof-dir=DIR`); BENCH_BODY_S (default
  * 10) is part 2's window; BENCH_PARTS=followers or bodies runs one part; BENCH_BASELINE_ROOT another build's package root (e.g. the previous
  * commit's) to run too, beside this one. Alone: `node dist/bench/run-all.js memory`.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { percentile, RawConnection, rawRequest } from './lib/load.js';
-import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
+import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
 import { placeBenchPlugin } from './lib/bench-plugin.js';
 
@@ -29,6 +37,8 @@ const FOLLOWERS = Number(process.env['BENCH_FOLLOWERS'] ?? 20);
 const BODY_MS = Number(process.env['BENCH_BODY_S'] ?? 10) * 1000;
 const IDLE_MS = 5000;
 const SENDERS = 4;
+/** Node options for the service process of part 1 (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it). */
+const SERVICE_NODE_ARGS = (process.env['BENCH_SERVICE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 
 const PLUGIN = `import { existsSync } from 'node:fs';
@@ -49,6 +59,16 @@ export default [defineTask({
 })];
 `;
 
+/** The Task's writing, for the floor: the same steps, with its stdout on the log file. */
+const WRITER = `const { existsSync } = require('node:fs');
+(async () => {
+  process.stdout.write('ready\\n');
+  while (!existsSync('go')) await new Promise((r) => setTimeout(r, 10));
+  const mib = ('y'.repeat(1023) + '\\n').repeat(1024);
+  for (let i = 0; i < Number(process.argv[1]); i++) process.stdout.write(mib);
+})();
+`;
+
 async function rssMb(pid: number): Promise<number> {
   const text = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
   return Number(/VmRSS:\s+(\d+)/.exec(text)?.[1] ?? 0) / 1024;
@@ -62,14 +82,15 @@ interface Window {
 }
 
 /** Times /health one request at a time and samples RSS until `done` settles (or for `ms`). */
-async function watch(svc: ServiceProcess, done: Promise<unknown> | number): Promise<Window> {
+async function watch(svc: ChildServer, done: Promise<unknown> | number): Promise<Window> {
   const conn = await RawConnection.open(svc.port);
   const health = rawRequest('GET', '/health', auth);
   const latencies: number[] = [];
   let rssPeak = 0;
   let over = false;
   const end = typeof done === 'number' ? new Promise((r) => setTimeout(r, done)) : done;
-  void end.finally(() => (over = true));
+  // A failure (a follower cut off) is awaited below: the caller stops the service and reports it.
+  end.finally(() => (over = true)).catch(() => {});
   const sampler = setInterval(() => void rssMb(svc.child.pid!).then((mb) => (rssPeak = Math.max(rssPeak, mb))), 100);
   try {
     while (!over) {
@@ -129,7 +150,7 @@ function follower(port: number, taskId: string) {
 async function followBigLog(root: string | undefined): Promise<Array<Array<string | number>>> {
   const workspace = await mkdtemp(join(tmpdir(), 'taskyard-bench-memory-'));
   await placeBenchPlugin(workspace, 'bench-big-log', PLUGIN);
-  const svc = await startServiceProcess({ workspace, ...(root ? { root } : {}) });
+  const svc = await startServiceProcess({ workspace, nodeArgs: SERVICE_NODE_ARGS, ...(root ? { root } : {}) });
   try {
     const idle = await watch(svc, IDLE_MS);
     const conn = await RawConnection.open(svc.port);
@@ -153,6 +174,42 @@ async function followBigLog(root: string | undefined): Promise<Array<Array<strin
   } finally {
     await svc.stop();
     await rm(workspace, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The floor of part 1 in the same run: a bare uWS server (bench/servers/bare-follow.ts) streams
+ * the log that a process writing as the Task does makes, to as many followers on the same client.
+ */
+async function followBigLogFloor(): Promise<Array<Array<string | number>>> {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-bench-memory-floor-'));
+  const log = join(dir, 'task.log');
+  const file = await open(log, 'w');
+  const writer = spawn(process.execPath, ['-e', WRITER, String(LOG_MIB)], { cwd: dir, stdio: ['ignore', file.fd, 'inherit'] });
+  const script = fileURLToPath(new URL('./servers/bare-follow.js', import.meta.url));
+  const server = await startChildServer(script, [log, String(6 + LOG_MIB * 1024 * 1024)]);
+  try {
+    const idle = await watch(server, IDLE_MS);
+    const followers = Array.from({ length: FOLLOWERS }, () => follower(server.port, 'floor'));
+    await Promise.all(followers.map((f) => f.ready));
+    const started = performance.now();
+    await writeFile(join(dir, 'go'), '');
+    const all = Promise.all(followers.map((f) => f.done));
+    const busy = await watch(server, all);
+    const seconds = (performance.now() - started) / 1000;
+    const delivered = (await all).reduce((a, b) => a + b, 0) / 1024 / 1024;
+    return [
+      ['floor (bare uWS, bench/servers/bare-follow.ts): idle', idle.rssPeak, '', idle.p50, idle.p99, idle.max, ''],
+      [`floor: ${FOLLOWERS} followers of a ${LOG_MIB} MiB log`, busy.rssPeak, busy.rssPeak - idle.rssPeak, busy.p50, busy.p99, busy.max, `${(delivered / seconds).toFixed(0)} MiB/s, ${seconds.toFixed(1)} s`],
+    ];
+  } finally {
+    if (writer.exitCode === null) {
+      writer.kill('SIGKILL');
+      await once(writer, 'exit');
+    }
+    await file.close();
+    await server.stop();
+    await rm(dir, { recursive: true, force: true });
   }
 }
 
@@ -216,6 +273,7 @@ export async function run(): Promise<void> {
   if (parts.includes('followers')) {
     const follow: Array<Array<string | number>> = [];
     for (const root of roots) follow.push(...(await followBigLog(root)));
+    if (process.env['BENCH_FLOOR'] !== '0') follow.push(...(await followBigLogFloor()));
     printTable(`${FOLLOWERS} stream_task followers trailing a ${LOG_MIB} MiB log (target: growth < 100 MB, /health p99 < 20 ms)`, header, follow);
   }
   if (parts.includes('bodies')) {

@@ -1,6 +1,8 @@
 import { depthExceeds } from '../core/json-depth.js';
 import { HttpError } from '../core/errors.js';
 import type { IncomingRequest } from './http.js';
+import { BodyGatherer, mayMove } from './body-gatherer.js';
+import { OFF_LOOP_BYTES, parseJsonOffLoop } from './json-parse-thread.js';
 import { JsonValueCounter } from './json-values.js';
 
 /** Deepest nesting accepted in a JSON body: deeper values break structuredClone and stringify. */
@@ -43,18 +45,15 @@ export async function readBody(req: IncomingRequest, limit: number): Promise<Buf
     if (only.byteLength >= SCAN_FROM_BYTES && !new JsonValueCounter(MAX_JSON_VALUES).feed(only)) throw tooManyValues();
     return Buffer.isBuffer(only) ? only : Buffer.from(only.buffer, only.byteOffset, only.byteLength);
   }
-  const chunks: Buffer[] = [];
   const values = new JsonValueCounter(MAX_JSON_VALUES);
-  let size = 0;
+  const gathered = new BodyGatherer(declared === undefined ? undefined : Number(declared));
   for await (const chunk of body) {
-    size += chunk.byteLength;
-    if (size > limit) throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
+    if (gathered.size + chunk.byteLength > limit) throw new HttpError(413, `Request body exceeds the limit of ${limit} bytes`);
     if (!values.feed(chunk)) throw tooManyValues();
-    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+    gathered.add(chunk, req);
   }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  return gathered.bytes();
 }
-
 
 /** How many `{` and `[` bytes there are (inside strings too: an upper bound of the nesting). */
 function openers(bytes: Buffer): number {
@@ -83,6 +82,8 @@ export function parseJson(bytes: Buffer): unknown {
   return value;
 }
 
+/** Reads and parses a JSON body; a large one is parsed off the event loop (see OFF_LOOP_BYTES). */
 export async function readJson(req: IncomingRequest, limit: number): Promise<unknown> {
-  return parseJson(await readBody(req, limit));
+  const bytes = await readBody(req, limit);
+  return bytes.byteLength >= OFF_LOOP_BYTES ? parseJsonOffLoop(bytes, mayMove(bytes)) : parseJson(bytes);
 }

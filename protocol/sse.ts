@@ -10,12 +10,15 @@ export const SSE_HEADERS = Object.freeze({
   'x-accel-buffering': 'no',
 });
 
+/** An SSE frame's data line: single-line JSON (JSON.stringify never emits raw newlines). */
+const dataOf = (event: StreamEvent): string => (event.kind === 'result' ? responseJson(event, '{"kind":"result",') : JSON.stringify(event));
+
 /** One SSE frame: `event: <kind>`, `data: <single-line JSON>`, blank line. */
 export function frame(event: StreamEvent): string {
-  // JSON.stringify never emits raw newlines, so the data line stays single.
-  const data = event.kind === 'result' ? responseJson(event, '{"kind":"result",') : JSON.stringify(event);
-  return `event: ${event.kind}\ndata: ${data}\n\n`;
+  return `event: ${event.kind}\ndata: ${dataOf(event)}\n\n`;
 }
+
+type EncodingBuffer = Buffer & { latin1Write(text: string, offset: number): number; utf8Write(text: string, offset: number): number };
 
 /** What every frame starts with: sent ahead by front ends that would otherwise hold a frame back (StreamOptions). */
 const LEAD = 'event: ';
@@ -27,8 +30,14 @@ const framed = new WeakMap<StreamEvent, Buffer>();
 export function frameBytes(event: StreamEvent): Buffer {
   let bytes = framed.get(event);
   if (!bytes) {
-    bytes = Buffer.from(frame(event));
-    framed.set(event, bytes);
+    // Written in place: the frame as one string, made bytes, copied a log window once more (and
+    // left that copy as garbage), for every frame of every follower of a big log.
+    const head = `event: ${event.kind}\ndata: `;
+    const data = dataOf(event);
+    const out = Buffer.allocUnsafe(head.length + Buffer.byteLength(data) + 2) as EncodingBuffer;
+    const at = out.latin1Write(head, 0);
+    out.fill(0x0a, at + out.utf8Write(data, at));
+    framed.set(event, (bytes = out));
   }
   return bytes;
 }

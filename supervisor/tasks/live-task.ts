@@ -18,12 +18,15 @@ const MIN_STALENESS_MS = 50;
 /** Largest log chunk one event carries to a follower. */
 export const FOLLOW_WINDOW_BYTES = 65536;
 /**
- * Log windows kept for sharing. Followers that share a read stand at the same offset and read it
- * within moments of each other; a follower far behind reads windows nobody else will ask for, and
- * keeping every one (until the log grew, or for good once the Task ended) held the whole log in
- * memory: a 128 MiB log read by one late follower grew the heap by 254 MiB.
+ * Log windows kept for sharing (64 windows: 4 MiB of log, about 12 MiB with their events and
+ * frames, per Task while followers read its history). Followers of a big log drift apart as their
+ * sockets take bytes at different speeds: with the 4 latest windows kept, 20 followers of a log
+ * being written shared almost no read, and each window was decoded, serialized and framed once per
+ * follower (most of the service's time, and its garbage). Keeping every window (until the log grew,
+ * or for good once the Task ended) held the whole log in memory: a 128 MiB log read by one late
+ * follower grew the heap by 254 MiB.
  */
-const LOG_READS_KEPT = 4;
+const LOG_READS_KEPT = 64;
 /**
  * Most bytes of `events.jsonl` read at a time (the rest is read a turn later): a runner writes
  * lines of a few hundred bytes, and a Task that wrote a huge file, or one long line (skipped),
@@ -87,7 +90,8 @@ export class LiveTask {
   #overlong = false;
   #pending = new Set<Part>();
   #running: Promise<void> | undefined;
-  #logReads = new Map<number, Promise<TaskLogChunk>>();
+  /** Shared log reads by offset; `partial` for a window that ended at the end of the log then. */
+  #logReads = new Map<number, { read: Promise<TaskLogChunk>; partial: boolean }>();
   #broadcaster: TaskBroadcaster | undefined;
   #closed = false;
 
@@ -137,17 +141,18 @@ export class LiveTask {
    * last windows are shared too.
    */
   readLog(offset: number): Promise<TaskLogChunk> {
-    let read = this.#logReads.get(offset);
-    if (!read) {
-      try {
-        read = Promise.resolve(readLogWindowSync(join(this.#run.dir, TASK_FILES.log), offset, FOLLOW_WINDOW_BYTES));
-      } catch (err) {
-        return Promise.reject(err as Error); // a failed read is not shared: the next follower tries again
-      }
-      this.#logReads.set(offset, read);
-      // Oldest first (insertion order): windows of lagging followers make room for newer ones.
-      if (this.#logReads.size > LOG_READS_KEPT) this.#logReads.delete(this.#logReads.keys().next().value!);
+    const kept = this.#logReads.get(offset);
+    if (kept) return kept.read;
+    let chunk: TaskLogChunk;
+    try {
+      chunk = readLogWindowSync(join(this.#run.dir, TASK_FILES.log), offset, FOLLOW_WINDOW_BYTES);
+    } catch (err) {
+      return Promise.reject(err as Error); // a failed read is not shared: the next follower tries again
     }
+    const read = Promise.resolve(chunk);
+    this.#logReads.set(offset, { read, partial: !chunk.has_more_after });
+    // Oldest first (insertion order): windows of lagging followers make room for newer ones.
+    if (this.#logReads.size > LOG_READS_KEPT) this.#logReads.delete(this.#logReads.keys().next().value!);
     return read;
   }
 
@@ -278,8 +283,11 @@ export class LiveTask {
     if (opened) closeSync(opened.fd);
     const size = opened?.stat.size ?? 0;
     if (size === this.logSize) return false;
+    // A log only grows: a window with bytes after it stays what it was. One that ended at the end
+    // now ends short; and a log that shrank was replaced or truncated, so nothing read stands.
+    if (size < this.logSize) this.#logReads.clear();
+    else for (const [offset, kept] of this.#logReads) if (kept.partial) this.#logReads.delete(offset);
     this.logSize = size;
-    this.#logReads.clear();
     this.#index.events.emit('task:log', { id: this.#run.id, size });
     return true;
   }

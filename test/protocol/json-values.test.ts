@@ -1,7 +1,10 @@
 // Runs on every HTTP front end.
 import t from 'tap';
 import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
-import { MAX_JSON_VALUES } from '../../protocol/json-body.js';
+import { AbortPoint } from '../../protocol/abort-hook.js';
+import type { IncomingRequest } from '../../protocol/http.js';
+import { MAX_JSON_VALUES, readJson } from '../../protocol/json-body.js';
+import { OFF_LOOP_BYTES } from '../../protocol/json-parse-thread.js';
 import { JsonValueCounter } from '../../protocol/json-values.js';
 import { startTestService } from '../helpers/service.js';
 import { testJobs } from '../helpers/test-jobs.js';
@@ -64,4 +67,52 @@ t.test('the counter gives the same count however the bytes are cut into chunks',
   const limited = new JsonValueCounter(4);
   t.equal(limited.feed(Buffer.from('[1,2,3]')), true, 'within the limit');
   t.equal(limited.feed(Buffer.from(',4')), false, 'past it');
+});
+
+t.test('a large body is parsed off the event loop, with the same answers as a small one', async (t) => {
+  const svc = await startTestService(t, { capabilities });
+  const post = (body: Buffer | string) => svc.fetch('/jobs/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+
+  // Above OFF_LOOP_BYTES: a string of every kind of character, escapes and multi-byte ones included.
+  const text = `${'aé\\"\n\u{1f600}x'.repeat(400_000)}end`;
+  const big = await post(JSON.stringify({ arguments: { text, times: 2 } }));
+  t.equal(big.status, 200, 'a body of one 5 MB string is answered');
+  t.same(((await big.json()) as { answer: unknown }).answer, { text, times: 2 }, 'with its value intact');
+
+  const broken = await post(`{"arguments":{"text":"${'x'.repeat(OFF_LOOP_BYTES)}"`);
+  t.equal(broken.status, 422, 'a large malformed body: 422');
+  t.match(await broken.text(), 'Invalid JSON', 'which says so');
+
+  const deep = await post(`{"arguments":{"text":"${'x'.repeat(OFF_LOOP_BYTES)}","deep":${'['.repeat(100)}${']'.repeat(100)}}}`);
+  t.equal(deep.status, 422, 'a large body nested too deep: 422');
+  t.match(await deep.text(), 'json_too_deep', 'which says so');
+
+  const schema = await post(JSON.stringify({ arguments: { text: 'hi', extra: 'x'.repeat(OFF_LOOP_BYTES) } }));
+  t.equal(schema.status, 422, 'a large body the schema refuses: 422 from the schema');
+
+  // Several at once, each answered with its own value.
+  const texts = ['a', 'b', 'c', 'd'].map((c) => c.repeat(2 * OFF_LOOP_BYTES));
+  const answers = await Promise.all(texts.map(async (text) => ((await (await post(JSON.stringify({ arguments: { text } }))).json()) as { answer: { text: string } }).answer.text));
+  t.same(answers.map((a) => a.length === 2 * OFF_LOOP_BYTES && a[0]), ['a', 'b', 'c', 'd'], 'four at once, each its own');
+  t.equal((await svc.fetch('/health')).status, 200, 'the service keeps answering');
+});
+
+t.test('while a large body is parsed, the event loop takes other work', async (t) => {
+  const body = Buffer.from(JSON.stringify({ arguments: { text: 'x'.repeat(16 * 1024 * 1024 - 64) } }));
+  const request: IncomingRequest = {
+    method: 'POST',
+    path: '/jobs/echo',
+    query: '',
+    headers: { 'content-length': String(body.length) },
+    signal: new AbortController().signal,
+    gone: new AbortPoint(),
+    body: () => [body],
+  };
+  const order: string[] = [];
+  const parsed = readJson(request, 32 * 1024 * 1024).then((value) => order.push(`parsed ${(value as { arguments: { text: string } }).arguments.text.length}`));
+  setImmediate(() => order.push('another turn'));
+  await parsed;
+  t.same(order, ['another turn', `parsed ${16 * 1024 * 1024 - 64}`], 'the loop turned before the 16 MiB body was parsed');
+  const small = readJson({ ...request, headers: {}, body: () => [Buffer.from('{"a":1}')] }, 1024);
+  t.same(await small, { a: 1 }, 'a small body is parsed on the loop');
 });

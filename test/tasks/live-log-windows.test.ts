@@ -1,0 +1,38 @@
+import { appendFile, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { FOLLOW_WINDOW_BYTES, LiveTask } from '../../supervisor/tasks/live-task.js';
+import { TaskIndex } from '../../supervisor/tasks/task-index.js';
+
+t.test("a live Task's log windows are shared across the log's growth; one that ended at the end is read again", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-live-log-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const log = join(dir, 'task.log');
+  const size = 3 * FOLLOW_WINDOW_BYTES + 100;
+  await writeFile(log, 'a'.repeat(size));
+  const live = new LiveTask(new TaskIndex(dir), { id: 'fixture#base#a', parts: { type: 'fixture', registration: 'base', name: 'a' }, dir, runId: 'r1' }, () => {});
+  t.teardown(() => live.close());
+  await live.refresh();
+  t.equal(live.logSize, size, 'the log size is known');
+
+  const whole = await live.readLog(0);
+  const last = await live.readLog(3 * FOLLOW_WINDOW_BYTES);
+  t.equal(whole.next_offset, FOLLOW_WINDOW_BYTES, 'a whole window');
+  t.equal(last.content.length, 100, 'and the last, ending at the end of the log');
+
+  await appendFile(log, 'b'.repeat(50));
+  await live.refresh();
+  t.equal(live.logSize, size + 50, 'the log grew');
+  t.equal(await live.readLog(0), whole, 'the whole window read before is shared still (one read, one event, one frame for every follower)');
+  const longer = await live.readLog(3 * FOLLOW_WINDOW_BYTES);
+  t.not(longer, last, 'the window that ended at the end is read again');
+  t.equal(longer.content, `${'a'.repeat(100)}${'b'.repeat(50)}`, 'with what was added');
+
+  await truncate(log, 10);
+  await appendFile(log, 'c'.repeat(10));
+  await live.refresh();
+  const after = await live.readLog(0);
+  t.not(after, whole, 'a log that shrank is read afresh');
+  t.equal(after.content, `${'a'.repeat(10)}${'c'.repeat(10)}`, 'with what it holds now');
+});
