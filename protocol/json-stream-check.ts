@@ -8,7 +8,7 @@
  *
  * A table-driven automaton: one lookup per byte, with the few transitions that need the nesting
  * stack or the top-level keys (brackets, commas, keys, the `success` value) as actions; inside a
- * string value, runs of plain bytes are skipped four at a time (`skipPlain`).
+ * string value, past its first few plain bytes, runs of them are skipped four at a time (`skipPlain`).
  */
 
 // States (below ACTION). Each has a row of 256 next states in TABLE.
@@ -46,7 +46,10 @@ const FRAC = 37;
 const EXP = 38;
 const EXP_SIGN = 39;
 const EXP_DIGITS = 40;
-const STATES = 41;
+/** 41..48: a string value's first plain bytes (and those after an escape), stepped by the table; STR, where runs are skipped, follows. */
+const STR_WARM = 41;
+const WARM_STEPS = 8;
+const STATES = STR_WARM + WARM_STEPS;
 
 // Actions: transitions handled in code.
 const ACTION = 192;
@@ -60,6 +63,8 @@ const KEY_START = 198;
 const KEY_END = 199;
 const SUCCESS_TRUE = 200;
 const SUCCESS_FALSE = 201;
+/** A plain byte of a string value past its warm-up: the run it starts is skipped (`skipPlain`). */
+const SKIP = 202;
 
 const TABLE = buildTable();
 
@@ -76,7 +81,7 @@ function buildTable(): Uint8Array {
     set(state, space, state);
     set(state, '{', OPEN_OBJECT);
     set(state, '[', OPEN_ARRAY);
-    set(state, '"', STR);
+    set(state, '"', STR_WARM);
     set(state, 't', T_R);
     set(state, 'f', F_A);
     set(state, 'n', N_U);
@@ -111,17 +116,27 @@ function buildTable(): Uint8Array {
   set(AFTER, space, AFTER);
   valueEnd(AFTER);
   set(DONE, space, DONE);
-  for (const [str, esc, u, end] of [[STR, STR_ESC, STR_U, AFTER], [KEY_STR, KEY_ESC, KEY_U, KEY_END]] as const) {
+  // After an escape a string value warms up again: a string of short runs between escapes never pays for a skip.
+  for (const [str, esc, u, end, resume] of [[STR, STR_ESC, STR_U, AFTER, STR_WARM], [KEY_STR, KEY_ESC, KEY_U, KEY_END, KEY_STR]] as const) {
     set(str, range(0x20, 0xff), str);
     set(str, '"', end);
     set(str, '\\', esc);
-    set(esc, '"\\/bfnrt', str);
+    set(esc, '"\\/bfnrt', resume);
     set(esc, 'u', u);
-    for (let k = 0; k < 4; k++) set(u + k, hex, k === 3 ? str : u + k + 1);
+    for (let k = 0; k < 4; k++) set(u + k, hex, k === 3 ? resume : u + k + 1);
+  }
+  for (let k = 0; k < WARM_STEPS; k++) {
+    set(STR_WARM + k, range(0x20, 0xff), k === WARM_STEPS - 1 ? SKIP : STR_WARM + k + 1);
+    set(STR_WARM + k, '"', AFTER);
+    set(STR_WARM + k, '\\', STR_ESC);
   }
   for (const [state, letter, next] of [[T_R, 'r', T_U], [T_U, 'u', T_E], [T_E, 'e', AFTER], [F_A, 'a', F_L], [F_L, 'l', F_S], [F_S, 's', F_E], [F_E, 'e', AFTER], [N_U, 'u', N_L], [N_L, 'l', N_L2], [N_L2, 'l', AFTER]] as const) {
     set(state, letter, next);
   }
+  // STR is where a skip stops (or a chunk ended inside one): its next plain byte starts another.
+  set(STR, range(0x20, 0xff), SKIP);
+  set(STR, '"', AFTER);
+  set(STR, '\\', STR_ESC);
   set(MINUS, '0', ZERO);
   set(MINUS, '123456789', INT);
   for (const state of [ZERO, INT, FRAC]) {
@@ -142,7 +157,7 @@ function buildTable(): Uint8Array {
 }
 
 /** Runs of string bytes shorter than this are stepped byte by byte: a word view is not worth making. */
-const WORD_RUN = 64;
+const WORD_RUN = 32;
 const NO_WORDS = new Int32Array(0);
 
 /**
@@ -210,10 +225,14 @@ export class JobResponseCheck {
     const n = chunk.length;
     let state = this.#state;
     for (let i = 0; i < n; i++) {
-      // Most of a large answer is string bytes: skip them a word at a time (the byte that ends the run is stepped below).
-      if (state === STR && (i = skipPlain(chunk, i)) === n) break;
       const next = TABLE[(state << 8) | chunk[i]!]!;
-      state = next < ACTION ? next : this.#act(next, state, chunk, i);
+      if (next < ACTION) state = next;
+      else if (next === SKIP) {
+        // Most of a large answer is string bytes: past a string's first WARM_STEPS plain bytes,
+        // they are skipped a word at a time; the byte that ends the run is stepped in STR.
+        i = skipPlain(chunk, i + 1) - 1;
+        state = STR;
+      } else state = this.#act(next, state, chunk, i);
     }
     this.#state = state;
     if (this.#keyStart >= 0 && state >= KEY_STR && state <= KEY_U + 3) {
@@ -286,6 +305,7 @@ const WHY: Record<number, string> = {
   [VALUE_SUCCESS]: 'a "success" that is not a boolean',
   [DONE]: 'bytes after the JSON value',
   [STR]: 'a control character inside a string',
+  ...Object.fromEntries(Array.from({ length: WARM_STEPS }, (_, k) => [STR_WARM + k, 'a control character inside a string'])),
   [KEY_STR]: 'a control character inside a key',
   [STR_ESC]: 'an invalid escape',
   [KEY_ESC]: 'an invalid escape',
