@@ -4,8 +4,11 @@
  * (`servers/hostile-target.ts`, in its own process), beside the same figures measured idle
  * just before. Targets: RSS growth < 100 MB, `/health` p99 < 20 ms. The reader counts an event's
  * bytes as received, so each stream is cut after 32 MiB on the wire with a failed result.
- * Then the price of checking large forwarded answers while they stream (item 5): ANSWER_MIB of
- * JobResponse read through the service against reading it from the target directly, alternating.
+ * The floor: a bare uWS relay (`servers/bare-sse-relay.ts`) reading the same streams, finding
+ * event boundaries with indexOf and nothing else. Then the price of checking large forwarded
+ * answers while they stream (item 5): ANSWER_MIB of JobResponse read through the service against
+ * reading it from the target directly, alternating. BENCH_BASELINE_ROOT: another build's package
+ * root (the previous one), measured in the same run the same way.
  */
 import { readFile, writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -64,6 +67,27 @@ async function readRate(url: string, body: string): Promise<number> {
   return size / 2 ** 20 / ((performance.now() - start) / 1000);
 }
 
+interface Phases {
+  idle: { latencies: number[]; peakRss: number };
+  busy: { latencies: number[]; peakRss: number };
+  idleRss: number;
+  afterRss: number;
+  cut: number;
+  seconds: number;
+}
+
+/** `/health` idle, then while STREAMS event streams are opened by POSTs to `streamUrl` and read to their end. */
+async function hostilePhases(port: number, pid: number, streamUrl: string, body: string): Promise<Phases> {
+  const idleRss = await rssMb(pid);
+  const idle = await sample(port, pid, new Promise((r) => setTimeout(r, IDLE_MS)));
+  const started = performance.now();
+  const streams = Promise.all(Array.from({ length: STREAMS }, async () => (await fetch(streamUrl, { method: 'POST', headers: auth, body })).text()));
+  const busy = await sample(port, pid, streams);
+  const seconds = (performance.now() - started) / 1000;
+  const cut = (await streams).filter((text) => /oversized event/.test(text)).length;
+  return { idle, busy, idleRss, afterRss: await rssMb(pid), cut, seconds };
+}
+
 export async function run(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-bench-hostile-'));
   const target = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'hostile-target.js'), [String(STREAM_MB), String(ANSWER_MIB)]);
@@ -75,38 +99,42 @@ export async function run(): Promise<void> {
   const config = join(dir, 'service.yaml');
   await writeFile(config, JSON.stringify({ targets: [{ address: targetUrl, token: 'unused' }] }));
   const svc = await startServiceProcess({ adapter: 'uws', args: ['--config', config] });
-  const pid = svc.child.pid!;
+  const baselineRoot = process.env['BENCH_BASELINE_ROOT'];
+  const baseline = baselineRoot ? await startServiceProcess({ adapter: 'uws', args: ['--config', config], root: baselineRoot }) : undefined;
   try {
-    const idleStart = await rssMb(pid);
-    const idle = await sample(svc.port, pid, new Promise((r) => setTimeout(r, IDLE_MS)));
-    const started = performance.now();
-    const streams = Promise.all(Array.from({ length: STREAMS }, async () => {
-      const res = await fetch(`${svc.url}/jobs/anything/events`, { method: 'POST', headers: auth, body: JSON.stringify({ arguments: {}, target: targetUrl }) });
-      return res.text();
-    }));
-    const busy = await sample(svc.port, pid, streams);
-    const seconds = (performance.now() - started) / 1000;
-    const texts = await streams;
-    const cut = texts.filter((text) => /oversized event/.test(text)).length;
-    const after = await rssMb(pid);
-    const row = (name: string, s: { latencies: number[]; peakRss: number }, extra: string) =>
-      [name, s.latencies.length, percentile(s.latencies, 50), percentile(s.latencies, 99), s.peakRss.toFixed(0), (s.peakRss - idleStart).toFixed(0), extra];
-    printTable(`${STREAMS} forwarded /events streams of up to ${STREAM_MB} MB of empty data: lines (uWS front end); targets: RSS growth < 100 MB, /health p99 < 20 ms`, ['phase', '/health calls', 'p50 ms', 'p99 ms', 'peak RSS MB', 'RSS growth MB', 'streams'], [
-      row('idle (baseline)', idle, ''),
-      row('hostile streams running', busy, `${cut}/${STREAMS} cut as oversized in ${seconds.toFixed(1)} s; target sent ${sent.map((b) => (b / 2 ** 20).toFixed(0)).join(', ')} MiB; RSS after ${after.toFixed(0)} MB`),
-    ]);
-    const rates = { direct: [] as number[], forwarded: [] as number[] };
-    for (let i = 0; i < ROUNDS; i++) {
-      rates.direct.push(await readRate(`${targetUrl}/jobs/large`, '{"arguments":{}}'));
-      rates.forwarded.push(await readRate(`${svc.url}/jobs/large`, JSON.stringify({ arguments: {}, target: targetUrl })));
+    const rows: Array<Array<string | number>> = [];
+    const report = (name: string, p: Phases, sentNow: number[]) => {
+      const row = (phase: string, s: { latencies: number[]; peakRss: number }, extra: string) =>
+        [`${name}: ${phase}`, s.latencies.length, percentile(s.latencies, 50), percentile(s.latencies, 99), s.peakRss.toFixed(0), (s.peakRss - p.idleRss).toFixed(0), extra];
+      rows.push(row('idle', p.idle, ''));
+      rows.push(row('hostile streams', p.busy, `${p.cut}/${STREAMS} cut as oversized in ${p.seconds.toFixed(1)} s; target sent ${sentNow.map((b) => (b / 2 ** 20).toFixed(0)).join(', ')} MiB; RSS after ${p.afterRss.toFixed(0)} MB`));
+    };
+    const forwarded = JSON.stringify({ arguments: {}, target: targetUrl });
+    report('service', await hostilePhases(svc.port, svc.child.pid!, `${svc.url}/jobs/anything/events`, forwarded), sent.splice(0));
+    if (baseline) report('previous build', await hostilePhases(baseline.port, baseline.child.pid!, `${baseline.url}/jobs/anything/events`, forwarded), sent.splice(0));
+    const floor = await startChildServer(join(PACKAGE_ROOT, 'dist', 'bench', 'servers', 'bare-sse-relay.js'), [String(target.port)]);
+    try {
+      report('floor: bare uWS relay', await hostilePhases(floor.port, floor.child.pid!, `http://127.0.0.1:${floor.port}/relay`, '{}'), sent.splice(0));
+    } finally {
+      await floor.stop();
     }
+    printTable(
+      `${STREAMS} forwarded /events streams of up to ${STREAM_MB} MB of empty data: lines (uWS front end), beside a bare uWS relay that only finds event boundaries (floor); targets: RSS growth < 100 MB, /health p99 < 20 ms`,
+      ['server: phase', '/health calls', 'p50 ms', 'p99 ms', 'peak RSS MB', 'RSS growth MB', 'streams'],
+      rows,
+    );
+    const paths: Array<[string, string, string]> = [
+      ['target directly (baseline)', `${targetUrl}/jobs/large`, '{"arguments":{}}'],
+      ['forwarded, checked while it streams', `${svc.url}/jobs/large`, forwarded],
+      ...(baseline ? [['forwarded by the previous build', `${baseline.url}/jobs/large`, forwarded] as [string, string, string]] : []),
+    ];
+    const rates = paths.map(() => [] as number[]);
+    for (let i = 0; i < ROUNDS; i++) for (const [at, [, url, body]] of paths.entries()) rates[at]!.push(await readRate(url, body));
     const best = (r: number[]) => Math.max(...r);
-    printTable(`A ${ANSWER_MIB} MiB JobResponse, one client (best of ${ROUNDS} alternating rounds)`, ['path', 'MiB/s', 'x direct'], [
-      ['target directly (baseline)', best(rates.direct), '1.00'],
-      ['forwarded, checked while it streams', best(rates.forwarded), (best(rates.forwarded) / best(rates.direct)).toFixed(2)],
-    ]);
+    printTable(`A ${ANSWER_MIB} MiB JobResponse, one client (best of ${ROUNDS} alternating rounds)`, ['path', 'MiB/s', 'x direct'], paths.map(([name], at) => [name, best(rates[at]!), (best(rates[at]!) / best(rates[0]!)).toFixed(2)]));
   } finally {
     await svc.stop();
+    await baseline?.stop();
     await target.stop();
     await rm(dir, { recursive: true, force: true });
   }

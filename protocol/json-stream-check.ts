@@ -7,7 +7,8 @@
  * `success`.
  *
  * A table-driven automaton: one lookup per byte, with the few transitions that need the nesting
- * stack or the top-level keys (brackets, commas, keys, the `success` value) as actions.
+ * stack or the top-level keys (brackets, commas, keys, the `success` value) as actions; inside a
+ * string value, past its first few plain bytes, runs of them are skipped four at a time (`skipPlain`).
  */
 
 // States (below ACTION). Each has a row of 256 next states in TABLE.
@@ -45,7 +46,10 @@ const FRAC = 37;
 const EXP = 38;
 const EXP_SIGN = 39;
 const EXP_DIGITS = 40;
-const STATES = 41;
+/** 41..48: a string value's first plain bytes (and those after an escape), stepped by the table; STR, where runs are skipped, follows. */
+const STR_WARM = 41;
+const WARM_STEPS = 8;
+const STATES = STR_WARM + WARM_STEPS;
 
 // Actions: transitions handled in code.
 const ACTION = 192;
@@ -59,6 +63,8 @@ const KEY_START = 198;
 const KEY_END = 199;
 const SUCCESS_TRUE = 200;
 const SUCCESS_FALSE = 201;
+/** A plain byte of a string value past its warm-up: the run it starts is skipped (`skipPlain`). */
+const SKIP = 202;
 
 const TABLE = buildTable();
 
@@ -75,7 +81,7 @@ function buildTable(): Uint8Array {
     set(state, space, state);
     set(state, '{', OPEN_OBJECT);
     set(state, '[', OPEN_ARRAY);
-    set(state, '"', STR);
+    set(state, '"', STR_WARM);
     set(state, 't', T_R);
     set(state, 'f', F_A);
     set(state, 'n', N_U);
@@ -110,17 +116,27 @@ function buildTable(): Uint8Array {
   set(AFTER, space, AFTER);
   valueEnd(AFTER);
   set(DONE, space, DONE);
-  for (const [str, esc, u, end] of [[STR, STR_ESC, STR_U, AFTER], [KEY_STR, KEY_ESC, KEY_U, KEY_END]] as const) {
+  // After an escape a string value warms up again: a string of short runs between escapes never pays for a skip.
+  for (const [str, esc, u, end, resume] of [[STR, STR_ESC, STR_U, AFTER, STR_WARM], [KEY_STR, KEY_ESC, KEY_U, KEY_END, KEY_STR]] as const) {
     set(str, range(0x20, 0xff), str);
     set(str, '"', end);
     set(str, '\\', esc);
-    set(esc, '"\\/bfnrt', str);
+    set(esc, '"\\/bfnrt', resume);
     set(esc, 'u', u);
-    for (let k = 0; k < 4; k++) set(u + k, hex, k === 3 ? str : u + k + 1);
+    for (let k = 0; k < 4; k++) set(u + k, hex, k === 3 ? resume : u + k + 1);
+  }
+  for (let k = 0; k < WARM_STEPS; k++) {
+    set(STR_WARM + k, range(0x20, 0xff), k === WARM_STEPS - 1 ? SKIP : STR_WARM + k + 1);
+    set(STR_WARM + k, '"', AFTER);
+    set(STR_WARM + k, '\\', STR_ESC);
   }
   for (const [state, letter, next] of [[T_R, 'r', T_U], [T_U, 'u', T_E], [T_E, 'e', AFTER], [F_A, 'a', F_L], [F_L, 'l', F_S], [F_S, 's', F_E], [F_E, 'e', AFTER], [N_U, 'u', N_L], [N_L, 'l', N_L2], [N_L2, 'l', AFTER]] as const) {
     set(state, letter, next);
   }
+  // STR is where a skip stops (or a chunk ended inside one): its next plain byte starts another.
+  set(STR, range(0x20, 0xff), SKIP);
+  set(STR, '"', AFTER);
+  set(STR, '\\', STR_ESC);
   set(MINUS, '0', ZERO);
   set(MINUS, '123456789', INT);
   for (const state of [ZERO, INT, FRAC]) {
@@ -138,6 +154,47 @@ function buildTable(): Uint8Array {
   set(EXP_DIGITS, digits, EXP_DIGITS);
   valueEnd(EXP_DIGITS);
   return table;
+}
+
+/** Runs of string bytes shorter than this are stepped byte by byte: a word view is not worth making. */
+const WORD_RUN = 32;
+const NO_WORDS = new Int32Array(0);
+
+/**
+ * The index of the first byte at or after `i` that a string value cannot simply hold (a control
+ * character, `"` or `\`), or the chunk's length. Past the first WORD_RUN bytes, four at a time
+ * (SWAR): a word has a byte below 0x20 when `(x - 0x20202020) & ~x & 0x80808080` is not zero, a
+ * byte equal to b when that test for "below 1" holds for `x ^ b*0x01010101`; the byte itself is
+ * then found one at a time.
+ */
+function skipPlain(chunk: Uint8Array, i: number): number {
+  const n = chunk.length;
+  const stop = Math.min(n, i + WORD_RUN);
+  for (; i < stop; i++) {
+    const b = chunk[i]!;
+    if (b < 0x20 || b === 0x22 || b === 0x5c) return i;
+  }
+  if (i === n) return n;
+  // Words from the first 4-byte-aligned address on; the bytes after the last whole word are stepped.
+  const first = Math.min(n, i + ((4 - ((chunk.byteOffset + i) & 3)) & 3));
+  for (; i < first; i++) {
+    const b = chunk[i]!;
+    if (b < 0x20 || b === 0x22 || b === 0x5c) return i;
+  }
+  const count = (n - first) >> 2;
+  const words = count > 0 ? new Int32Array(chunk.buffer, chunk.byteOffset + first, count) : NO_WORDS;
+  let w = 0;
+  for (; w < count; w++) {
+    const x = words[w]!;
+    const quote = x ^ 0x22222222;
+    const backslash = x ^ 0x5c5c5c5c;
+    if ((((x - 0x20202020) & ~x) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080) break;
+  }
+  for (i = first + 4 * w; i < n; i++) {
+    const b = chunk[i]!;
+    if (b < 0x20 || b === 0x22 || b === 0x5c) return i;
+  }
+  return n;
 }
 
 const OBJECT = 1;
@@ -169,7 +226,13 @@ export class JobResponseCheck {
     let state = this.#state;
     for (let i = 0; i < n; i++) {
       const next = TABLE[(state << 8) | chunk[i]!]!;
-      state = next < ACTION ? next : this.#act(next, state, chunk, i);
+      if (next < ACTION) state = next;
+      else if (next === SKIP) {
+        // Most of a large answer is string bytes: past a string's first WARM_STEPS plain bytes,
+        // they are skipped a word at a time; the byte that ends the run is stepped in STR.
+        i = skipPlain(chunk, i + 1) - 1;
+        state = STR;
+      } else state = this.#act(next, state, chunk, i);
     }
     this.#state = state;
     if (this.#keyStart >= 0 && state >= KEY_STR && state <= KEY_U + 3) {
@@ -242,6 +305,7 @@ const WHY: Record<number, string> = {
   [VALUE_SUCCESS]: 'a "success" that is not a boolean',
   [DONE]: 'bytes after the JSON value',
   [STR]: 'a control character inside a string',
+  ...Object.fromEntries(Array.from({ length: WARM_STEPS }, (_, k) => [STR_WARM + k, 'a control character inside a string'])),
   [KEY_STR]: 'a control character inside a key',
   [STR_ESC]: 'an invalid escape',
   [KEY_ESC]: 'an invalid escape',

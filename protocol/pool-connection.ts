@@ -9,11 +9,13 @@ export interface Carried {
   closed(): void;
 }
 
+/** The most one read of a plain TCP connection takes. */
+const READ_SIZE = 64 * 1024;
 /**
  * Where plain TCP connections read into: the bytes are copied out before the read callback
  * returns, so one buffer serves every connection (reads run one at a time on this thread).
  */
-const READ_BUFFER = Buffer.allocUnsafeSlow(64 * 1024);
+const READ_BUFFER = Buffer.allocUnsafeSlow(READ_SIZE);
 
 /** A socket and what it carries now (nothing while idle: stray bytes then drop it). */
 export class Connection {
@@ -28,6 +30,10 @@ export class Connection {
    * `origin` is plain TCP or TLS. TCP reads straight into READ_BUFFER (net's `onread`), skipping
    * the stream machinery's per-read work (push, 'data', a nextTick to read more), which cost a
    * forwarded call more than framing its answer; TLS has no such option and reads as a stream.
+   * After a read that filled its buffer (a large body is arriving), the next read goes into a
+   * buffer of its own, handed on without the copy: copying cost a large forwarded answer more
+   * than checking it. A short read goes back to the shared buffer, so small answers never hold
+   * a whole read buffer each.
    */
   constructor(origin: { host: string; port: number; tls: boolean }) {
     const received = (chunk: Buffer) => (this.carried ? this.carried.data(chunk) : this.socket.destroy());
@@ -35,13 +41,20 @@ export class Connection {
       this.socket = connectTls({ host: origin.host, port: origin.port, servername: origin.host, ALPNProtocols: ['http/1.1'] });
       this.socket.on('data', received);
     } else {
-      const callback = (n: number): boolean => {
-        const chunk = Buffer.allocUnsafe(n);
-        READ_BUFFER.copy(chunk, 0, 0, n);
+      let bulk = false;
+      const callback = (n: number, into: Uint8Array): boolean => {
+        let chunk: Buffer;
+        if (into === READ_BUFFER) {
+          chunk = Buffer.allocUnsafe(n);
+          READ_BUFFER.copy(chunk, 0, 0, n);
+        } else chunk = (into as Buffer).subarray(0, n);
+        bulk = n === READ_SIZE;
         received(chunk);
         return true; // false would pause the socket
       };
-      this.socket = connectTcp({ host: origin.host, port: origin.port, onread: { buffer: READ_BUFFER, callback } });
+      // Asked for the buffer of each next read.
+      const buffer = (): Buffer => (bulk ? Buffer.allocUnsafe(READ_SIZE) : READ_BUFFER);
+      this.socket = connectTcp({ host: origin.host, port: origin.port, onread: { buffer, callback } });
     }
     this.socket.on('error', (err) => (this.failure = err));
     this.socket.on('close', () => this.carried?.closed());

@@ -1,4 +1,5 @@
 import type { StreamEvent } from '../schemas/events.js';
+import { mayWork, nextTurn } from './turn-share.js';
 
 /** An event stream that cannot be parsed: a frame whose data is not a JSON object with a `kind`. */
 export class SseFormatError extends Error {
@@ -48,10 +49,12 @@ class ByteRun {
     else for (let i = start; i < end; i++) this.bytes[this.length++] = from[i]!;
   }
 
-  /** Appends one byte. */
-  push(byte: number): void {
-    if (this.length === this.bytes.length) this.#grow(this.length + 1);
-    this.bytes[this.length++] = byte;
+  /** Appends `count` copies of one byte. */
+  repeat(byte: number, count: number): void {
+    const needed = this.length + count;
+    if (needed > this.bytes.length) this.#grow(needed);
+    this.bytes.fill(byte, this.length, needed);
+    this.length = needed;
   }
 
   clear(): void {
@@ -74,13 +77,16 @@ const isData = (bytes: Buffer, start: number, end: number): boolean =>
  * Collects the lines of one event as bytes. The `data:` values are copied into one buffer (joined
  * by LF, as the SSE format says) and decoded once the event ends; other lines are dropped once
  * read. The bytes of the event's `data:` lines as received, and of a line still unfinished, count
- * against `limit`.
+ * against `limit`. The LFs that join values are owed, as a count, until a value follows (or the
+ * event ends): a run of empty `data:` lines costs a counter, not a buffer that grows with it.
  */
 class EventAssembler {
   /** The current line's bytes from earlier chunks (most lines lie within one chunk and skip this). */
   readonly #partial = new ByteRun();
   readonly #data = new ByteRun();
   #dataLines = 0;
+  /** LFs between the values so far not yet written into #data. */
+  #owedLf = 0;
   #received = 0;
 
   constructor(private readonly limit: number) {}
@@ -106,8 +112,11 @@ class EventAssembler {
       this.#check(0);
       let value = start + 5;
       if (value < end && bytes[value] === SPACE) value++;
-      if (this.#dataLines++ > 0) this.#data.push(LF);
-      this.#data.append(bytes, value, end);
+      if (this.#dataLines++ > 0) this.#owedLf++;
+      if (value < end) {
+        this.#payLf();
+        this.#data.append(bytes, value, end);
+      }
     }
     if (this.#partial.length > 0) this.#partial.clear();
     return undefined;
@@ -118,10 +127,17 @@ class EventAssembler {
     if (this.#partial.length > 0) this.line(EMPTY, 0, 0);
     this.#received = 0;
     if (this.#dataLines === 0) return undefined;
+    this.#payLf();
     const data = this.#data.bytes.toString('utf8', 0, this.#data.length);
     this.#dataLines = 0;
     this.#data.clear();
     return parseData(data);
+  }
+
+  #payLf(): void {
+    if (this.#owedLf === 0) return;
+    this.#data.repeat(LF, this.#owedLf);
+    this.#owedLf = 0;
   }
 
   #check(unfinished: number): void {
@@ -129,8 +145,6 @@ class EventAssembler {
   }
 }
 
-/** Bytes read between two turns of the event loop given to others. */
-const YIELD_BYTES = 64 * 1024;
 /** Lines shorter than this are scanned here; past it, a native search is cheaper than the loop. */
 const SHORT_LINE = 64;
 
@@ -156,8 +170,11 @@ export async function* readSseEvents(body: AsyncIterable<Uint8Array>, limit = MA
   const event = new EventAssembler(limit);
   let pendingCr = false;
   let first = true;
-  let unyielded = 0;
   for await (const piece of body) {
+    // Chunks queued while this stream waited are otherwise read in one go: every forwarded
+    // stream shares one short slice of each turn (a fast stream, or a hostile one, must not hold
+    // the event loop, nor five of them together).
+    while (!mayWork()) await nextTurn();
     const chunk = asBuffer(piece);
     let start = pendingCr && chunk[0] === LF ? 1 : 0;
     pendingCr = false;
@@ -181,12 +198,6 @@ export async function* readSseEvents(body: AsyncIterable<Uint8Array>, limit = MA
       if (done) yield done;
     }
     event.piece(chunk, start, chunk.length);
-    // Chunks queued while this stream was busy are otherwise read in one go: let other
-    // requests in between (a fast stream, or a hostile one, must not hold the event loop).
-    if ((unyielded += chunk.length) >= YIELD_BYTES) {
-      unyielded = 0;
-      await new Promise<void>((resolve) => setImmediate(resolve));
-    }
   }
   const last = event.flush();
   if (last) yield last;

@@ -120,6 +120,8 @@ export const ExecutorSection = Type.Object(
     account: Type.Optional(Type.String({ minLength: 1 })),
     /** Slurm only: extra sbatch arguments, added before the service's own. */
     sbatch_args: Type.Array(Type.String(), { default: [] }),
+    /** Slurm only: seconds an `sbatch` may take before it is killed and its job cancelled by name (default 20). */
+    sbatch_timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
   },
   { additionalProperties: false, default: {} },
 );

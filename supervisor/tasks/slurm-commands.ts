@@ -12,7 +12,7 @@ import type { RunnerEnd } from './executor.js';
  */
 
 const exec = promisify(execFile);
-/** A controller that does not answer must not hold a submit (sbatch retries for a long while). */
+/** A controller that does not answer must not hold a poll or a cancel (the client commands retry for a long while). */
 const COMMAND_TIMEOUT_MS = 20_000;
 
 /** A Slurm client command that failed, with its own first error line. */
@@ -26,15 +26,15 @@ export class SlurmCommandError extends Error {
   }
 }
 
-/** Runs a Slurm client command; rejects with its own first error line, which names the cause. */
-export async function slurm(command: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<string> {
+/** Runs a Slurm client command, killed after `timeoutMs`; rejects with its own first error line, which names the cause. */
+export async function slurm(command: string, args: readonly string[], env?: NodeJS.ProcessEnv, timeoutMs = COMMAND_TIMEOUT_MS): Promise<string> {
   try {
-    const { stdout } = await exec(command, args, { timeout: COMMAND_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024, ...(env ? { env } : {}) });
+    const { stdout } = await exec(command, args, { timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 16 * 1024 * 1024, ...(env ? { env } : {}) });
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; killed?: boolean; code?: string | number; message: string };
     if (e.code === 'ENOENT') throw new SlurmCommandError(`${command} is not installed (executor.kind is slurm)`);
-    if (e.killed) throw new SlurmCommandError(`${command} did not answer within ${COMMAND_TIMEOUT_MS / 1000} s (is slurmctld up?)`, true);
+    if (e.killed) throw new SlurmCommandError(`${command} did not answer within ${timeoutMs / 1000} s (is slurmctld up?)`, true);
     const said = e.stderr?.trim().split('\n').find((line) => line.trim() !== '');
     throw new SlurmCommandError(`${command} failed: ${said ?? e.message}`);
   }

@@ -1,5 +1,5 @@
 import { rm, writeFile, mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../workers/within.js';
 import type { ExecutorSection } from '../../schemas/config.js';
@@ -16,6 +16,9 @@ import { WatchedJob } from './slurm-watched-job.js';
 export const SLURM_JOB_FILE = 'slurm_job.json';
 /** After scancel, how long to wait for the job to end (the cluster's KillWait is usually 30 s or less). */
 const STOP_WITHIN_MS = 120_000;
+
+/** How long an sbatch may take when `executor.sbatch_timeout_s` does not say (sbatch retries a silent controller for long). */
+const SBATCH_TIMEOUT_S = 20;
 
 /** Single-quotes a value for /bin/sh. */
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
@@ -77,7 +80,7 @@ export class SlurmExecutor implements Executor {
   async #submit(files: BatchFiles, spec: StartSpec): Promise<string> {
     let stdout: string;
     try {
-      stdout = await slurm('sbatch', sbatchArgs(files, spec.resources, this.#config), this.#baseEnv);
+      stdout = await slurm('sbatch', sbatchArgs(files, spec.resources, this.#config), this.#baseEnv, (this.#config.sbatch_timeout_s ?? SBATCH_TIMEOUT_S) * 1000);
     } catch (err) {
       if (err instanceof SlurmCommandError && err.timedOut) throw new Error(`${err.message}; ${await this.#cancelNamed(files.jobName)}`);
       throw err;
@@ -109,15 +112,36 @@ export class SlurmExecutor implements Executor {
   /**
    * Every run whose job file names a job is followed again, whether or not the controller answers
    * now: the poller settles it on evidence (or after ADOPT_WAIT_MS without a controller). A run
-   * without a job file never reached sbatch: it gets no runner and is settled as lost.
+   * without a job file may have been submitted by a service that died before writing the file:
+   * its job is looked up by its unique name, and found, is adopted (and its job file written).
+   * A run Slurm has no job of that name for never reached sbatch: it is settled as lost.
    */
   async adopt(runs: readonly LeftRun[]): Promise<Map<string, Runner>> {
     const adopted = new Map<string, Runner>();
     for (const run of runs) {
-      const jobId = await readJobId(run);
+      const jobId = (await readJobId(run)) ?? (await this.#jobNamed(run));
       if (jobId && !this.#poller.has(jobId)) adopted.set(run.runId, this.#watch(new WatchedJob(jobId, run.dir, run.runId, Date.now())));
     }
     return adopted;
+  }
+
+  /**
+   * The one job Slurm knows by the run's unique name, written into the run's job file; null when
+   * there is none, or the controller does not answer (the run is then settled as lost, as one
+   * that never reached sbatch; the reason is logged, naming the job to look for).
+   */
+  async #jobNamed(run: LeftRun): Promise<string | null> {
+    // A run's directory is named by its Task ID (`<workspace>/<type>/<task_id>`).
+    const jobName = jobNameOf(basename(run.dir), run.runId);
+    try {
+      const ids = [...parseSqueue(await slurm('squeue', ['-h', '-t', 'all', '--me', `--name=${jobName}`, '-o', SQUEUE_FORMAT], this.#baseEnv)).keys()];
+      if (ids.length !== 1) return null;
+      await writeJsonAtomic(join(run.dir, SLURM_JOB_FILE), { job_id: ids[0], run_id: run.runId });
+      return ids[0]!;
+    } catch (err) {
+      console.error(`taskyard: looking for the Slurm job named ${jobName} of a run without ${SLURM_JOB_FILE} failed (${(err as Error).message}); the run is settled as lost`);
+      return null;
+    }
   }
 
   async stop(runner: Runner): Promise<void> {

@@ -93,3 +93,37 @@ t.test('says where an answer broke', async (t) => {
   const deep = new JobResponseCheck();
   t.throws(() => deep.feed(Buffer.from(`{"a":${'['.repeat(200_000)}`)), { message: /nesting deeper than 100000 levels/ });
 });
+
+t.test('long string values: a byte they cannot hold is found anywhere in them, at any alignment and cut', async (t) => {
+  // Longer than the byte-by-byte start of a run, with multi-byte characters (bytes of 0x80 and up are plain).
+  const plain = `${'abcdefghij'.repeat(12)}é€😀${'klmnopqrst'.repeat(6)}`;
+  const inserts = ['\u0000', '\u0001', '\u001f', '\t', '\n', '"', '"x', '\\', '\\n', '\\"', '\\u00e9', '\\u00g9', '\u007f', '\u0080', ' '];
+  let checked = 0;
+  const disagreements: string[] = [];
+  for (const insert of inserts) {
+    for (let at = 0; at <= plain.length; at++) {
+      for (let pad = 0; pad < 4; pad++) {
+        const before = `${' '.repeat(pad)}{"answer":"${plain.slice(0, at)}`;
+        const text = `${before}${insert}${plain.slice(at)}","success":true}`;
+        const where = Buffer.byteLength(before);
+        for (const cuts of [[], [where], [where + 1], [where - 3], [where + 5], [Math.floor(where / 2), where + 2]]) {
+          checked++;
+          if (accepts(text, cuts.filter((c) => c > 0 && c < Buffer.byteLength(text))) !== isJobResponse(text)) disagreements.push(`${JSON.stringify(insert)} at ${at}, pad ${pad}, cuts ${cuts.join(',')}`);
+        }
+      }
+    }
+  }
+  t.same(disagreements.slice(0, 5), [], `agrees with JSON.parse in ${checked} cases`);
+  const big = Buffer.from(`{"answer":"${'x'.repeat(1 << 20)}","success":true}`);
+  for (const [name, bytes] of [['plain', big], ['a control byte near the end', Buffer.concat([big.subarray(0, big.length - 40), Buffer.from('\u0007'), big.subarray(big.length - 39)])]] as const) {
+    const check = new JobResponseCheck();
+    let ok = true;
+    try {
+      for (let at = 0; at < bytes.length; at += 65_537) check.feed(bytes.subarray(at, at + 65_537));
+      check.end();
+    } catch {
+      ok = false;
+    }
+    t.equal(ok, isJobResponse(bytes.toString()), `a 1 MiB string, ${name}, fed in odd-sized chunks`);
+  }
+});
