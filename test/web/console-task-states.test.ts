@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
 import { ok } from '../../schemas/job-response.js';
@@ -43,7 +45,7 @@ t.test('the lineage graph routes every edge around the boxes it does not join', 
 
 t.test('a running Task: no exit code yet, its lineage node says running; cancel asks first; texts fit each state', async (t) => {
   const { svc, page, errors } = await startConsole(t);
-  const handle = await svc.call('submit', { task: 'sleep', seconds: 60, steps: 600, task_name: 'busy' });
+  const handle = await svc.call('submit', { task: 'sleep', seconds: 60, task_name: 'busy' });
   const id = (handle.body.answer as { task_id: string }).task_id;
   await page.goto(taskPage(svc.url, id));
   await page.waitForSelector('.page-head [data-state="running"]');
@@ -126,5 +128,29 @@ t.test('forms: Markdown descriptions, red only after touching, no "null" placeho
   t.equal(await name.evaluate((el) => el.matches(':user-invalid')), true, 'marked once touched and left empty');
   t.not(await border(), untouched, 'and drawn red');
   t.equal(await page.getAttribute('.schema-form [name=note]', 'placeholder'), null, 'no "null" placeholder');
+  t.same(errors, []);
+});
+
+t.test('Machine page lists which Task holds which GPU; the Task page names its Slurm job', async (t) => {
+  const { svc, page, errors } = await startConsole(t, { config: { service: { gpus: 2 }, tasks: { sleep: { resources: { gpus: 1 } } } } });
+  const handle = (await svc.call('submit', { task: 'sleep', seconds: 120 })).body.answer as { task_id: string; run_id: string };
+  await waitFor(async () => ((await svc.call('status', { task_id: handle.task_id })).body.answer as { state: string }).state === 'running', 15_000, 'the sleep to run');
+
+  await page.click('nav[aria-label="Sections"] >> text=Machine');
+  await page.waitForSelector('table[aria-label="GPU leases"] tbody tr');
+  const rows = await page.$$eval('table[aria-label="GPU leases"] tbody tr', (trs) => trs.map((tr) => [tr.children[0]?.textContent, tr.children[1]?.textContent]));
+  t.same(rows, [['0', handle.task_id]], 'GPU 0 is held by the running Task');
+
+  // What the slurm executor writes beside the record; the console shows the job id of this run.
+  const dir = join(svc.workspace, 'base', handle.task_id);
+  await writeFile(join(dir, 'slurm_job.json'), JSON.stringify({ job_id: '4242', run_id: handle.run_id }));
+  await page.click(`table[aria-label="GPU leases"] a:has-text("${handle.task_id}")`);
+  await page.waitForSelector('[data-slurm-job="4242"]');
+  t.pass('the Task page shows the Slurm job id');
+
+  await svc.call('cancel', { task_id: handle.task_id });
+  await page.click('nav[aria-label="Sections"] >> text=Machine');
+  await page.waitForSelector('section:has(h2:text("GPUs")) .notice-empty:has-text("No GPU is leased")');
+  t.pass('the lease is gone once the Task ends');
   t.same(errors, []);
 });
