@@ -3,9 +3,13 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { AuditRecord } from '../../core/audit.js';
 import { screenshot, startConsole, waitFor } from '../helpers/browser.js';
+import { startTestService } from '../helpers/service.js';
+
+// One service for the tests that need none of their own (each still gets its own browser context).
+const shared = await startTestService(t);
 
 t.test('the console URL carries the token once: kept for the session, removed from the address bar', async (t) => {
-  const { page, errors } = await startConsole(t);
+  const { page, errors } = await startConsole(t, { service: shared });
   t.notMatch(page.url(), /token/, 'the token is gone from the URL after load');
   t.equal(await page.evaluate('sessionStorage.getItem("taskyard.token")'), 'test-token-0123456789');
   await page.waitForSelector('.vtable');
@@ -17,7 +21,7 @@ t.test('the console URL carries the token once: kept for the session, removed fr
 });
 
 t.test('a wrong token is rejected with the service’s words, then a right one gets in', async (t) => {
-  const { svc, page, errors } = await startConsole(t, { open: false });
+  const { svc, page, errors } = await startConsole(t, { service: shared, open: false });
   await page.goto(`${svc.url}/#token=not-the-token`);
   await page.waitForSelector('#login-error:not(:empty)');
   t.equal(await page.textContent('#login-error'), 'Invalid bearer token');
@@ -39,7 +43,7 @@ t.test('a wrong token is rejected with the service’s words, then a right one g
 });
 
 t.test('a console link pasted into the same tab after a wrong token is taken and cleared', async (t) => {
-  const { svc, page, errors } = await startConsole(t, { open: false });
+  const { svc, page, errors } = await startConsole(t, { service: shared, open: false });
   await page.goto(`${svc.url}/#token=not-the-token`);
   await page.waitForSelector('#login-error:not(:empty)');
   // Same tab, same document: only the hash changes, as when a link is pasted into the address bar.
@@ -54,14 +58,14 @@ t.test('a console link pasted into the same tab after a wrong token is taken and
 });
 
 t.test('without any token the page asks for one, without an error', async (t) => {
-  const { svc, page } = await startConsole(t, { open: false });
+  const { svc, page } = await startConsole(t, { service: shared, open: false });
   await page.goto(`${svc.url}/`);
   await page.waitForSelector('form.login');
   t.equal(await page.textContent('#login-error'), '');
 });
 
 t.test('signing out forgets the token', async (t) => {
-  const { page } = await startConsole(t);
+  const { page } = await startConsole(t, { service: shared });
   await page.click('text=Sign out');
   await page.waitForSelector('form.login');
   t.equal(await page.evaluate('sessionStorage.getItem("taskyard.token")'), null);

@@ -5,8 +5,11 @@ import { screenshot, startConsole, waitFor } from '../helpers/browser.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { startTestService } from '../helpers/service.js';
 
+// One service for the tests that need none of their own (each still gets its own browser context).
+const shared = await startTestService(t);
+
 t.test('Jobs page: the catalog, a form from the schema, a JobResponse and a live SSE view', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await page.click('nav[aria-label="Sections"] >> text=Jobs');
   await page.waitForSelector('.job-list a code');
   const names = await page.$$eval('.job-list a code', (els) => els.map((e) => e.textContent));
@@ -42,7 +45,7 @@ t.test('Jobs page: the catalog, a form from the schema, a JobResponse and a live
 });
 
 t.test('a business failure is shown as the service worded it', async (t) => {
-  const { page } = await startConsole(t);
+  const { page } = await startConsole(t, { service: shared });
   await page.click('nav[aria-label="Sections"] >> text=Jobs');
   await page.click('.job-list a:has(code:text-is("get_task_definition"))');
   await page.fill('[name=task]', 'no-such-task');

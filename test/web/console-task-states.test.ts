@@ -6,11 +6,15 @@ import { ok } from '../../schemas/job-response.js';
 import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { defineJob } from '../../core/job.js';
 import { startConsole, waitFor } from '../helpers/browser.js';
+import { startTestService } from '../helpers/service.js';
+
+// One service for the tests that need none of their own (each still gets its own browser context).
+const shared = await startTestService(t);
 
 const taskPage = (url: string, id: string) => `${url}/#/tasks/${encodeURIComponent(id)}`;
 
 t.test('the lineage graph routes every edge around the boxes it does not join', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await svc.call('submit', { task: 'demo', x: 1, y: 1, task_name: 'root' });
   await svc.call('submit', { task: 'demo', x: 1, y: 1, task_name: 'child', source_tasks: 'base#demo#root' });
   await svc.call('submit', { task: 'demo', x: 1, y: 1, task_name: 'grandchild', source_tasks: 'base#demo#child,base#demo#ghost' });
@@ -44,7 +48,7 @@ t.test('the lineage graph routes every edge around the boxes it does not join', 
 });
 
 t.test('a running Task: no exit code yet, its lineage node says running; cancel asks first; texts fit each state', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   const handle = await svc.call('submit', { task: 'sleep', seconds: 60, task_name: 'busy' });
   const id = (handle.body.answer as { task_id: string }).task_id;
   await page.goto(taskPage(svc.url, id));
@@ -93,7 +97,7 @@ t.test('a running Task: no exit code yet, its lineage node says running; cancel 
 });
 
 t.test('metadata is not clipped', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await svc.call('submit', { task: 'demo', x: 123456789, y: 987654321, task_name: 'wide-metadata-name-for-wrapping' });
   await waitFor(async () => ((await svc.call('status', { task_id: 'base#demo#wide-metadata-name-for-wrapping' })).body.answer as { state: string }).state === 'succeeded', 20_000);
   await page.goto(taskPage(svc.url, 'base#demo#wide-metadata-name-for-wrapping'));

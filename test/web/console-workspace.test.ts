@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import t from 'tap';
 import { screenshot, startConsole, waitFor } from '../helpers/browser.js';
+import { startTestService } from '../helpers/service.js';
 import { makeWorkspace, writeFixturePlugin } from '../tasks/task-helpers.js';
 
 async function seed(workspace: string): Promise<void> {
@@ -18,9 +19,13 @@ async function seed(workspace: string): Promise<void> {
   );
 }
 
+// One service for the file, seeded once: each test reads files of its own folders (data/, notes/,
+// plots/) in a browser context of its own.
+const shared = await startTestService(t);
+await seed(shared.workspace);
+
 t.test('browse to a CSV and page through it', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
-  await seed(svc.workspace);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await page.click('nav[aria-label="Sections"] >> text=Workspace');
   await page.click('.entries a:text-is("data/")');
   await page.waitForURL(/path=data/);
@@ -49,8 +54,7 @@ t.test('browse to a CSV and page through it', async (t) => {
 });
 
 t.test('Markdown renders with its frontmatter and without the file’s scripts; JSON and YAML are highlighted', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
-  await seed(svc.workspace);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await page.goto(`${svc.url}/#/workspace?path=notes&file=notes%2FREADME.md`);
   await page.waitForSelector('.markdown h1');
   t.equal(await page.textContent('.markdown h1'), 'Baseline run');
@@ -96,6 +100,7 @@ async function seedImages(workspace: string): Promise<void> {
 const PLOT_PLUGIN = `
 import { writeFileSync } from 'node:fs';
 import { defineTask } from 'taskyard/task';
+
 export default [
   defineTask({
     name: 'plot',
@@ -125,7 +130,7 @@ async function drawnImages(page: Page, selector: string, count: number): Promise
 }
 
 t.test('workspace browser: images shown through the download route, svg inert; download buttons; big files announced', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await seedImages(svc.workspace);
   const fileRequests: string[] = [];
   page.on('request', (r) => {
