@@ -1,9 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { screenshot, startConsole, waitFor } from '../helpers/browser.js';
+import { memoryDir } from '../helpers/memory-dir.js';
 
 const COUNT = 3000;
 
@@ -154,8 +153,7 @@ t.test('the Tasks page reads the list once, then only the changes since (query_t
 });
 
 t.test('thousands of Tasks: the table draws only what is in view and stays usable', async (t) => {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-scale-'));
-  t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  const workspace = await memoryDir(t, 'taskyard-scale-');
   seedTasks(workspace);
   const { svc, page, errors } = await startConsole(t, { workspace });
   await page.goto(`${svc.url}/#/tasks`);

@@ -3,13 +3,15 @@ import { mkdir, readdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
+import { memoryDir } from '../helpers/memory-dir.js';
 import { startTestService } from '../helpers/service.js';
 import { put } from './fixtures.js';
 import type { WorkspaceEntry, WorkspaceListing } from '../../schemas/workspace.js';
 
 // One service for the tests that read or delete only names of their own; a test that lists or
 // reads back the whole workspace root starts its own.
-const shared = await startTestService(t);
+// Its workspace is in memory: one test writes 5,005 files there.
+const shared = await startTestService(t, { workspace: await memoryDir(t, 'taskyard-entries-') });
 
 t.test('list_entries: directories first, then by name; entry fields; private dir hidden', async (t) => {
   const svc = await startTestService(t);
