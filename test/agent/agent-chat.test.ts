@@ -9,12 +9,14 @@ import { validateConfig } from '../../supervisor/config.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { runCli, type CliRun } from '../helpers/run-cli.js';
 import { startTestService, waitFor } from '../helpers/service.js';
-import { drawBlocks, patchOrderProblems, startAgentService } from './agent-helpers.js';
+import { drawBlocks, patchOrderProblems, sharedAgentService, startAgentService } from './agent-helpers.js';
+
+const sharedService = sharedAgentService(t);
 
 const CHAT = 'chat-token-0123456789abcdef';
 
 t.test('a plain text turn streams a text block over /events and answers the text alone over JSON and MCP', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'Hello from the scripted model.' }] });
   const { status, events } = await service.events('agent_chat', { message: 'Say hello' });
   t.equal(status, 200);
@@ -47,7 +49,7 @@ t.test('a plain text turn streams a text block over /events and answers the text
 });
 
 t.test('a turn that calls list_task_statuses answers from its result, with the Job and its answer in a tool block', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   const submitted = await service.call('submit', { task: 'demo', x: 2, y: 3 });
   t.equal(submitted.body.success, true, JSON.stringify(submitted.body));
   model.reply({ items: [{ reasoning: 'I should look at the tasks.' }, { tool: 'list_task_statuses', input: {} }] }, { items: [{ text: 'There is one demo Task.' }] });
@@ -172,7 +174,7 @@ t.test('the agent section: defaults filled, bad fields named', async (t) => {
 t.test('taskyard chat prints the streamed answer, the Jobs called, and the session to go on with', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'taskyard-cli-home-'));
   t.teardown(() => rm(home, { recursive: true, force: true }));
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   const cli = (args: string[]): Promise<CliRun> => runCli(args, { HOME: home, TASKYARD_URL: service.url, TASKYARD_TOKEN: service.token ?? '' });
 
   model.reply({ items: [{ reasoning: 'hidden thoughts' }, { tool: 'version', input: {} }] }, { items: [{ text: 'The service runs.' }] });

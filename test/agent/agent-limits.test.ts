@@ -7,23 +7,17 @@ import { TURN_OUTPUT_LIMIT } from '../../supervisor/agent/run-turn.js';
 import { SESSION_SIZE_LIMIT } from '../../supervisor/agent/session-store.js';
 import { closedPort } from '../helpers/http-server.js';
 import type { TestService } from '../helpers/service.js';
-import { drawBlocks, patchOrderProblems, startAgentService } from './agent-helpers.js';
+import { drawBlocks, patchOrderProblems, sharedAgentService, startAgentService } from './agent-helpers.js';
 
 const messagesFile = (service: TestService, sessionId: string) => join(service.workspace, '.taskyard', 'agent', sessionId, 'messages.jsonl');
 const sessionOf = (body: { metadata: unknown }) => (body.metadata as { session_id: string }).session_id;
 /** The [role, content] pairs the model was sent in request `i` (the system prompt left out). */
 const sent = (requests: Array<{ body: Record<string, unknown> }>, i: number) => (requests[i]!.body['messages'] as Array<{ role: string; content: unknown }>).filter((m) => m.role !== 'system');
 
-// One agent service for the tests that need no settings of their own (each makes sessions of its
-// own); its model server is reset before each, so requests count from 0 as with a fresh one.
-const shared = await startAgentService(t);
-function freshShared(): typeof shared {
-  shared.model.reset();
-  return shared;
-}
+const sharedService = sharedAgentService(t);
 
 t.test('a tool call named like an Object.prototype member is refused like any unknown tool, and the session goes on', async (t) => {
-  const { service, model } = freshShared();
+  const { service, model } = await sharedService();
   const names = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'];
   model.reply({ items: names.map((tool) => ({ tool, input: {} })) }, { items: [{ text: 'None of those exist.' }] });
   const { events } = await service.events('agent_chat', { message: 'Call odd tools' });
@@ -41,7 +35,7 @@ t.test('a tool call named like an Object.prototype member is refused like any un
 });
 
 t.test('a stored tool call without its result (a session bricked before) no longer breaks the next turn', async (t) => {
-  const { service, model } = freshShared();
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'First.' }] });
   const first = await service.call('agent_chat', { message: 'Start' });
   const sessionId = sessionOf(first.body);
@@ -61,7 +55,7 @@ t.test('a stored tool call without its result (a session bricked before) no long
 });
 
 t.test('a torn last line of messages.jsonl does not swallow the next message', async (t) => {
-  const { service, model } = freshShared();
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'First.' }] });
   const sessionId = sessionOf((await service.call('agent_chat', { message: 'Start' })).body);
   const file = messagesFile(service, sessionId);
@@ -78,7 +72,7 @@ t.test('a torn last line of messages.jsonl does not swallow the next message', a
 });
 
 t.test("a turn's output is capped: the turn fails with the limit named, and the session stays usable", async (t) => {
-  const { service, model } = freshShared();
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'Short start. ' }, { text: 'x'.repeat(TURN_OUTPUT_LIMIT + 1), whole: true }] });
   const { events } = await service.events('agent_chat', { message: 'Flood me' });
   t.same(patchOrderProblems(events), []);
@@ -96,7 +90,7 @@ t.test("a turn's output is capped: the turn fails with the limit named, and the 
 });
 
 t.test('one runaway stream line is cut off as it arrives, not parsed whole', async (t) => {
-  const { service, model } = freshShared();
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'z'.repeat(MODEL_LINE_LIMIT + 1), whole: true }] });
   const result = (await service.call('agent_chat', { message: 'One huge delta' })).body;
   t.ok(JSON.stringify(result).length < 4096, 'the answer is not the flood');
@@ -107,7 +101,7 @@ t.test('one runaway stream line is cut off as it arrives, not parsed whole', asy
 });
 
 t.test("a session's stored size is capped: a full session refuses a turn and says what to do", async (t) => {
-  const { service, model } = freshShared();
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'First.' }] });
   const first = await service.call('agent_chat', { message: 'Start' });
   const sessionId = sessionOf(first.body);

@@ -7,7 +7,9 @@ import { blocksOf, pageOf } from '../../supervisor/agent/session-blocks.js';
 import { SessionStore } from '../../supervisor/agent/session-store.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { startTestService, TEST_TOKEN, waitFor } from '../helpers/service.js';
-import { drawBlocks, patchOrderProblems, startAgentService } from './agent-helpers.js';
+import { drawBlocks, patchOrderProblems, sharedAgentService, startAgentService } from './agent-helpers.js';
+
+const sharedService = sharedAgentService(t);
 
 /** The text of a stored message's content (a string, or text parts). */
 function textOf(content: unknown): string {
@@ -52,7 +54,7 @@ t.test('cancel mid-stream keeps what was said; a busy session refuses a second t
 });
 
 t.test('a caller disconnecting from /events aborts the turn, which is recorded as cancelled', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   model.reply({ items: [{ reasoning: 'Thinking hard about it' }, { text: 'never seen' }], holdAfter: 4 });
   const leave = new AbortController();
   const res = await service.fetch('/jobs/agent_chat/events', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { message: 'Go' } }), signal: leave.signal });
@@ -123,7 +125,7 @@ t.test('sessions survive a restart and continue; fork, rename, tag and delete', 
 });
 
 t.test('a thinking block is drawn folded from reasoning deltas', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   model.reply({ items: [{ reasoning: 'Step one, step two.' }, { text: 'Done.' }] });
   const { events } = await service.events('agent_chat', { message: 'Think' });
   t.same(patchOrderProblems(events), []);
