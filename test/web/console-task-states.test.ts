@@ -8,8 +8,18 @@ import { defineJob } from '../../core/job.js';
 import { startConsole, waitFor } from '../helpers/browser.js';
 import { startTestService } from '../helpers/service.js';
 
-// One service for the tests that need none of their own (each still gets its own browser context).
-const shared = await startTestService(t);
+/** A Job with a Markdown description and a required field, to see both in the console's form. */
+const markdownJob = defineJob({
+  name: 'md_form',
+  output: Type.Unknown(),
+  description: 'Takes a **name**.\n\n- first point\n- second point',
+  input: Type.Object({ name: Type.String({ minLength: 1 }), note: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: false }),
+  run: async (args) => ok(args),
+});
+
+// One service for the tests that need none of their own (each still gets its own browser context),
+// with the Job whose form one of them checks.
+const shared = await startTestService(t, { capabilities: [...DEFAULT_CAPABILITIES.slice(0, -1), () => ({ jobs: [markdownJob] }), DEFAULT_CAPABILITIES.at(-1)!] });
 
 const taskPage = (url: string, id: string) => `${url}/#/tasks/${encodeURIComponent(id)}`;
 
@@ -107,17 +117,8 @@ t.test('metadata is not clipped', async (t) => {
   t.same(errors, []);
 });
 
-/** A Job with a Markdown description and a required field, to see both in the console's form. */
-const markdownJob = defineJob({
-  name: 'md_form',
-  output: Type.Unknown(),
-  description: 'Takes a **name**.\n\n- first point\n- second point',
-  input: Type.Object({ name: Type.String({ minLength: 1 }), note: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: false }),
-  run: async (args) => ok(args),
-});
-
 t.test('forms: Markdown descriptions, red only after touching, no "null" placeholder', async (t) => {
-  const { svc, page, errors } = await startConsole(t, { capabilities: [...DEFAULT_CAPABILITIES.slice(0, -1), () => ({ jobs: [markdownJob] }), DEFAULT_CAPABILITIES.at(-1)!] });
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await page.goto(`${svc.url}/#/jobs/md_form`);
   await page.waitForSelector('#job-title:has-text("md_form")');
   t.equal(await page.textContent('.job-runner .description strong'), 'name', 'Markdown is rendered');

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { screenshot, startConsole, waitFor } from '../helpers/browser.js';
 import { memoryDir } from '../helpers/memory-dir.js';
+import { startTestService } from '../helpers/service.js';
 
 const COUNT = 3000;
 
@@ -26,8 +27,12 @@ function seedTasks(workspace: string): void {
   }
 }
 
+// One service for the submit and follow tests (Tasks of their own names); the table and feed tests
+// count every Task of theirs, and start their own.
+const shared = await startTestService(t);
+
 t.test('submit demo from its form and watch it succeed, with output, metadata and lineage', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await page.click('nav[aria-label="Sections"] >> text=Tasks');
   await page.click('text=New task');
   await page.click('.def-card:has(code:text-is("demo"))');
@@ -62,7 +67,7 @@ t.test('submit demo from its form and watch it succeed, with output, metadata an
 });
 
 t.test('follow a sleep Task’s log live, then cancel it', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   const logReads: string[] = [];
   page.on('request', (r) => {
     if (r.url().endsWith('/jobs/read_task_log')) logReads.push(r.postData() ?? '');
@@ -97,7 +102,7 @@ t.test('follow a sleep Task’s log live, then cancel it', async (t) => {
   page.once('dialog', (d) => void d.accept());
   await page.click('button:text-is("Delete")');
   await page.waitForURL(/#\/tasks$/);
-  await waitFor(async () => ((await svc.call('list_task_ids')).body.answer as string[]).length === 0, 5000, 'the Task to be deleted');
+  await waitFor(async () => !((await svc.call('list_task_ids')).body.answer as string[]).includes(id), 5000, 'the Task to be deleted');
   t.same(errors, []);
 });
 
