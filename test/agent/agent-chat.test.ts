@@ -1,9 +1,22 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
+import type { AuditRecord } from '../../core/audit.js';
+import { DEFAULT_AGENT_TOOLS } from '../../schemas/config.js';
+import { validateConfig } from '../../supervisor/config.js';
 import { connectMcp } from '../helpers/mcp-client.js';
-import { drawBlocks, patchOrderProblems, startAgentService } from './agent-helpers.js';
+import { runCli, type CliRun } from '../helpers/run-cli.js';
+import { startTestService, waitFor } from '../helpers/service.js';
+import { drawBlocks, patchOrderProblems, sharedAgentService, startAgentService } from './agent-helpers.js';
+
+const sharedService = sharedAgentService(t);
+
+const CHAT = 'chat-token-0123456789abcdef';
 
 t.test('a plain text turn streams a text block over /events and answers the text alone over JSON and MCP', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'Hello from the scripted model.' }] });
   const { status, events } = await service.events('agent_chat', { message: 'Say hello' });
   t.equal(status, 200);
@@ -36,7 +49,7 @@ t.test('a plain text turn streams a text block over /events and answers the text
 });
 
 t.test('a turn that calls list_task_statuses answers from its result, with the Job and its answer in a tool block', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   const submitted = await service.call('submit', { task: 'demo', x: 2, y: 3 });
   t.equal(submitted.body.success, true, JSON.stringify(submitted.body));
   model.reply({ items: [{ reasoning: 'I should look at the tasks.' }, { tool: 'list_task_statuses', input: {} }] }, { items: [{ text: 'There is one demo Task.' }] });
@@ -90,7 +103,6 @@ t.test('max_steps bounds the tool loop of one turn', async (t) => {
 });
 
 t.test('without an agent section every agent Job names the config keys to set', async (t) => {
-  const { startTestService } = await import('../helpers/service.js');
   const service = await startTestService(t);
   for (const [job, args] of [
     ['agent_chat', { message: 'hi' }],
@@ -115,4 +127,78 @@ t.test('a listed tool that is not a public Job is reported once at start', async
   await startAgentService(t, { tools: ['status', 'shel'] });
   t.ok(warned.some((m) => /^taskyard: agent.tools: shel is not a public Job of this service/.test(m)), warned.join('\n'));
   t.notOk(warned.some((m) => /status/.test(m)));
+});
+
+t.test('an Agent turn started with a scoped token gets only the tools that token may call, audited as its agent calls', async (t) => {
+  const tokens = [{ name: 'chat', token: CHAT, jobs: ['agent_chat', 'version'] }];
+  const { service, model } = await startAgentService(t, { tools: ['version', 'shell'] }, { config: { service: { tokens } } });
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-agent-scope-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const marker = join(dir, 'ran');
+  model.reply({ items: [{ tool: 'version', input: {} }, { tool: 'shell', input: { command: `touch ${marker}` } }] }, { items: [{ text: 'Done.' }] });
+  const res = await fetch(`${service.url}/jobs/agent_chat`, { method: 'POST', headers: { authorization: `Bearer ${CHAT}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { message: 'Run things' } }) });
+  t.equal(res.status, 200);
+  await res.arrayBuffer();
+  const offered = (model.requests[0]!.body['tools'] as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
+  t.same(offered, ['version'], 'the model is offered only the tools within the token\'s scope');
+  t.notOk(existsSync(marker), 'shell never ran on the agent\'s behalf');
+
+  const records = await waitFor(async () => {
+    const text = await readFile(join(service.workspace, '.taskyard', 'audit.jsonl'), 'utf8').catch(() => '');
+    const parsed = text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as AuditRecord);
+    return parsed.some((r) => r.job === 'agent_chat') ? parsed : null;
+  }, 10_000, 'the audit log');
+  t.same(
+    records.map(({ token, transport, job, outcome }) => `${token} ${transport} ${job} ${outcome}`),
+    ['chat agent version ok', 'chat http agent_chat ok'],
+    'the tool call is the token\'s, made by its agent',
+  );
+
+  model.reply({ items: [{ text: 'Hi.' }] });
+  await service.call('agent_chat', { message: 'And you?' });
+  const all = (model.requests.at(-1)!.body['tools'] as Array<{ function: { name: string } }>).map((tool) => tool.function.name);
+  t.same(all.sort(), ['shell', 'version'], 'the service token\'s turns keep every configured tool');
+});
+
+t.test('the agent section: defaults filled, bad fields named', async (t) => {
+  const config = validateConfig({ agent: { backend: 'openai', base_url: 'http://127.0.0.1:8000/v1', model: 'm' } }, 'test');
+  t.match(config.agent, { max_steps: 16, max_retries: 2, tools: [...DEFAULT_AGENT_TOOLS] });
+  t.notOk(config.agent?.tools.includes('shell') || config.agent?.tools.includes('submit') || config.agent?.tools.includes('cancel'), 'the default tools only read');
+  t.equal(validateConfig({}, 'test').agent, undefined, 'no section: no agent');
+  t.throws(() => validateConfig({ agent: { backend: 'gpt', base_url: 'http://x/v1', model: 'm' } }, 'test'), /agent\.backend/);
+  t.throws(() => validateConfig({ agent: { backend: 'openai', base_url: 'x', model: 'm' } }, 'test'), /agent\.base_url/);
+  t.throws(() => validateConfig({ agent: { backend: 'openai', base_url: 'http://x/v1', model: 'm', api_key: 'sk-123' } }, 'test'), /agent\.api_key: unknown field/, 'a key itself is refused: only the name of its variable');
+  t.throws(() => validateConfig({ agent: { backend: 'openai', base_url: 'http://x/v1', model: 'm', max_steps: 0 } }, 'test'), /agent\.max_steps/);
+});
+
+t.test('taskyard chat prints the streamed answer, the Jobs called, and the session to go on with', async (t) => {
+  const home = await mkdtemp(join(tmpdir(), 'taskyard-cli-home-'));
+  t.teardown(() => rm(home, { recursive: true, force: true }));
+  const { service, model } = await sharedService();
+  const cli = (args: string[]): Promise<CliRun> => runCli(args, { HOME: home, TASKYARD_URL: service.url, TASKYARD_TOKEN: service.token ?? '' });
+
+  model.reply({ items: [{ reasoning: 'hidden thoughts' }, { tool: 'version', input: {} }] }, { items: [{ text: 'The service runs.' }] });
+  const first = await cli(['chat', 'Is it up?']);
+  t.equal(first.code, 0, first.stderr);
+  t.equal(first.stdout, 'The service runs.\n');
+  t.notMatch(first.stdout + first.stderr, /hidden thoughts/, 'thinking is not printed');
+  t.match(first.stderr, /\[job\] version \{\} → ok/);
+  const session = /session: (s-\w+)/.exec(first.stderr)?.[1];
+  t.ok(session);
+
+  model.reply({ items: [{ text: 'Still here.' }] });
+  const again = await cli(['chat', 'And now?', '--session', session!]);
+  t.equal(again.code, 0);
+  t.equal(again.stdout, 'Still here.\n');
+  t.equal((model.requests.at(-1)!.body['messages'] as unknown[]).length, 6, 'the same session went on (system, 2 turns, tool messages)');
+
+  model.reply({ status: 401 });
+  const refused = await cli(['chat', 'Hm', `--session=${session!}`]);
+  t.equal(refused.code, 1);
+  t.match(refused.stderr, /\[error\] .*refused the request \(HTTP 401\)/);
+
+  const usage = await cli(['chat']);
+  t.equal(usage.code, 2);
+  t.match(usage.stderr, 'give the message to send');
+  t.equal((await cli(['chat', 'x', '--session'])).code, 2);
 });

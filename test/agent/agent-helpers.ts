@@ -18,6 +18,21 @@ export async function startAgentService(
   return { service, model };
 }
 
+/**
+ * One agent service with default settings for the tests of a file that need none of their own
+ * (each makes sessions of its own): started by the first test that asks, closed when `t` (the
+ * file) ends; every call resets its model server, so a test sees requests from 0 as with a fresh one.
+ */
+export function sharedAgentService(t: Test): () => Promise<{ service: TestService; model: ModelServer }> {
+  let shared: Promise<{ service: TestService; model: ModelServer }> | undefined;
+  return async () => {
+    shared ??= startAgentService(t);
+    const started = await shared;
+    started.model.reset();
+    return started;
+  };
+}
+
 /** Every patch of the `agent_message` events, in order. */
 export function patchesOf(events: readonly Record<string, unknown>[]): Patch[] {
   return events.filter((e) => e['kind'] === 'agent_message').flatMap((e) => e['presentation'] as Patch[]);

@@ -2,19 +2,22 @@ import { appendFile, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import type { AgentSessionPage } from '../../schemas/agent.js';
-import { TURN_OUTPUT_LIMIT } from '../../supervisor/agent/run-turn.js';
 import { MODEL_LINE_LIMIT } from '../../supervisor/agent/bounded-fetch.js';
+import { TURN_OUTPUT_LIMIT } from '../../supervisor/agent/run-turn.js';
 import { SESSION_SIZE_LIMIT } from '../../supervisor/agent/session-store.js';
+import { closedPort } from '../helpers/http-server.js';
 import type { TestService } from '../helpers/service.js';
-import { drawBlocks, patchOrderProblems, startAgentService } from './agent-helpers.js';
+import { drawBlocks, patchOrderProblems, sharedAgentService, startAgentService } from './agent-helpers.js';
 
 const messagesFile = (service: TestService, sessionId: string) => join(service.workspace, '.taskyard', 'agent', sessionId, 'messages.jsonl');
 const sessionOf = (body: { metadata: unknown }) => (body.metadata as { session_id: string }).session_id;
 /** The [role, content] pairs the model was sent in request `i` (the system prompt left out). */
 const sent = (requests: Array<{ body: Record<string, unknown> }>, i: number) => (requests[i]!.body['messages'] as Array<{ role: string; content: unknown }>).filter((m) => m.role !== 'system');
 
+const sharedService = sharedAgentService(t);
+
 t.test('a tool call named like an Object.prototype member is refused like any unknown tool, and the session goes on', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   const names = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'];
   model.reply({ items: names.map((tool) => ({ tool, input: {} })) }, { items: [{ text: 'None of those exist.' }] });
   const { events } = await service.events('agent_chat', { message: 'Call odd tools' });
@@ -32,7 +35,7 @@ t.test('a tool call named like an Object.prototype member is refused like any un
 });
 
 t.test('a stored tool call without its result (a session bricked before) no longer breaks the next turn', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'First.' }] });
   const first = await service.call('agent_chat', { message: 'Start' });
   const sessionId = sessionOf(first.body);
@@ -52,7 +55,7 @@ t.test('a stored tool call without its result (a session bricked before) no long
 });
 
 t.test('a torn last line of messages.jsonl does not swallow the next message', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'First.' }] });
   const sessionId = sessionOf((await service.call('agent_chat', { message: 'Start' })).body);
   const file = messagesFile(service, sessionId);
@@ -69,7 +72,7 @@ t.test('a torn last line of messages.jsonl does not swallow the next message', a
 });
 
 t.test("a turn's output is capped: the turn fails with the limit named, and the session stays usable", async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'Short start. ' }, { text: 'x'.repeat(TURN_OUTPUT_LIMIT + 1), whole: true }] });
   const { events } = await service.events('agent_chat', { message: 'Flood me' });
   t.same(patchOrderProblems(events), []);
@@ -87,7 +90,7 @@ t.test("a turn's output is capped: the turn fails with the limit named, and the 
 });
 
 t.test('one runaway stream line is cut off as it arrives, not parsed whole', async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'z'.repeat(MODEL_LINE_LIMIT + 1), whole: true }] });
   const result = (await service.call('agent_chat', { message: 'One huge delta' })).body;
   t.ok(JSON.stringify(result).length < 4096, 'the answer is not the flood');
@@ -98,7 +101,7 @@ t.test('one runaway stream line is cut off as it arrives, not parsed whole', asy
 });
 
 t.test("a session's stored size is capped: a full session refuses a turn and says what to do", async (t) => {
-  const { service, model } = await startAgentService(t);
+  const { service, model } = await sharedService();
   model.reply({ items: [{ text: 'First.' }] });
   const first = await service.call('agent_chat', { message: 'Start' });
   const sessionId = sessionOf(first.body);
@@ -128,4 +131,82 @@ t.test('a line torn by an older version and joined with the next record still yi
   // What the old append did: the next record written straight onto the torn tail.
   await appendFile(join(workspace, '.taskyard', 'agent', info.session_id, 'messages.jsonl'), `{"id":"m-torn","tur${JSON.stringify(record)}\n`);
   t.same(await store.records(info.session_id), [record]);
+});
+
+const KEY = 'sk-secret-key-never-shown-0123';
+process.env['TASKYARD_TEST_MODEL_KEY'] = KEY;
+
+type Info = AgentSessionPage;
+
+async function sessionFiles(workspace: string, sessionId: string): Promise<string> {
+  const dir = join(workspace, '.taskyard', 'agent', sessionId);
+  return (await readFile(join(dir, 'info.json'), 'utf8')) + (await readFile(join(dir, 'messages.jsonl'), 'utf8'));
+}
+
+t.test('the Anthropic backend: thinking, a tool call and the answer, with the key only in the request header', async (t) => {
+  const { service, model } = await startAgentService(t, { backend: 'anthropic', api_key_env: 'TASKYARD_TEST_MODEL_KEY' });
+  model.reply({ items: [{ reasoning: 'Check the version.' }, { tool: 'version', input: {} }] }, { items: [{ text: 'Version known.' }] });
+  const { events, raw } = await service.events('agent_chat', { message: 'Which version?' });
+  t.same(patchOrderProblems(events), []);
+  t.match(events.at(-1), { kind: 'result', success: true, answer: 'Version known.', metadata: { usage: { input_tokens: 22, output_tokens: 14 } } });
+  t.match(drawBlocks(events).map((b) => b.type), ['text', 'thinking', 'tool', 'text']);
+  t.match(drawBlocks(events)[2]!.payload, { job: 'version', response: { success: true } });
+  t.equal(model.requests[0]!.path, '/v1/messages');
+  t.equal(model.requests[0]!.headers['x-api-key'], KEY);
+  const sent = JSON.stringify(model.requests[1]!.body['messages']);
+  t.match(sent, /tool_result/, 'the tool result went back in Anthropic form');
+  const sessionId = (events.at(-1)!['metadata'] as { session_id: string }).session_id;
+  t.notOk(raw.includes(KEY) || (await sessionFiles(service.workspace, sessionId)).includes(KEY), 'the key is in no answer and no record');
+
+  model.reply({ status: 401 }, { items: [{ text: 'Cut' }], breakAfter: 3 });
+  const refused = await service.events('agent_chat', { message: 'Again?', session_id: sessionId });
+  t.match(refused.events.at(-1), { success: false, answer: /refused the request \(HTTP 401\): check the key in the environment variable TASKYARD_TEST_MODEL_KEY/ });
+  const broken = await service.events('agent_chat', { message: 'And?', session_id: sessionId });
+  t.match(broken.events.at(-1), { success: false, answer: /broke off or sent an unreadable answer/ });
+  t.same(patchOrderProblems(broken.events), []);
+  t.match((await service.call('get_agent_session', { session_id: sessionId })).body.answer, { message_count: 7 }, 'both failed turns kept their user message, the broken one its partial answer too');
+});
+
+t.test('a 401 gives an error block and a failed result naming the key variable; the session loses nothing', async (t) => {
+  const { service, model } = await startAgentService(t, { api_key_env: 'TASKYARD_TEST_MODEL_KEY' });
+  model.reply({ status: 401 });
+  const { events, raw } = await service.events('agent_chat', { message: 'Hello?' });
+  t.same(patchOrderProblems(events), []);
+  t.equal(model.requests[0]!.headers['authorization'], `Bearer ${KEY}`);
+  const answer = /refused the request \(HTTP 401\): check the key in the environment variable TASKYARD_TEST_MODEL_KEY/;
+  t.match(events.at(-1), { kind: 'result', success: false, answer });
+  t.match(drawBlocks(events).at(-1), { type: 'error', text: answer });
+  t.notOk(raw.includes(KEY));
+  const sessionId = (events.at(-1)!['metadata'] as { session_id: string }).session_id;
+  t.match((await service.call('get_agent_session', { session_id: sessionId })).body.answer, { message_count: 1, messages: [{ role: 'user', content: 'Hello?' }], blocks: [{ block_type: 'text' }, { block_type: 'error' }] });
+  t.notOk((await sessionFiles(service.workspace, sessionId)).includes(KEY));
+  model.reply({ items: [{ text: 'Back again.' }] });
+  const again = await service.call('agent_chat', { message: 'Now?', session_id: sessionId });
+  t.equal(again.body.answer, 'Back again.', 'the session goes on after the failure');
+  t.same((model.requests[1]!.body['messages'] as Array<{ content: string }>).slice(1).map((m) => m.content), ['Hello?', 'Now?']);
+});
+
+t.test('a model server that is down, and one that breaks its stream', async (t) => {
+  const port = await closedPort();
+  const { service } = await startAgentService(t, { base_url: `http://127.0.0.1:${port}/v1` });
+  const down = await service.events('agent_chat', { message: 'Anyone?' });
+  t.same(patchOrderProblems(down.events), []);
+  t.match(down.events.at(-1), { kind: 'result', success: false, answer: new RegExp(`^RuntimeError: cannot reach the model server at http://127.0.0.1:${port}/v1 .*ECONNREFUSED.*check agent.base_url`) });
+  t.match(drawBlocks(down.events).at(-1), { type: 'error' });
+
+  const { service: other, model } = await startAgentService(t);
+  model.reply({ items: [{ text: 'This answer breaks off in the middle' }], breakAfter: 4 });
+  const broken = await other.events('agent_chat', { message: 'Talk' });
+  t.same(patchOrderProblems(broken.events), []);
+  t.match(broken.events.at(-1), { kind: 'result', success: false, answer: /^RuntimeError: the model server at .* broke off or sent an unreadable answer/ });
+  const sessionId = (broken.events.at(-1)!['metadata'] as { session_id: string }).session_id;
+  const got = (await other.call('get_agent_session', { session_id: sessionId })).body.answer as Info;
+  t.same(got.messages.map((m) => m.role), ['user', 'assistant'], 'the user message and the partial answer are kept');
+  t.match(JSON.stringify(got.messages[1]!.content), /This answ/);
+});
+
+t.test('an unset key variable is a business failure that says which variable to set', async (t) => {
+  const { service } = await startAgentService(t, { api_key_env: 'TASKYARD_TEST_UNSET_KEY' });
+  const { body } = await service.call('agent_chat', { message: 'hi' });
+  t.match(body, { success: false, answer: /^RuntimeError: the environment variable TASKYARD_TEST_UNSET_KEY \(named by agent.api_key_env\) is not set/ });
 });

@@ -45,10 +45,20 @@ export interface ConsoleSession {
   readonly errors: string[];
 }
 
-/** A real service plus a chromium page; `open` goes to the console URL `taskyard serve` prints. */
-export async function startConsole(t: Test, opts: TestServiceOptions & { open?: boolean } = {}): Promise<ConsoleSession> {
+export interface ConsoleOptions extends TestServiceOptions {
+  /** Go to the console URL `taskyard serve` prints (default true). */
+  open?: boolean;
+  /**
+   * A service the file already started, for tests that need none of their own (a service costs
+   * more to start than a browser context); the page still gets a fresh context.
+   */
+  service?: TestService;
+}
+
+/** A real service (fresh, or `opts.service`) plus a chromium page in a context of its own. */
+export async function startConsole(t: Test, opts: ConsoleOptions = {}): Promise<ConsoleSession> {
   await ensureConsoleBuilt();
-  const svc = await startTestService(t, opts);
+  const svc = opts.service ?? (await startTestService(t, opts));
   const browser = await launchBrowser();
   const context = await browser.newContext({ viewport: { width: 1360, height: 860 }, deviceScaleFactor: 1 });
   t.teardown(() => context.close());

@@ -27,6 +27,8 @@ export interface ModelServer {
   readonly holding: boolean;
   /** Queues replies, answered in order to the next requests. */
   reply(...replies: ScriptedReply[]): void;
+  /** Forgets the requests, the replies still queued and the abandoned count: a server shared by a file's tests starts each test as a fresh one. */
+  reset(): void;
 }
 
 const PIECE = 3;
@@ -143,5 +145,10 @@ export async function startModelServer(t: Pick<Test, 'teardown'>): Promise<Model
       return state.holding;
     },
     reply: (...replies) => queue.push(...replies),
+    reset: () => {
+      requests.length = 0;
+      queue.length = 0;
+      state.abandoned = 0;
+    },
   };
 }

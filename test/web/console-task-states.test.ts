@@ -1,14 +1,30 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { Type } from '@sinclair/typebox';
 import t from 'tap';
 import { ok } from '../../schemas/job-response.js';
 import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { defineJob } from '../../core/job.js';
 import { startConsole, waitFor } from '../helpers/browser.js';
+import { startTestService } from '../helpers/service.js';
+
+/** A Job with a Markdown description and a required field, to see both in the console's form. */
+const markdownJob = defineJob({
+  name: 'md_form',
+  output: Type.Unknown(),
+  description: 'Takes a **name**.\n\n- first point\n- second point',
+  input: Type.Object({ name: Type.String({ minLength: 1 }), note: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: false }),
+  run: async (args) => ok(args),
+});
+
+// One service for the tests that need none of their own (each still gets its own browser context),
+// with the Job whose form one of them checks.
+const shared = await startTestService(t, { capabilities: [...DEFAULT_CAPABILITIES.slice(0, -1), () => ({ jobs: [markdownJob] }), DEFAULT_CAPABILITIES.at(-1)!] });
 
 const taskPage = (url: string, id: string) => `${url}/#/tasks/${encodeURIComponent(id)}`;
 
 t.test('the lineage graph routes every edge around the boxes it does not join', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await svc.call('submit', { task: 'demo', x: 1, y: 1, task_name: 'root' });
   await svc.call('submit', { task: 'demo', x: 1, y: 1, task_name: 'child', source_tasks: 'base#demo#root' });
   await svc.call('submit', { task: 'demo', x: 1, y: 1, task_name: 'grandchild', source_tasks: 'base#demo#child,base#demo#ghost' });
@@ -42,8 +58,8 @@ t.test('the lineage graph routes every edge around the boxes it does not join', 
 });
 
 t.test('a running Task: no exit code yet, its lineage node says running; cancel asks first; texts fit each state', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
-  const handle = await svc.call('submit', { task: 'sleep', seconds: 60, steps: 600, task_name: 'busy' });
+  const { svc, page, errors } = await startConsole(t, { service: shared });
+  const handle = await svc.call('submit', { task: 'sleep', seconds: 60, task_name: 'busy' });
   const id = (handle.body.answer as { task_id: string }).task_id;
   await page.goto(taskPage(svc.url, id));
   await page.waitForSelector('.page-head [data-state="running"]');
@@ -91,7 +107,7 @@ t.test('a running Task: no exit code yet, its lineage node says running; cancel 
 });
 
 t.test('metadata is not clipped', async (t) => {
-  const { svc, page, errors } = await startConsole(t);
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await svc.call('submit', { task: 'demo', x: 123456789, y: 987654321, task_name: 'wide-metadata-name-for-wrapping' });
   await waitFor(async () => ((await svc.call('status', { task_id: 'base#demo#wide-metadata-name-for-wrapping' })).body.answer as { state: string }).state === 'succeeded', 20_000);
   await page.goto(taskPage(svc.url, 'base#demo#wide-metadata-name-for-wrapping'));
@@ -101,17 +117,8 @@ t.test('metadata is not clipped', async (t) => {
   t.same(errors, []);
 });
 
-/** A Job with a Markdown description and a required field, to see both in the console's form. */
-const markdownJob = defineJob({
-  name: 'md_form',
-  output: Type.Unknown(),
-  description: 'Takes a **name**.\n\n- first point\n- second point',
-  input: Type.Object({ name: Type.String({ minLength: 1 }), note: Type.Optional(Type.Union([Type.String(), Type.Null()])) }, { additionalProperties: false }),
-  run: async (args) => ok(args),
-});
-
 t.test('forms: Markdown descriptions, red only after touching, no "null" placeholder', async (t) => {
-  const { svc, page, errors } = await startConsole(t, { capabilities: [...DEFAULT_CAPABILITIES.slice(0, -1), () => ({ jobs: [markdownJob] }), DEFAULT_CAPABILITIES.at(-1)!] });
+  const { svc, page, errors } = await startConsole(t, { service: shared });
   await page.goto(`${svc.url}/#/jobs/md_form`);
   await page.waitForSelector('#job-title:has-text("md_form")');
   t.equal(await page.textContent('.job-runner .description strong'), 'name', 'Markdown is rendered');
@@ -126,5 +133,29 @@ t.test('forms: Markdown descriptions, red only after touching, no "null" placeho
   t.equal(await name.evaluate((el) => el.matches(':user-invalid')), true, 'marked once touched and left empty');
   t.not(await border(), untouched, 'and drawn red');
   t.equal(await page.getAttribute('.schema-form [name=note]', 'placeholder'), null, 'no "null" placeholder');
+  t.same(errors, []);
+});
+
+t.test('Machine page lists which Task holds which GPU; the Task page names its Slurm job', async (t) => {
+  const { svc, page, errors } = await startConsole(t, { config: { service: { gpus: 2 }, tasks: { sleep: { resources: { gpus: 1 } } } } });
+  const handle = (await svc.call('submit', { task: 'sleep', seconds: 120 })).body.answer as { task_id: string; run_id: string };
+  await waitFor(async () => ((await svc.call('status', { task_id: handle.task_id })).body.answer as { state: string }).state === 'running', 15_000, 'the sleep to run');
+
+  await page.click('nav[aria-label="Sections"] >> text=Machine');
+  await page.waitForSelector('table[aria-label="GPU leases"] tbody tr');
+  const rows = await page.$$eval('table[aria-label="GPU leases"] tbody tr', (trs) => trs.map((tr) => [tr.children[0]?.textContent, tr.children[1]?.textContent]));
+  t.same(rows, [['0', handle.task_id]], 'GPU 0 is held by the running Task');
+
+  // What the slurm executor writes beside the record; the console shows the job id of this run.
+  const dir = join(svc.workspace, 'base', handle.task_id);
+  await writeFile(join(dir, 'slurm_job.json'), JSON.stringify({ job_id: '4242', run_id: handle.run_id }));
+  await page.click(`table[aria-label="GPU leases"] a:has-text("${handle.task_id}")`);
+  await page.waitForSelector('[data-slurm-job="4242"]');
+  t.pass('the Task page shows the Slurm job id');
+
+  await svc.call('cancel', { task_id: handle.task_id });
+  await page.click('nav[aria-label="Sections"] >> text=Machine');
+  await page.waitForSelector('section:has(h2:text("GPUs")) .notice-empty:has-text("No GPU is leased")');
+  t.pass('the lease is gone once the Task ends');
   t.same(errors, []);
 });

@@ -8,8 +8,11 @@ import { put, writeParquetFixture } from './fixtures.js';
 
 const KiB = 1024;
 
+// One service for the whole file: every test previews files of its own names, and a service (its
+// worker pool, its runner) costs more to start than the previews it serves.
+const svc = await startTestService(t);
+
 t.test('text: small file whole, long file cut at 512 KiB on a character boundary', async (t) => {
-  const svc = await startTestService(t);
   await put(svc.workspace, 'notes.txt', 'héllo\nwörld\n');
   const small = await svc.call('preview_file', { path: 'notes.txt' });
   t.same(small.body, { success: true, metadata: {}, answer: { kind: 'text', size: 14, content: 'héllo\nwörld\n', truncated: false } });
@@ -34,7 +37,6 @@ t.test('text: small file whole, long file cut at 512 KiB on a character boundary
 });
 
 t.test('markdown: frontmatter only at the start, errors reported not thrown', async (t) => {
-  const svc = await startTestService(t);
   await put(svc.workspace, 'a.md', '---\ntitle: Report\ntags: [x, y]\n---\n# Heading\n');
   await put(svc.workspace, 'bad.md', '---\ntitle: [unclosed\n---\nBody\n');
   await put(svc.workspace, 'list.md', '---\n- a\n- b\n---\nBody\n');
@@ -56,7 +58,6 @@ t.test('markdown: frontmatter only at the start, errors reported not thrown', as
 });
 
 t.test('json and yaml: data, parse_error with success, size limit, alias bomb', async (t) => {
-  const svc = await startTestService(t);
   await put(svc.workspace, 'ok.json', '{"a": [1, 2], "b": null}');
   await put(svc.workspace, 'bad.json', '{"a": [1, 2');
   await put(svc.workspace, 'ok.yaml', 'a: 1\nb: [x, y]\n');
@@ -86,7 +87,6 @@ t.test('json and yaml: data, parse_error with success, size limit, alias bomb', 
 });
 
 t.test('csv: header, quoted newlines, windows and has_more, tsv', async (t) => {
-  const svc = await startTestService(t);
   const lines = ['id,text'];
   for (let i = 0; i < 10; i++) lines.push(`${i},"line ${i}\nsecond ""quoted"", part"`);
   await put(svc.workspace, 'data/q.csv', `${lines.join('\n')}\n`);
@@ -111,7 +111,6 @@ t.test('csv: header, quoted newlines, windows and has_more, tsv', async (t) => {
 });
 
 t.test('csv: every window matches a full csv-parse of a tricky file', async (t) => {
-  const svc = await startTestService(t);
   // BOM, empty lines, quoted newlines and delimiters, escaped quotes, quotes mid-field, ragged rows;
   // once with LF and once with CRLF line ends (csv-parse detects the record delimiter per file).
   const lf = '\uFEFFname,note\n\na,"x\ny, z"\nb,say ""hi""\n\n\nc,ab"c\nd,"q ""quoted"" \n done",extra\n"e\n",\n,\nf\n"g","h"';
@@ -127,7 +126,6 @@ t.test('csv: every window matches a full csv-parse of a tricky file', async (t) 
 });
 
 t.test('parquet: several row groups, window across groups, schema from metadata', async (t) => {
-  const svc = await startTestService(t);
   await writeParquetFixture(join(svc.workspace, 'data/p.parquet'), 1000, 100);
   const res = await svc.call('preview_file', { path: 'data/p.parquet', offset: 250, limit: 100 });
   t.equal(res.body.success, true);
@@ -160,7 +158,6 @@ t.test('parquet: several row groups, window across groups, schema from metadata'
 });
 
 t.test('unsupported, missing, directories and argument limits', async (t) => {
-  const svc = await startTestService(t);
   await put(svc.workspace, 'blob.bin', new Uint8Array(300));
   t.same((await svc.call('preview_file', { path: 'blob.bin' })).body.answer, { kind: 'unsupported', size: 300 });
   t.same((await svc.call('preview_file', { path: 'nope.txt' })).body, { success: false, metadata: {}, answer: 'FileNotFoundError: no such file: nope.txt' });
@@ -173,7 +170,6 @@ t.test('unsupported, missing, directories and argument limits', async (t) => {
 });
 
 t.test('preview_file over SSE and MCP', async (t) => {
-  const svc = await startTestService(t);
   await put(svc.workspace, 'r.csv', 'a,b\n1,2\n');
   const expected = { kind: 'csv', size: 8, columns: ['a', 'b'], rows: [['1', '2']], offset: 0, limit: 200, has_more: false };
   const sse = await svc.events('preview_file', { path: 'r.csv' });
