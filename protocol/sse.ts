@@ -18,8 +18,6 @@ export function frame(event: StreamEvent): string {
   return `event: ${event.kind}\ndata: ${dataOf(event)}\n\n`;
 }
 
-type EncodingBuffer = Buffer & { latin1Write(text: string, offset: number): number; utf8Write(text: string, offset: number): number };
-
 /** What every frame starts with: sent ahead by front ends that would otherwise hold a frame back (StreamOptions). */
 const LEAD = 'event: ';
 
@@ -34,9 +32,9 @@ export function frameBytes(event: StreamEvent): Buffer {
     // left that copy as garbage), for every frame of every follower of a big log.
     const head = `event: ${event.kind}\ndata: `;
     const data = dataOf(event);
-    const out = Buffer.allocUnsafe(head.length + Buffer.byteLength(data) + 2) as EncodingBuffer;
-    const at = out.latin1Write(head, 0);
-    out.fill(0x0a, at + out.utf8Write(data, at));
+    const out = Buffer.allocUnsafe(head.length + Buffer.byteLength(data) + 2);
+    const at = out.write(head, 0, 'latin1');
+    out.fill(0x0a, at + out.write(data, at, 'utf8'));
     framed.set(event, (bytes = out));
   }
   return bytes;

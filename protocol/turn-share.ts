@@ -31,4 +31,4 @@ export function mayWork(): boolean {
 }
 
 /** Resolves in the next turn of the event loop, after its I/O (the requests that waited) was handled. */
-export const nextTurn = (): Promise<void> => new Promise<void>((resolve) => setImmediate(resolve));
+export { setImmediate as nextTurn } from 'node:timers/promises';
