@@ -1,5 +1,5 @@
 import { TaskState } from '../../schemas/tasks.js';
-import type { TaskIndex } from '../tasks/task-index.js';
+import type { TaskIndex } from '../tasks/records/task-index.js';
 import type { ServiceMetrics } from './service-metrics.js';
 
 const STATES: readonly TaskState[] = Object.values(TaskState);

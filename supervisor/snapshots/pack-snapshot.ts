@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { create as createTar } from 'tar';
 import { isTerminal } from '../../core/task-record/record-files.js';
 import { ValueError } from '../../core/errors.js';
-import { readStatus } from '../tasks/records.js';
-import { parseTaskId } from '../tasks/task-ids.js';
+import { readStatus } from '../tasks/records/records.js';
+import { parseTaskId } from '../tasks/records/task-ids.js';
 
 /** Refuses anything but plain files and directories: the receiving side would refuse them too. */
 async function checkTree(dir: string, shown: string): Promise<void> {

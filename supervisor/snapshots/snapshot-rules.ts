@@ -1,5 +1,5 @@
 import { ValueError } from '../../core/errors.js';
-import { parseTaskId } from '../tasks/task-ids.js';
+import { parseTaskId } from '../tasks/records/task-ids.js';
 
 /** Bounds of one snapshot archive; anything beyond is refused before the workspace is touched. */
 export const SNAPSHOT_LIMITS = Object.freeze({

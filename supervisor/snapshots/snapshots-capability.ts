@@ -9,7 +9,7 @@ import { ValueError } from '../../core/errors.js';
 import { defineJob, type JobContext } from '../../core/job.js';
 import { removeStagedFile, takeStagedFile } from '../staged-input.js';
 import { taskRuntimeOf } from '../tasks/tasks-capability.js';
-import { parseTaskId } from '../tasks/task-ids.js';
+import { parseTaskId } from '../tasks/records/task-ids.js';
 import { STATE_DIR } from '../token-store.js';
 import { applySnapshot, type TaskGuard } from './apply-snapshot.js';
 import { MAX_DELETIONS } from './snapshot-rules.js';

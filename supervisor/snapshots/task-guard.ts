@@ -1,6 +1,6 @@
 import { FileExistsError } from '../../core/errors.js';
 import { isTerminal } from '../../core/task-record/record-files.js';
-import { readStatus } from '../tasks/records.js';
+import { readStatus } from '../tasks/records/records.js';
 import type { TaskRuntime } from '../tasks/task-runtime.js';
 import type { TaskGuard } from './apply-snapshot.js';
 

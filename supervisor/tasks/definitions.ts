@@ -10,7 +10,7 @@ import { STATE_DIR } from '../token-store.js';
 import { ValueError } from '../../core/errors.js';
 import { readDependencies } from '../plugins/plugin-prefix.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
-import { taskEnvironment } from './task-environment.js';
+import { taskEnvironment } from './engines/task-environment.js';
 
 const run = promisify(execFile);
 const DESCRIBER = fileURLToPath(new URL('../../runner/describe.js', import.meta.url));

@@ -5,10 +5,10 @@ import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTerminal } from '../../core/task-record/record-files.js';
 import type { JobContext } from '../../core/job.js';
 import { KeyError, ValueError } from '../../core/errors.js';
-import { changeFeedOf, FollowerWait } from './change-feed.js';
-import { FOLLOW_WINDOW_BYTES, type LiveTask } from './live-task.js';
-import { readLogWindow } from './log-reader.js';
-import { logEventOf } from './task-broadcaster.js';
+import { changeFeedOf, FollowerWait } from './follow/change-feed.js';
+import { FOLLOW_WINDOW_BYTES, type LiveTask } from './follow/live-task.js';
+import { readLogWindow } from './follow/log-reader.js';
+import { logEventOf } from './follow/task-broadcaster.js';
 import type { TaskRuntime } from './task-runtime.js';
 
 /** Beyond this size a new follower starts at the log's tail window instead of its beginning. */

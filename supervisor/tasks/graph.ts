@@ -1,6 +1,7 @@
 import { BytePieces } from './byte-pieces.js';
-import { parseTaskId } from './task-ids.js';
-import type { TaskIndex, TaskRecord } from './task-index.js';
+import { parseTaskId } from './records/task-ids.js';
+import type { TaskIndex } from './records/task-index.js';
+import type { TaskRecord } from './records/task-record.js';
 import type { GraphEdge, GraphNode, Relations, TaskGraph } from '../../schemas/tasks.js';
 
 export type { GraphEdge, GraphNode, Relations, TaskGraph };

@@ -1,8 +1,9 @@
 import { ValueError } from '../../core/errors.js';
 import { SerializedAnswer } from '../../schemas/job-response.js';
 import type { QueryTaskStatusesInput, TaskStatusPage } from '../../schemas/tasks.js';
-import type { TaskIndex, TaskRecord } from './task-index.js';
-import { compareListed, hasStatus, keyOf, seek, type OrderKey } from './status-order.js';
+import type { TaskIndex } from './records/task-index.js';
+import type { TaskRecord } from './records/task-record.js';
+import { compareListed, hasStatus, keyOf, seek, type OrderKey } from './records/status-order.js';
 
 type Filter = (record: TaskRecord) => boolean;
 type Field = NonNullable<QueryTaskStatusesInput['fields']>[number];

@@ -3,9 +3,9 @@ import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
 import { check, describeIssues } from '../../schemas/validator.js';
 import { isTerminal, nowIso, TASK_FILES } from '../../core/task-record/record-files.js';
 import { BusinessError, FileExistsError } from '../../core/errors.js';
-import { createRunDir } from './run-dir.js';
+import { createRunDir } from './records/run-dir.js';
 import { TASK_NAME } from '../../core/task-record/id-rules.js';
-import { anonymousName, formatTaskId, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './task-ids.js';
+import { anonymousName, formatTaskId, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './records/task-ids.js';
 import type { TaskRuntime } from './task-runtime.js';
 
 /**

@@ -6,7 +6,7 @@ import { followJobs } from './jobs/follow-jobs.js';
 import { lineageJobs } from './jobs/lineage-jobs.js';
 import { queryJobs } from './jobs/query-jobs.js';
 import { submitJob } from './jobs/submit-job.js';
-import { localCapacity } from './capacity.js';
+import { localCapacity } from './runs/capacity.js';
 import { TaskRuntime } from './task-runtime.js';
 
 const runtimes = new WeakMap<Environment, TaskRuntime>();

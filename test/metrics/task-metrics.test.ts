@@ -2,8 +2,8 @@ import t from 'tap';
 import type { TaskState, TaskStatus } from '../../schemas/tasks.js';
 import { ServiceMetrics } from '../../supervisor/metrics/service-metrics.js';
 import { watchTaskMetrics } from '../../supervisor/metrics/task-metrics.js';
-import { parseTaskId } from '../../supervisor/tasks/task-ids.js';
-import { TaskIndex } from '../../supervisor/tasks/task-index.js';
+import { parseTaskId } from '../../supervisor/tasks/records/task-ids.js';
+import { TaskIndex } from '../../supervisor/tasks/records/task-index.js';
 
 const CREATED = '2026-01-01T00:00:00.000Z';
 

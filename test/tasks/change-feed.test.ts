@@ -1,7 +1,7 @@
 // Unit test of the shared change notification behind wait_task and stream_task: one index
 // listener and one timer per Task however many wait, the staleness bound, and a follower's abort.
 import t from 'tap';
-import { ChangeFeed, FollowerWait, type ChangeSource } from '../../supervisor/tasks/change-feed.js';
+import { ChangeFeed, FollowerWait, type ChangeSource } from '../../supervisor/tasks/follow/change-feed.js';
 
 /** The task index's one-shot listeners, counted. */
 class Listeners implements ChangeSource {

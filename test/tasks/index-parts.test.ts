@@ -2,13 +2,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { ChangeLog } from '../../supervisor/tasks/change-log.js';
-import { readIndexFile, writeIndexFile } from '../../supervisor/tasks/index-file.js';
-import { statusChunk, statusTexts } from '../../supervisor/tasks/status-texts.js';
-import { StoredRecord, type Stamp } from '../../supervisor/tasks/stored-record.js';
-import { compareListed, StatusOrder } from '../../supervisor/tasks/status-order.js';
-import { parseTaskId } from '../../supervisor/tasks/task-ids.js';
-import type { TaskRecord } from '../../supervisor/tasks/task-index.js';
+import { ChangeLog } from '../../supervisor/tasks/records/change-log.js';
+import { readIndexFile, writeIndexFile } from '../../supervisor/tasks/records/index-file.js';
+import { statusChunk, statusTexts } from '../../supervisor/tasks/records/status-texts.js';
+import { StoredRecord } from '../../supervisor/tasks/records/stored-record.js';
+import type { Stamp } from '../../supervisor/tasks/records/task-record.js';
+import { compareListed, StatusOrder } from '../../supervisor/tasks/records/status-order.js';
+import { parseTaskId } from '../../supervisor/tasks/records/task-ids.js';
+import type { TaskRecord } from '../../supervisor/tasks/records/task-record.js';
 
 function stored(i: number, createdAt: string | null, stamp: Stamp | null = { ino: 1, mtimeMs: i + 0.5 }): StoredRecord {
   const id = `base#demo#r-${i}`;

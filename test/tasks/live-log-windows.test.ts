@@ -2,8 +2,8 @@ import { appendFile, mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { FOLLOW_WINDOW_BYTES, LiveTask } from '../../supervisor/tasks/live-task.js';
-import { TaskIndex } from '../../supervisor/tasks/task-index.js';
+import { FOLLOW_WINDOW_BYTES, LiveTask } from '../../supervisor/tasks/follow/live-task.js';
+import { TaskIndex } from '../../supervisor/tasks/records/task-index.js';
 
 t.test("a live Task's log windows are shared across the log's growth; one that ended at the end is read again", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-live-log-'));

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ResourcePool } from '../../supervisor/tasks/resource-pool.js';
+import { ResourcePool } from '../../supervisor/tasks/runs/resource-pool.js';
 
 const holder = (n: number) => ({ taskId: `t${n}`, runId: `r${n}` });
 

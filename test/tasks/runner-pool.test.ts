@@ -5,9 +5,9 @@ import { PassThrough } from 'node:stream';
 import t, { type Test } from 'tap';
 import { NO_RUN_YET, onJsonLines } from '../../runner/spawner-messages.js';
 import type { TaskStatus } from '../../schemas/tasks.js';
-import { LocalExecutor } from '../../supervisor/tasks/local-executor.js';
-import { createRunDir } from '../../supervisor/tasks/run-dir.js';
-import { identityVariables, taskEnvironment } from '../../supervisor/tasks/task-environment.js';
+import { LocalExecutor } from '../../supervisor/tasks/engines/local-executor.js';
+import { createRunDir } from '../../supervisor/tasks/records/run-dir.js';
+import { identityVariables, taskEnvironment } from '../../supervisor/tasks/engines/task-environment.js';
 import { listProcesses } from '../../workers/process-tree.js';
 import { waitFor } from '../helpers/wait-for.js';
 

@@ -2,8 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { endOfJob, jobNameOf, parseJobId, parseScontrolJob, parseSqueue, sbatchArgs } from '../../supervisor/tasks/slurm-commands.js';
-import { ABSENT_GRACE_MS, ABSENT_ROUNDS, ADOPT_WAIT_MS, WatchedJob } from '../../supervisor/tasks/slurm-watched-job.js';
+import { endOfJob, jobNameOf, parseJobId, parseScontrolJob, parseSqueue, sbatchArgs } from '../../supervisor/tasks/engines/slurm-commands.js';
+import { ABSENT_GRACE_MS, ABSENT_ROUNDS, ADOPT_WAIT_MS, WatchedJob } from '../../supervisor/tasks/engines/slurm-watched-job.js';
 
 const files = { jobName: 'base#demo#x', cwd: '/w/base/x', logFile: '/w/base/x/task.log', envFile: '/s/r.env', script: '/s/r.sh' };
 

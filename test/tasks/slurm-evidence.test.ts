@@ -4,7 +4,7 @@ import t from 'tap';
 import { startSlurm, slurmUnavailable } from '../helpers/slurm.js';
 import { lyingSlurm } from '../helpers/lying-slurm.js';
 import { startTestService, waitFor } from '../helpers/service.js';
-import { ABSENT_GRACE_MS } from '../../supervisor/tasks/slurm-watched-job.js';
+import { ABSENT_GRACE_MS } from '../../supervisor/tasks/engines/slurm-watched-job.js';
 import { makeWorkspace, statusOf, submitOk, waitState, waitTask, type Handle } from './task-helpers.js';
 
 /**

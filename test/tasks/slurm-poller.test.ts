@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { waitFor } from '../helpers/wait-for.js';
-import { SlurmJobPoller } from '../../supervisor/tasks/slurm-job-poller.js';
-import { WatchedJob } from '../../supervisor/tasks/slurm-watched-job.js';
-import type { RunnerEnd } from '../../supervisor/tasks/executor.js';
+import { SlurmJobPoller } from '../../supervisor/tasks/engines/slurm-job-poller.js';
+import { WatchedJob } from '../../supervisor/tasks/engines/slurm-watched-job.js';
+import type { RunnerEnd } from '../../supervisor/tasks/engines/executor.js';
 
 /**
  * The adoption bound, without a cluster: Slurm commands that answer as a controller that is down

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { TaskStatus } from '../../schemas/tasks.js';
-import { createRunDir } from '../../supervisor/tasks/run-dir.js';
-import { SpareRunDirs } from '../../supervisor/tasks/spare-run-dirs.js';
+import { createRunDir } from '../../supervisor/tasks/records/run-dir.js';
+import { SpareRunDirs } from '../../supervisor/tasks/records/spare-run-dirs.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { makeWorkspace, startTaskService, submitOk, waitTask } from './task-helpers.js';
 

@@ -2,8 +2,8 @@ import t from 'tap';
 import type { SharedWrite } from '../../core/job.js';
 import type { JobEvent } from '../../schemas/events.js';
 import type { TaskLogChunk } from '../../schemas/tasks.js';
-import { ProgressWindow } from '../../supervisor/tasks/progress-window.js';
-import { TaskBroadcaster, type BroadcastSource, type FollowPoint } from '../../supervisor/tasks/task-broadcaster.js';
+import { ProgressWindow } from '../../supervisor/tasks/follow/progress-window.js';
+import { TaskBroadcaster, type BroadcastSource, type FollowPoint } from '../../supervisor/tasks/follow/task-broadcaster.js';
 
 /** A live Task in memory: its progress list and a log read in windows of `window` bytes. */
 class MemoryTask implements BroadcastSource {

@@ -4,7 +4,7 @@ import { TASK_FILES } from '../../../core/task-record/record-files.js';
 import { KeyError } from '../../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { Lineage } from '../graph.js';
-import { relativeTaskPath } from '../task-ids.js';
+import { relativeTaskPath } from '../records/task-ids.js';
 import type { TaskRuntime } from '../task-runtime.js';
 import { TaskContextAnswer, TaskGraph } from '../../../schemas/tasks.js';
 

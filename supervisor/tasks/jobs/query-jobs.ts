@@ -3,11 +3,11 @@ import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
 import { TASK_FILES } from '../../../core/task-record/record-files.js';
 import { KeyError } from '../../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
-import { readLogWindow } from '../log-reader.js';
+import { readLogWindow } from '../follow/log-reader.js';
 import { QueryTaskStatusesInput, TaskLogChunk, TaskStatus, TaskStatusPage } from '../../../schemas/tasks.js';
 import { queryStatuses } from '../status-query.js';
 import type { TaskRuntime } from '../task-runtime.js';
-import type { TaskRecord } from '../task-index.js';
+import type { TaskRecord } from '../records/task-record.js';
 
 const LOG_OFFSET = -1;
 const LOG_LIMIT = 65536;

@@ -1,0 +1,129 @@
+import type { GpuLease } from '../../../schemas/machine.js';
+import type { Executor } from '../engines/executor.js';
+import type { LeaseFile } from './lease-file.js';
+import type { Lease, ResourcePool } from './resource-pool.js';
+import type { TaskIndex } from '../records/task-index.js';
+import { TaskRun, type RunHost, type RunSpec, type RunStart } from './task-run.js';
+
+/**
+ * Every run this service owns until its terminal state is published, and admission. Locally a
+ * queued run starts when a slot is free (`max_running_tasks`) and its CPUs and GPUs are free,
+ * strictly in submission order; waiting costs nothing (no timer, no watch). An engine that queues
+ * runs itself (Slurm) gets every run at once.
+ */
+export class RunTable {
+  readonly #active = new Map<string, TaskRun>();
+  readonly #queue: TaskRun[] = [];
+  readonly #maxRunning: number | null;
+  readonly #pool: ResourcePool;
+  readonly #admitsAll: boolean;
+  readonly #host: RunHost;
+  readonly #leases = new Map<TaskRun, Lease>();
+  readonly #leaseFile: LeaseFile;
+  #running = 0;
+
+  constructor(opts: { index: TaskIndex; executor: Executor; pool: ResourcePool; leaseFile: LeaseFile; workspace: string; closing: AbortSignal; maxRunning: number | null }) {
+    this.#admitsAll = opts.executor.queuesRuns;
+    this.#leaseFile = opts.leaseFile;
+    this.#maxRunning = this.#admitsAll ? null : opts.maxRunning;
+    this.#pool = opts.pool;
+    this.#host = {
+      index: opts.index,
+      executor: opts.executor,
+      workspace: opts.workspace,
+      closing: opts.closing,
+      released: (run) => {
+        if (this.#active.get(run.id) === run) this.#active.delete(run.id);
+        const queued = this.#queue.indexOf(run);
+        if (queued >= 0) this.#queue.splice(queued, 1);
+        // A cancelled head of the queue may have been what held the others back.
+        if (queued === 0) this.#pump();
+      },
+      slotFreed: (run) => {
+        this.#running--;
+        const lease = this.#leases.get(run);
+        this.#leases.delete(run);
+        if (lease) {
+          this.#pool.release(lease);
+          // A stopping service lets go of its runners, not of what they hold: a restart adopts both.
+          if (holds(lease) && !this.#host.closing.aborted) this.#saveLeases();
+        }
+        this.#pump();
+      },
+    };
+  }
+
+  /** Owns a run whose queued record is written; it starts when a slot and its resources are free. */
+  submit(spec: RunSpec): TaskRun {
+    const run = this.#own(spec, { kind: 'queue' });
+    this.#queue.push(run);
+    this.#pump();
+    return run;
+  }
+
+  /**
+   * Owns a run found without this service: taking over its live runner (with what it held before
+   * a restart, `saved`), or settling it as lost.
+   */
+  take(spec: RunSpec, start: Exclude<RunStart, { kind: 'queue' }>, saved?: Lease): TaskRun {
+    const run = this.#own(spec, start);
+    if (start.kind === 'adopt') {
+      this.#running++;
+      if (saved && holds(saved)) this.#leases.set(run, this.#pool.claim(saved, run.holder));
+    }
+    return run;
+  }
+
+  /** The run of a Task while it is queued or running here. */
+  get(id: string): TaskRun | undefined {
+    return this.#active.get(id);
+  }
+
+  /** Runs owned here, optionally of one registration name (plugin removal asks this). */
+  activeCount(registration?: string): number {
+    let count = 0;
+    for (const run of this.#active.values()) if (registration === undefined || run.spec.registration === registration) count++;
+    return count;
+  }
+
+  /** Cancels a Task's run; true only when this call caused the `cancelled` record. */
+  cancel(id: string): Promise<boolean> {
+    return this.#active.get(id)?.cancel() ?? Promise.resolve(false);
+  }
+
+  /** Which Task holds which GPU now. */
+  gpuLeases(): GpuLease[] {
+    return this.#pool.gpuLeases();
+  }
+
+  #saveLeases(): void {
+    const saved = [...this.#leases].filter(([, lease]) => holds(lease)).map(([run, lease]) => ({ run_id: run.spec.runId, task_id: run.id, ...lease }));
+    this.#leaseFile.save(saved);
+  }
+
+  #own(spec: RunSpec, start: RunStart): TaskRun {
+    // Its first publication comes after an await at the earliest, so it is entered before it can leave.
+    const run = new TaskRun(this.#host, spec, start);
+    this.#active.set(spec.id, run);
+    return run;
+  }
+
+  #pump(): void {
+    while (this.#queue.length && (this.#maxRunning === null || this.#running < this.#maxRunning) && !this.#host.closing.aborted) {
+      const head = this.#queue[0]!;
+      const lease = this.#pool.tryLease(this.#admitsAll ? {} : head.spec.resources, head.holder);
+      if (!lease) return;
+      this.#queue.shift();
+      this.#running++;
+      this.#leases.set(head, lease);
+      if (holds(lease)) this.#saveLeases();
+      // On Slurm the cluster sets the GPU variables of the job's own GPUs.
+      head.admit(this.#admitsAll ? {} : this.#pool.environmentOf(lease));
+    }
+  }
+}
+
+/** Whether a lease holds anything worth keeping across a restart. */
+function holds(lease: Lease): boolean {
+  return lease.cpus > 0 || lease.gpus.length > 0;
+}
