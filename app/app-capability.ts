@@ -1,6 +1,6 @@
 import type { JobRegistry } from '../core/registry.js';
 import type { Route } from '../protocol/route.js';
-import type { Capability, Environment } from '../supervisor/capability-contract.js';
+import type { Capability, Environment } from './capability-contract.js';
 
 /** A capability as the composition root sees it: Jobs from the actors, plus any HTTP routes. */
 export interface AppCapability extends Capability {

@@ -1,12 +1,12 @@
 import { agentCapability } from './agent-capability.js';
 import type { AppCapabilityFactory } from './app-capability.js';
 import { consoleCapability } from './console-capability.js';
-import { machineCapability } from '../supervisor/machine/machine-capability.js';
+import { machineCapability } from './machine-capability.js';
 import { metricsCapability } from './metrics-capability.js';
-import { pluginsCapability } from '../supervisor/plugins/plugins-capability.js';
+import { pluginsCapability } from './plugins-capability.js';
 import { proxyCapability } from './proxy-capability.js';
-import { snapshotsCapability } from '../supervisor/snapshots/snapshots-capability.js';
-import { tasksCapability } from '../supervisor/tasks/tasks-capability.js';
+import { snapshotsCapability } from './snapshots-capability.js';
+import { tasksCapability } from './tasks-capability.js';
 import { workspaceCapability } from './workspace-capability.js';
 
 /**

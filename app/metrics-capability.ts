@@ -1,7 +1,7 @@
 import type { AppCapabilityFactory } from './app-capability.js';
 import { createMetricsRoute } from '../protocol/metrics-route.js';
 import { watchTaskMetrics } from '../supervisor/metrics/task-metrics.js';
-import { taskRuntimeOf } from '../supervisor/tasks/tasks-capability.js';
+import { taskRuntimeOf } from './tasks-capability.js';
 
 /** Task gauges fed by the task index, and the `/metrics` route. Comes after the tasks capability. */
 export const metricsCapability: AppCapabilityFactory = (env) => {

@@ -7,21 +7,21 @@ import { InFlight } from '../protocol/in-flight.js';
 import { requestInProcess, type InProcessInit, type InProcessResponse } from '../protocol/in-process.js';
 import { createOpenApiRoute } from '../protocol/openapi.js';
 import { TokenScopes } from '../protocol/token-scopes.js';
-import { JsonLinesFile } from '../supervisor/json-lines-file.js';
-import { resolveScopedTokens } from '../supervisor/scoped-tokens.js';
-import { STATE_DIR } from '../supervisor/token-store.js';
+import { JsonLinesFile } from '../supervisor/common/json-lines-file.js';
+import { resolveScopedTokens } from '../supervisor/common/scoped-tokens.js';
+import { STATE_DIR } from '../supervisor/common/token-store.js';
 import { join, resolve } from 'node:path';
 import { WorkerPool } from '../workers/pool.js';
-import type { Environment } from '../supervisor/capability-contract.js';
+import type { Environment } from './capability-contract.js';
 import type { AppCapability, AppCapabilityFactory } from './app-capability.js';
 import { DEFAULT_CAPABILITIES } from './default-capabilities.js';
-import type { Config } from '../supervisor/config.js';
+import type { Config } from '../supervisor/common/config.js';
 import { createForwarder, type Forwarder } from '../protocol/target-forwarder.js';
 import { JobRegistry } from '../core/registry.js';
 import { isLoopbackHost } from '../core/loopback.js';
-import { lockWorkspace } from '../supervisor/workspace-lock.js';
+import { lockWorkspace } from '../supervisor/common/workspace-lock.js';
 import { ServiceMetrics } from '../supervisor/metrics/service-metrics.js';
-import { openStateDirForRunAs, resolveRunAs } from '../supervisor/run-as.js';
+import { openStateDirForRunAs, resolveRunAs } from '../supervisor/common/run-as.js';
 
 export interface ServiceOptions {
   config: Config;

@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { validateConfig } from '../supervisor/config.js';
+import { validateConfig } from '../supervisor/common/config.js';
 import { startService } from '../app/service.js';
 
 const TOKEN = 'bench-token';

@@ -7,9 +7,9 @@
 import { readFile, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readJsonObject } from '../supervisor/json-file.js';
+import { readJsonObject } from '../supervisor/common/json-file.js';
 import { readLogWindow } from '../supervisor/tasks/follow/log-reader.js';
-import { lockWorkspace } from '../supervisor/workspace-lock.js';
+import { lockWorkspace } from '../supervisor/common/workspace-lock.js';
 import { isMain, printTable } from './lib/table.js';
 import { writeDemoRecords } from './lib/task-records.js';
 

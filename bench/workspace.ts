@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { chooseAdapter } from '../protocol/adapter.js';
 import type { ListeningServer } from '../protocol/http.js';
-import { validateConfig } from '../supervisor/config.js';
+import { validateConfig } from '../supervisor/common/config.js';
 import { startService, type RunningService } from '../app/service.js';
 import { writeBigText, writeCsv, writeParquetFile } from './lib/workspace-fixtures.js';
 

@@ -1,6 +1,6 @@
 import { isLoopbackHost } from '../core/loopback.js';
 import { resolveWorkspace } from '../schemas/workspace-path.js';
-import { readToken, tokenFile as tokenFileOf } from '../supervisor/token-store.js';
+import { readToken, tokenFile as tokenFileOf } from '../supervisor/common/token-store.js';
 import type { GlobalOptions } from './cli-args.js';
 import { UsageError } from './cli-errors.js';
 

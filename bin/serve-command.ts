@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type ConfigOverrides } from '../supervisor/config.js';
+import { ConfigError, loadConfig, type ConfigOverrides } from '../supervisor/common/config.js';
 import { startService } from '../app/service.js';
-import { loadOrCreateToken } from '../supervisor/token-store.js';
-import { WorkspaceInUseError } from '../supervisor/workspace-lock.js';
+import { loadOrCreateToken } from '../supervisor/common/token-store.js';
+import { WorkspaceInUseError } from '../supervisor/common/workspace-lock.js';
 import { hideTokenFromProc } from './hide-token.js';
 
 const USAGE = `usage: taskyard serve [--config FILE] [--host H] [--port P] [--workspace DIR] [--token T | --no-token]

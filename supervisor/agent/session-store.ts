@@ -5,7 +5,7 @@ import { KeyError, RuntimeError } from '../../core/errors.js';
 import { SerialQueue } from '../../core/serial-queue.js';
 import { AgentSessionInfo, type SessionRecord } from '../../schemas/agent.js';
 import { check } from '../../schemas/validator.js';
-import { readJsonObject } from '../json-file.js';
+import { readJsonObject } from '../common/json-file.js';
 import { readRegularFile } from '../../workers/safe-file.js';
 import { writeJsonAtomic } from '../../core/task-record/record-files.js';
 

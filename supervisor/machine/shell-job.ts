@@ -4,7 +4,7 @@ import type { WorkerPool } from '../../workers/pool.js';
 import type { OutputChunk } from '../../workers/output-stream.js';
 import { RuntimeError } from '../../core/errors.js';
 import { defineJob, type JobContext } from '../../core/job.js';
-import type { RunAs } from '../run-as.js';
+import type { RunAs } from '../common/run-as.js';
 
 /**
  * Output a slow watcher has not taken yet, beyond which further chunks are not sent (the answer

@@ -3,10 +3,10 @@ import { access, readdir, realpath, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { check } from '../../schemas/validator.js';
 import { KeyError, RuntimeError, ValueError } from '../../core/errors.js';
-import { removeStagedFile, takeStagedFile } from '../staged-input.js';
+import { removeStagedFile, takeStagedFile } from '../workspace/staged-input.js';
 import { DefinitionCatalog, pluginsDirOf } from '../tasks/definitions.js';
-import type { TaskRuntime } from '../tasks/task-runtime.js';
-import { STATE_DIR } from '../token-store.js';
+import type { Tasks } from '../tasks/tasks.js';
+import { STATE_DIR } from '../common/token-store.js';
 import { copyPrefix, pruneTarballs, readDependencies, readManifest, swapPrefix, TARBALLS } from './plugin-prefix.js';
 import { runNpm } from './run-npm.js';
 import { SerialQueue } from '../../core/serial-queue.js';
@@ -36,11 +36,11 @@ function tasksOf(catalog: DefinitionCatalog, plugin: string): string[] {
  * Changes are serialised: one at a time per service.
  */
 export class PluginManager {
-  readonly #rt: TaskRuntime;
+  readonly #rt: Tasks;
   readonly #live: string;
   readonly #changes = new SerialQueue();
 
-  constructor(rt: TaskRuntime) {
+  constructor(rt: Tasks) {
     this.#rt = rt;
     this.#live = pluginsDirOf(rt.workspace);
   }

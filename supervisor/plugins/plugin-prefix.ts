@@ -1,10 +1,10 @@
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readJsonObject } from '../json-file.js';
+import { readJsonObject } from '../common/json-file.js';
 import { readRegularFile } from '../../workers/safe-file.js';
 import { isObject } from '../../core/is-object.js';
 import { ValueError } from '../../core/errors.js';
-import { STATE_DIR } from '../token-store.js';
+import { STATE_DIR } from '../common/token-store.js';
 
 /**
  * The installed plugins are one npm prefix: `package.json` lists each plugin as a dependency on

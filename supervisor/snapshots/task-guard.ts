@@ -1,7 +1,7 @@
 import { FileExistsError } from '../../core/errors.js';
 import { isTerminal } from '../../core/task-record/record-files.js';
 import { readStatus } from '../tasks/records/records.js';
-import type { TaskRuntime } from '../tasks/task-runtime.js';
+import type { Tasks } from '../tasks/tasks.js';
 import type { TaskGuard } from './apply-snapshot.js';
 
 /**
@@ -9,7 +9,7 @@ import type { TaskGuard } from './apply-snapshot.js';
  * runner or its indexed record is not terminal; `hold` uses the same claims as
  * submit and delete, so none of them can touch a directory while a snapshot replaces it.
  */
-export function taskGuardOf(rt: TaskRuntime): TaskGuard {
+export function taskGuardOf(rt: Tasks): TaskGuard {
   return {
     hold(taskIds) {
       const release = rt.index.claim(taskIds);

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import type { TaskDefinition, TaskResources } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../runner/builtins.js';
 import { DESCRIBE_LOADING, DESCRIBE_MARKER } from '../../runner/task-sdk.js';
-import { STATE_DIR } from '../token-store.js';
+import { STATE_DIR } from '../common/token-store.js';
 import { ValueError } from '../../core/errors.js';
 import { readDependencies } from '../plugins/plugin-prefix.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';

@@ -9,14 +9,14 @@ import { changeFeedOf, FollowerWait } from './follow/change-feed.js';
 import { FOLLOW_WINDOW_BYTES, type LiveTask } from './follow/live-task.js';
 import { readLogWindow } from './follow/log-reader.js';
 import { logEventOf } from './follow/task-broadcaster.js';
-import type { TaskRuntime } from './task-runtime.js';
+import type { Tasks } from './tasks.js';
 
 /** Beyond this size a new follower starts at the log's tail window instead of its beginning. */
 const REPLAY_LIMIT_BYTES = 1024 * 1024;
 /** Most events emitted together (one write). */
 const BATCH_EVENTS = 256;
 
-function currentStatus(rt: TaskRuntime, id: string): TaskStatus {
+function currentStatus(rt: Tasks, id: string): TaskStatus {
   const status = rt.index.get(id)?.status;
   if (!status) throw new KeyError(`Unknown task ${id}`);
   return status;
@@ -26,7 +26,7 @@ function currentStatus(rt: TaskRuntime, id: string): TaskStatus {
  * Waits, from memory, until the Task is terminal. With `runId`, a different current execution
  * fails (spec: wait_task). `pollMs` only bounds staleness: changes wake the wait at once.
  */
-export async function waitForTerminal(rt: TaskRuntime, id: string, runId: string | undefined, pollMs: number, signal: AbortSignal): Promise<TaskStatus> {
+export async function waitForTerminal(rt: Tasks, id: string, runId: string | undefined, pollMs: number, signal: AbortSignal): Promise<TaskStatus> {
   const feed = changeFeedOf(rt.index);
   const wait = new FollowerWait(signal);
   try {
@@ -58,7 +58,7 @@ async function emitAll(ctx: JobContext, events: JobEvent[]): Promise<void> {
  * follower that has caught up joins the Task's broadcaster (task-broadcaster.ts), which writes
  * each change to all such followers at once, and comes back here when it falls behind.
  */
-export async function streamTask(rt: TaskRuntime, id: string, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
+export async function streamTask(rt: Tasks, id: string, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
   const first = currentStatus(rt, id);
   const runId = first.run_id;
   // Undefined while the Task is queued: its watch starts with its runner.

@@ -6,7 +6,7 @@ import { BusinessError, FileExistsError } from '../../core/errors.js';
 import { createRunDir } from './records/run-dir.js';
 import { TASK_NAME } from '../../core/task-record/id-rules.js';
 import { anonymousName, formatTaskId, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './records/task-ids.js';
-import type { TaskRuntime } from './task-runtime.js';
+import type { Tasks } from './tasks.js';
 
 /**
  * The instance name, checked before the schema: its schema is an anyOf (string or null), whose
@@ -18,7 +18,7 @@ function checkTaskName(value: unknown): void {
 }
 
 /** Creates the run's directory; a failure of the file system is a business failure saying nothing was written. */
-function createRunDirOrExplain(rt: TaskRuntime, dir: string, status: TaskStatus): { durable: Promise<void> } {
+function createRunDirOrExplain(rt: Tasks, dir: string, status: TaskStatus): { durable: Promise<void> } {
   try {
     return createRunDir(dir, status, rt.spareDirs);
   } catch (err) {
@@ -33,7 +33,7 @@ function createRunDirOrExplain(rt: TaskRuntime, dir: string, status: TaskStatus)
  * refuses to replace an active Task, creates the run's directory whole (or nothing) and hands the
  * run to its owner.
  */
-export async function submitTask(rt: TaskRuntime, task: string, inputs: Record<string, unknown>): Promise<TaskHandle> {
+export async function submitTask(rt: Tasks, task: string, inputs: Record<string, unknown>): Promise<TaskHandle> {
   const entry = rt.catalog.require(task);
   const { definition } = entry;
   checkTaskName(inputs['task_name']);

@@ -2,7 +2,7 @@ import { lstat, realpath, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ENTRY_KINDS, type WorkspaceEntry } from '../../schemas/workspace.js';
 import { previewKindOf } from '../../workers/preview/preview-kind.js';
-import { STATE_DIR } from '../token-store.js';
+import { STATE_DIR } from '../common/token-store.js';
 import { isInside } from './safe-path.js';
 
 /** Where a listed entry sits: its parent's real path and workspace-relative path. */

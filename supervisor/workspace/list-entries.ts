@@ -2,7 +2,7 @@ import type { Dir, Dirent } from 'node:fs';
 import { opendir } from 'node:fs/promises';
 import { WORKSPACE_LIMITS, type WorkspaceEntry, type WorkspaceListing } from '../../schemas/workspace.js';
 import { BusinessError, FileNotFoundError } from '../../core/errors.js';
-import { STATE_DIR } from '../token-store.js';
+import { STATE_DIR } from '../common/token-store.js';
 import { describeEntries, describeEntry, type EntryLocation } from './describe-entry.js';
 import { resolveClientPath } from './safe-path.js';
 

@@ -1,7 +1,7 @@
 import { lstat, readlink, realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
 import { PermissionError } from '../../core/errors.js';
-import { STATE_DIR } from '../token-store.js';
+import { STATE_DIR } from '../common/token-store.js';
 
 /** Why a client path was refused; `/files` maps these to HTTP statuses, Jobs answer PermissionError. */
 export type UnsafeReason = 'nul' | 'absolute' | 'escape' | 'private' | 'loop';

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FileCopy } from '../../schemas/workspace.js';
 import { HttpError } from '../../core/errors.js';
-import { STATE_DIR } from '../token-store.js';
+import { STATE_DIR } from '../common/token-store.js';
 import { isInside, resolveEntryPath, UnsafePathError, type WorkspacePath } from './safe-path.js';
 import { STAGING_ROOT, stagedFilePath, uploadDirectory, uploadFileName } from './staged-path.js';
 import { receiveUpload, type ReceivedUpload, type UploadSource } from './upload-receiver.js';

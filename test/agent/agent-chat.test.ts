@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import type { AuditRecord } from '../../core/audit.js';
 import { DEFAULT_AGENT_TOOLS } from '../../schemas/config.js';
-import { validateConfig } from '../../supervisor/config.js';
+import { validateConfig } from '../../supervisor/common/config.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { runCli, type CliRun } from '../helpers/run-cli.js';
 import { startTestService, waitFor } from '../helpers/service.js';

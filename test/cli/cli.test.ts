@@ -8,7 +8,7 @@ import t from 'tap';
 import { ok } from '../../schemas/job-response.js';
 import { PACKAGE_VERSION } from '../../core/build-info.js';
 import { defineJob } from '../../core/job.js';
-import { machineCapability } from '../../supervisor/machine/machine-capability.js';
+import { machineCapability } from '../../app/machine-capability.js';
 import { runCli, type CliRun } from '../helpers/run-cli.js';
 import { startTestService } from '../helpers/service.js';
 

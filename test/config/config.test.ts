@@ -1,5 +1,5 @@
 import t from 'tap';
-import { ConfigError, parseConfig, loadConfig } from '../../supervisor/config.js';
+import { ConfigError, parseConfig, loadConfig } from '../../supervisor/common/config.js';
 import { indexTargets, normalizeAddress } from '../../core/targets.js';
 
 t.test('defaults come from the embedded configuration', async (t) => {

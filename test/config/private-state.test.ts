@@ -3,7 +3,7 @@ import { lstat, mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { readToken } from '../../supervisor/token-store.js';
+import { readToken } from '../../supervisor/common/token-store.js';
 import { serveCli, type ServeOutcome } from '../helpers/serve-cli.js';
 
 

@@ -3,9 +3,9 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
-import { validateConfig } from '../../supervisor/config.js';
+import { validateConfig } from '../../supervisor/common/config.js';
 import { startService, type RunningService } from '../../app/service.js';
-import { lockWorkspace, takeoverTicket, WorkspaceInUseError, type LockHolder } from '../../supervisor/workspace-lock.js';
+import { lockWorkspace, takeoverTicket, WorkspaceInUseError, type LockHolder } from '../../supervisor/common/workspace-lock.js';
 import { readProcess } from '../../workers/process-tree.js';
 import { waitFor } from '../helpers/service.js';
 import { leanServeConfig, serveCli, type Serving } from '../helpers/serve-cli.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import t, { type Test } from 'tap';
-import { JsonLinesFile } from '../../supervisor/json-lines-file.js';
+import { JsonLinesFile } from '../../supervisor/common/json-lines-file.js';
 
 async function scratch(t: Test): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-jsonl-'));

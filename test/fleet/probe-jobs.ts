@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ok } from '../../schemas/job-response.js';
-import type { CapabilityFactory } from '../../supervisor/capability-contract.js';
+import type { CapabilityFactory } from '../../app/capability-contract.js';
 import { ValueError } from '../../core/errors.js';
 import { defineJob } from '../../core/job.js';
 

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { validateConfig } from '../../supervisor/config.js';
+import { validateConfig } from '../../supervisor/common/config.js';
 import { startService, type RunningService, type ServiceOptions } from '../../app/service.js';
 import type { JobResponse } from '../../schemas/job-response.js';
 import { testsFrontEnd } from './front-end.js';

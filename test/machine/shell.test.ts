@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import type { ShellOutput } from '../../schemas/machine.js';
-import { validateConfig } from '../../supervisor/config.js';
+import { validateConfig } from '../../supervisor/common/config.js';
 import { startService } from '../../app/service.js';
 import { isAlive } from '../../workers/process-tree.js';
 import { connectMcp } from '../helpers/mcp-client.js';

@@ -8,7 +8,7 @@ import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { defineJob } from '../../core/job.js';
 import { ok } from '../../schemas/job-response.js';
-import type { CapabilityFactory } from '../../supervisor/capability-contract.js';
+import type { CapabilityFactory } from '../../app/capability-contract.js';
 import { startTestService } from '../helpers/service.js';
 import { testJobs } from '../helpers/test-jobs.js';
 

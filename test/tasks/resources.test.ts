@@ -84,7 +84,7 @@ t.test('a local run exceeding resources.time_limit_s fails with a clear error', 
 });
 
 t.test('config rejects malformed resources and executors, naming the field', async (t) => {
-  const { validateConfig } = await import('../../supervisor/config.js');
+  const { validateConfig } = await import('../../supervisor/common/config.js');
   t.throws(() => validateConfig({ tasks: { sleep: { resources: { gpus: -1 } } } }, 'test'), /tasks\.sleep\.resources\.gpus/);
   t.throws(() => validateConfig({ tasks: { sleep: { resources: { disks: 1 } } } }, 'test'), /tasks\.sleep\.resources\.disks: unknown field/);
   t.throws(() => validateConfig({ executor: { kind: 'nomad' } }, 'test'), /executor\.kind/);

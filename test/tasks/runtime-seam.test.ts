@@ -1,12 +1,12 @@
 import t from 'tap';
-import type { CapabilityFactory } from '../../supervisor/capability-contract.js';
-import { taskRuntimeOf, tasksCapability } from '../../supervisor/tasks/tasks-capability.js';
-import type { TaskRuntime } from '../../supervisor/tasks/task-runtime.js';
+import type { CapabilityFactory } from '../../app/capability-contract.js';
+import { taskRuntimeOf, tasksCapability } from '../../app/tasks-capability.js';
+import type { Tasks } from '../../supervisor/tasks/tasks.js';
 import { waitFor } from '../helpers/service.js';
 import { startTaskService, submitOk, waitTask, writeFixturePlugin } from './task-helpers.js';
 
 t.test('the runtime seam: reloadDefinitions, isRegistrationActive and the typed event feed', async (t) => {
-  let runtime: TaskRuntime | undefined;
+  let runtime: Tasks | undefined;
   const probe: CapabilityFactory = (env) => {
     runtime = taskRuntimeOf(env);
     return { jobs: [] };

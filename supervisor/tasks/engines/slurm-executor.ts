@@ -3,7 +3,7 @@ import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../../workers/within.js';
 import type { ExecutorSection } from '../../../schemas/config.js';
-import { readJsonObject } from '../../json-file.js';
+import { readJsonObject } from '../../common/json-file.js';
 import { RUNNER } from '../../../runner/runner-file.js';
 import { RUN_FLAG } from '../../../runner/spawner-messages.js';
 import { writeJsonAtomic } from '../../../core/task-record/record-files.js';

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { readJsonObject } from '../../json-file.js';
+import { readJsonObject } from '../../common/json-file.js';
 import { isTerminal, TASK_FILES } from '../../../core/task-record/record-files.js';
 import { TaskState } from '../../../schemas/tasks.js';
 import type { RunnerEnd } from './executor.js';

@@ -4,10 +4,10 @@ import { KeyError } from '../../../core/errors.js';
 import { defineJob } from '../../../core/job.js';
 
 const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true } as const;
-import type { TaskRuntime } from '../task-runtime.js';
+import type { Tasks } from '../tasks.js';
 
 /** cancel and delete_tasks. */
-export function controlJobs(rt: TaskRuntime) {
+export function controlJobs(rt: Tasks) {
   return [
     defineJob({
       name: 'cancel',

@@ -1,11 +1,11 @@
 import { Type } from '../../../vendor/typebox.js';
 import { ok } from '../../../schemas/job-response.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
-import type { TaskRuntime } from '../task-runtime.js';
+import type { Tasks } from '../tasks.js';
 import { TaskDefinition } from '../../../schemas/tasks.js';
 
 /** list_installed_task_definitions, get_task_definition. */
-export function definitionJobs(rt: TaskRuntime) {
+export function definitionJobs(rt: Tasks) {
   return [
     defineJob({
       name: 'list_installed_task_definitions',

@@ -4,7 +4,7 @@ import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { KeyError, ValueError } from '../../../core/errors.js';
 import { isTerminal } from '../../../core/task-record/record-files.js';
 import { streamTask, waitForTerminal } from '../follow.js';
-import type { TaskRuntime } from '../task-runtime.js';
+import type { Tasks } from '../tasks.js';
 import { TaskStatus } from '../../../schemas/tasks.js';
 
 const WAIT_POLL_S = 1;
@@ -18,7 +18,7 @@ const pollInterval = (seconds: number) =>
   Type.Optional(Type.Number({ exclusiveMinimum: 0, default: seconds, description: 'Seconds; only bounds staleness, changes are seen at once' }));
 
 /** wait_task and stream_task: answered from the index, woken by file changes within milliseconds. */
-export function followJobs(rt: TaskRuntime) {
+export function followJobs(rt: Tasks) {
   return [
     defineJob({
       name: 'wait_task',

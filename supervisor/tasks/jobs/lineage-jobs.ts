@@ -5,7 +5,7 @@ import { KeyError } from '../../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { Lineage } from '../graph.js';
 import { relativeTaskPath } from '../records/task-ids.js';
-import type { TaskRuntime } from '../task-runtime.js';
+import type { Tasks } from '../tasks.js';
 import { TaskContextAnswer, TaskGraph } from '../../../schemas/tasks.js';
 
 /**
@@ -19,7 +19,7 @@ function streamed<T>(pieces: () => Iterable<Uint8Array>): StreamedAnswer<T> {
 }
 
 /** get_task_graph and get_task_context: lineage from recorded source_tasks. */
-export function lineageJobs(rt: TaskRuntime) {
+export function lineageJobs(rt: Tasks) {
   return [
     defineJob({
       name: 'get_task_graph',

@@ -6,7 +6,7 @@ import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { readLogWindow } from '../follow/log-reader.js';
 import { QueryTaskStatusesInput, TaskLogChunk, TaskStatus, TaskStatusPage } from '../../../schemas/tasks.js';
 import { queryStatuses } from '../status-query.js';
-import type { TaskRuntime } from '../task-runtime.js';
+import type { Tasks } from '../tasks.js';
 import type { TaskRecord } from '../records/task-record.js';
 
 const LOG_OFFSET = -1;
@@ -15,7 +15,7 @@ const LOG_LIMIT = 65536;
 const NoArguments = Type.Object({}, { additionalProperties: false });
 
 /** list_task_ids, list_task_statuses, query_task_statuses, status, read_task_log: all answered from the index. */
-export function queryJobs(rt: TaskRuntime) {
+export function queryJobs(rt: Tasks) {
   return [
     defineJob({
       name: 'list_task_ids',

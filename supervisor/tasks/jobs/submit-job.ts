@@ -3,11 +3,11 @@ import { ok } from '../../../schemas/job-response.js';
 import { nowIso } from '../../../core/task-record/record-files.js';
 import { defineJob } from '../../../core/job.js';
 import { submitTask } from '../submit.js';
-import type { TaskRuntime } from '../task-runtime.js';
+import type { Tasks } from '../tasks.js';
 import { TaskHandle } from '../../../schemas/tasks.js';
 
 /** submit: starts a Task in its own process and answers its TaskHandle. */
-export function submitJob(rt: TaskRuntime) {
+export function submitJob(rt: Tasks) {
   return defineJob({
     name: 'submit',
     output: TaskHandle,

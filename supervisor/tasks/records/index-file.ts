@@ -5,7 +5,7 @@ import type { TaskState } from '../../../schemas/tasks.js';
 import type { TaskRecord } from './task-record.js';
 import { IndexSource, StoredRecord, type RecordHome } from './stored-record.js';
 import { openRegularFileWithStatSync, UnsafeFileError } from '../../../workers/safe-file.js';
-import { PrivateStateError } from '../../private-state.js';
+import { PrivateStateError } from '../../common/private-state.js';
 
 /**
  * The index file: every record the index held, one line each, in listing order, written

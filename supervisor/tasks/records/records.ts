@@ -1,5 +1,5 @@
 import { lstat } from 'node:fs/promises';
-import { readJsonObject } from '../../json-file.js';
+import { readJsonObject } from '../../common/json-file.js';
 import { join } from 'node:path';
 import { TaskMetadata, TaskStatus } from '../../../schemas/tasks.js';
 import { check } from '../../../schemas/validator.js';

@@ -1,5 +1,5 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
-import { JsonLinesFile } from '../../json-lines-file.js';
+import { JsonLinesFile } from '../../common/json-lines-file.js';
 import type { TaskIndex } from './task-index.js';
 import type { TaskRecord } from './task-record.js';
 

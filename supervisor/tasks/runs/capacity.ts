@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import type { Config } from '../../config.js';
+import type { Config } from '../../common/config.js';
 import { probeGpus } from '../../machine/gpu-probe.js';
 import type { Capacity } from './resource-pool.js';
 

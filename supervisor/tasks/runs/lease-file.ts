@@ -1,4 +1,4 @@
-import { readJsonObject } from '../../json-file.js';
+import { readJsonObject } from '../../common/json-file.js';
 import { writeJsonAtomic } from '../../../core/task-record/record-files.js';
 import type { Lease } from './resource-pool.js';
 

@@ -1,21 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Type } from '../../vendor/typebox.js';
-import type { ProgressEvent } from '../../schemas/events.js';
-import { ok } from '../../schemas/job-response.js';
-import type { CapabilityFactory } from '../capability-contract.js';
-import { ValueError } from '../../core/errors.js';
-import { defineJob, type JobContext } from '../../core/job.js';
-import { removeStagedFile, takeStagedFile } from '../staged-input.js';
-import { taskRuntimeOf } from '../tasks/tasks-capability.js';
-import { parseTaskId } from '../tasks/records/task-ids.js';
-import { STATE_DIR } from '../token-store.js';
-import { applySnapshot, type TaskGuard } from './apply-snapshot.js';
-import { MAX_DELETIONS } from './snapshot-rules.js';
-import { taskGuardOf } from './task-guard.js';
-import { unpackSnapshot } from './unpack-snapshot.js';
-import { SyncResult } from '../../schemas/plugins.js';
+import { Type } from '../vendor/typebox.js';
+import type { ProgressEvent } from '../schemas/events.js';
+import { ok } from '../schemas/job-response.js';
+import type { CapabilityFactory } from './capability-contract.js';
+import { ValueError } from '../core/errors.js';
+import { defineJob, type JobContext } from '../core/job.js';
+import { removeStagedFile, takeStagedFile } from '../supervisor/workspace/staged-input.js';
+import { taskRuntimeOf } from './tasks-capability.js';
+import { parseTaskId } from '../supervisor/tasks/records/task-ids.js';
+import { STATE_DIR } from '../supervisor/common/token-store.js';
+import { applySnapshot, type TaskGuard } from '../supervisor/snapshots/apply-snapshot.js';
+import { MAX_DELETIONS } from '../supervisor/snapshots/snapshot-rules.js';
+import { taskGuardOf } from '../supervisor/snapshots/task-guard.js';
+import { unpackSnapshot } from '../supervisor/snapshots/unpack-snapshot.js';
+import { SyncResult } from '../schemas/plugins.js';
 
 const SyncInput = Type.Object(
   {

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { chmod, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ConfigError } from '../core/errors.js';
-import { STATE_DIR } from '../core/state-dir.js';
+import { ConfigError } from '../../core/errors.js';
+import { STATE_DIR } from '../../core/state-dir.js';
 import type { Config } from './config.js';
 
 /** The unprivileged user Task code and shell commands run as (`service.run_as`). */

@@ -1,5 +1,5 @@
-import { isObject } from '../core/is-object.js';
-import { readRegularFile } from '../workers/safe-file.js';
+import { isObject } from '../../core/is-object.js';
+import { readRegularFile } from '../../workers/safe-file.js';
 
 /**
  * A JSON file holding an object, read tolerantly: missing, unreadable, invalid JSON or any other

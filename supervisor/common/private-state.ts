@@ -1,5 +1,5 @@
 import { lstat, mkdir } from 'node:fs/promises';
-import { describeKind } from '../workers/safe-file.js';
+import { describeKind } from '../../workers/safe-file.js';
 
 /**
  * The service's private state (`<workspace>/.taskyard/…`) is written by the service only, but

@@ -1,8 +1,8 @@
-import type { Config } from './config.js';
+import type { Config } from '../supervisor/common/config.js';
 import type { Job } from '../core/job.js';
 import type { WorkerPool } from '../workers/pool.js';
-import type { ServiceMetrics } from './metrics/service-metrics.js';
-import type { RunAs } from './run-as.js';
+import type { ServiceMetrics } from '../supervisor/metrics/service-metrics.js';
+import type { RunAs } from '../supervisor/common/run-as.js';
 
 /** What every capability may use: built once per service process. */
 export interface Environment {

@@ -1,10 +1,10 @@
-import { Type } from '../../vendor/typebox.js';
-import { ok } from '../../schemas/job-response.js';
-import type { CapabilityFactory } from '../capability-contract.js';
-import { READ_ONLY, defineJob } from '../../core/job.js';
-import { taskRuntimeOf } from '../tasks/tasks-capability.js';
-import { PluginManager } from './plugin-manager.js';
-import { PluginChange, PluginInfo } from '../../schemas/plugins.js';
+import { Type } from '../vendor/typebox.js';
+import { ok } from '../schemas/job-response.js';
+import type { CapabilityFactory } from './capability-contract.js';
+import { READ_ONLY, defineJob } from '../core/job.js';
+import { taskRuntimeOf } from './tasks-capability.js';
+import { PluginManager } from '../supervisor/plugins/plugin-manager.js';
+import { PluginChange, PluginInfo } from '../schemas/plugins.js';
 
 const InstallInput = Type.Object(
   {

@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { readRegularFile, UnsafeFileError } from '../workers/safe-file.js';
+import { readRegularFile, UnsafeFileError } from '../../workers/safe-file.js';
 import { ensurePrivateDir, PrivateStateError } from './private-state.js';
 
-import { STATE_DIR } from '../core/state-dir.js';
+import { STATE_DIR } from '../../core/state-dir.js';
 
 /** Service-private state lives here, inside the workspace but hidden from workspace Jobs. */
 export { STATE_DIR };

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from '../vendor/yaml.js';
-import { ConfigFile } from '../schemas/config.js';
-import { resolveWorkspace } from '../schemas/workspace-path.js';
-import { check } from '../schemas/validator.js';
+import { parse as parseYaml } from '../../vendor/yaml.js';
+import { ConfigFile } from '../../schemas/config.js';
+import { resolveWorkspace } from '../../schemas/workspace-path.js';
+import { check } from '../../schemas/validator.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
 export interface Config extends ConfigFile {
@@ -10,7 +10,7 @@ export interface Config extends ConfigFile {
   readonly source: string;
 }
 
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../../core/errors.js';
 
 export { ConfigError };
 

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { ANONYMOUS_NAME, SERVICE_TOKEN_NAME } from '../core/caller.js';
-import { ConfigError } from '../core/errors.js';
-import type { ScopedTokenEntry } from '../schemas/config.js';
+import { ANONYMOUS_NAME, SERVICE_TOKEN_NAME } from '../../core/caller.js';
+import { ConfigError } from '../../core/errors.js';
+import type { ScopedTokenEntry } from '../../schemas/config.js';
 
 /** A scoped token with its value at hand. */
 export interface ResolvedToken {

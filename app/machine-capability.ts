@@ -1,14 +1,14 @@
-import { Type } from '../../vendor/typebox.js';
-import { ok } from '../../schemas/job-response.js';
-import { PACKAGE_VERSION } from '../../core/build-info.js';
-import type { CapabilityFactory } from '../capability-contract.js';
-import { READ_ONLY, defineJob } from '../../core/job.js';
-import { indexTargets } from '../../core/targets.js';
-import { checkTargets } from './list-machines.js';
-import { startMachineStatus } from './machine-status.js';
-import { findTaskRuntime } from '../tasks/tasks-capability.js';
-import { shellJob } from './shell-job.js';
-import { MachineHealth, MachineInfo } from '../../schemas/machine.js';
+import { Type } from '../vendor/typebox.js';
+import { ok } from '../schemas/job-response.js';
+import { PACKAGE_VERSION } from '../core/build-info.js';
+import type { CapabilityFactory } from './capability-contract.js';
+import { READ_ONLY, defineJob } from '../core/job.js';
+import { indexTargets } from '../core/targets.js';
+import { checkTargets } from '../supervisor/machine/list-machines.js';
+import { startMachineStatus } from '../supervisor/machine/machine-status.js';
+import { findTaskRuntime } from './tasks-capability.js';
+import { shellJob } from '../supervisor/machine/shell-job.js';
+import { MachineHealth, MachineInfo } from '../schemas/machine.js';
 
 const NoArguments = Type.Object({}, { additionalProperties: false });
 

@@ -4,10 +4,10 @@ import { open, realpath } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { FileNotFoundError, HttpError, ValueError } from '../core/errors.js';
-import { isInside, resolveClientPath } from './workspace/safe-path.js';
-import { STAGING_ROOT, stagedFilePath } from './workspace/staged-path.js';
-import { UploadStaging } from './workspace/upload-staging.js';
+import { FileNotFoundError, HttpError, ValueError } from '../../core/errors.js';
+import { isInside, resolveClientPath } from './safe-path.js';
+import { STAGING_ROOT, stagedFilePath } from './staged-path.js';
+import { UploadStaging } from './upload-staging.js';
 
 /** A staged upload (`POST /files`) copied somewhere private, with the checksum of what was copied. */
 export interface TakenFile {

@@ -2,8 +2,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { link, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { isAlive, readProcess } from '../workers/process-tree.js';
-import { readRegularFile, UnsafeFileError } from '../workers/safe-file.js';
+import { isAlive, readProcess } from '../../workers/process-tree.js';
+import { readRegularFile, UnsafeFileError } from '../../workers/safe-file.js';
 import { ensurePrivateDir } from './private-state.js';
 import { STATE_DIR } from './token-store.js';
 

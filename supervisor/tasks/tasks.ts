@@ -2,10 +2,10 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isTerminal } from '../../core/task-record/record-files.js';
 import { deferExtraCaCerts } from '../../runner/extra-ca-certs.js';
-import { collectGarbage } from '../collect-garbage.js';
-import type { Config } from '../config.js';
-import { ensurePrivateDir } from '../private-state.js';
-import { STATE_DIR } from '../token-store.js';
+import { collectGarbage } from '../common/collect-garbage.js';
+import type { Config } from '../common/config.js';
+import { ensurePrivateDir } from '../common/private-state.js';
+import { STATE_DIR } from '../common/token-store.js';
 import { DefinitionCatalog } from './definitions.js';
 import type { Executor } from './engines/executor.js';
 import { LocalExecutor } from './engines/local-executor.js';
@@ -22,7 +22,7 @@ import { TaskIndex } from './records/task-index.js';
 import type { TaskRecord } from './records/task-record.js';
 import type { TaskResources } from '../../schemas/tasks.js';
 import { taskEnvironment } from './engines/task-environment.js';
-import { runAsVariables, type RunAs } from '../run-as.js';
+import { runAsVariables, type RunAs } from '../common/run-as.js';
 import { WorkspaceWatch } from './follow/workspace-watch.js';
 
 /** The index file's name in the service's private directory. */
@@ -35,7 +35,7 @@ const SPARE_RUN_DIRS = 2;
  * the table of runs this service owns (each run with its executor runner and its file watch).
  * Other capabilities (the plugin installer, snapshots) reach it through `taskRuntimeOf(env)`.
  */
-export class TaskRuntime {
+export class Tasks {
   readonly workspace: string;
   readonly index: TaskIndex;
   /**
