@@ -112,7 +112,7 @@ export function renderMachine(container: HTMLElement, ctx: PageContext): void {
     h('div', { class: 'page-head' }, h('h1', {}, 'Machine'), h('span', { class: 'muted' }, `figures of ${where}, refreshed every ${REFRESH_MS / 1000} s`)),
     cards,
     h('section', { class: 'card' }, h('h2', {}, 'GPUs'), gpus, h('h3', {}, 'Leases'), leases),
-    h('section', { class: 'card' }, h('h2', {}, 'Targets'), h('p', { class: 'muted' }, 'Machines this service forwards calls to. Selecting one sends every call of the console there.'), targets),
+    h('section', { class: 'card' }, h('h2', {}, 'Targets'), h('p', { class: 'muted' }, `Machines this service forwards calls to, checked every ${REFRESH_MS / 1000} s. Selecting one sends every call of the console there.`), targets),
   );
   every(REFRESH_MS, ctx.signal, async () => {
     try {
@@ -125,8 +125,14 @@ export function renderMachine(container: HTMLElement, ctx: PageContext): void {
       if (!ctx.signal.aborted) cards.replaceChildren(notice(errorText(err), 'error'));
     }
   });
-  ctx.api
-    .answer<MachineHealth[]>('list_machines', {}, { signal: ctx.signal, local: true })
-    .then((machines) => targets.replaceChildren(targetsTable(machines, ctx)))
-    .catch((err: unknown) => targets.replaceChildren(notice(errorText(err), 'error')));
+  // Checked again with the figures: a target that was slow to answer (reported unreachable after
+  // the check's timeout) or that comes up later shows healthy without a reload of the page.
+  every(REFRESH_MS, ctx.signal, async () => {
+    try {
+      const machines = await ctx.api.answer<MachineHealth[]>('list_machines', {}, { signal: ctx.signal, local: true });
+      targets.replaceChildren(targetsTable(machines, ctx));
+    } catch (err) {
+      if (!ctx.signal.aborted) targets.replaceChildren(notice(errorText(err), 'error'));
+    }
+  });
 }
