@@ -33,7 +33,8 @@ const svc = await startTestService(t, { config });
 t.test("a task-augmented call's progress token hears the Task's steps while tasks/result waits", async (t) => {
   const mcp = await connectMcp(t, svc.url, svc.token);
   const notes: Note[] = [];
-  const taskId = await createTask(mcp, 'submit', { task: 'sleep', seconds: 2, steps: 5 }, (p) => notes.push(p));
+  // Long enough that, on a loaded machine, the Task still runs after the first wait is cut.
+  const taskId = await createTask(mcp, 'submit', { task: 'sleep', seconds: 4, steps: 8 }, (p) => notes.push(p));
   t.equal(notes.length, 0, 'nothing yet: the CreateTaskResult came back at once');
   // A client that only polls reads the step in the task's status message.
   await waitFor(async () => /running · sleep \d+%/.test((await mcp.experimental.tasks.getTask(taskId)).statusMessage ?? ''), 15_000, 'tasks/get to name the step');
@@ -49,7 +50,7 @@ t.test("a task-augmented call's progress token hears the Task's steps while task
   const result = await mcp.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
   t.match(result.structuredContent, { success: true, answer: { state: 'succeeded' } }, 'the terminal TaskStatus');
   t.ok(notes.length >= 3, `progress for the token of the tools/call came on the tasks/result streams (${notes.length})`);
-  t.ok(notes.some((n) => /sleep \d+% · step \d\/5/.test(n.message ?? '')), `messages name the step and log line: ${notes.map((n) => n.message).join(' | ')}`);
+  t.ok(notes.some((n) => /sleep \d+% · step \d\/8/.test(n.message ?? '')), `messages name the step and log line: ${notes.map((n) => n.message).join(' | ')}`);
   checkNotes(t, notes, taskId);
 });
 
