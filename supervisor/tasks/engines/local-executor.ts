@@ -1,5 +1,4 @@
 import { fork, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../../workers/within.js';
 import { killProcessTree } from '../../../workers/kill-tree.js';
@@ -9,9 +8,9 @@ import type { PoolNotice, RunSpec, SpawnerEvent, SpawnRequest } from '../../../r
 import { PooledRunners } from './pooled-runners.js';
 import type { Executor, LeftRun, StartSpec, Runner, RunnerEnd } from './executor.js';
 import { findRunners, runnerOf } from './runner-processes.js';
+import { SPAWNER } from '../../../runner/runner-file.js';
 import { runMark } from './task-environment.js';
 
-const SPAWNER = fileURLToPath(new URL('../../runner/spawner.js', import.meta.url));
 /** How often a runner whose exit nobody reports (adopted, or its spawner died) is checked in /proc. */
 const ORPHAN_POLL_MS = 250;
 /** Bound on waiting for SIGKILLed processes to disappear. */
