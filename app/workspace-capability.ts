@@ -1,5 +1,5 @@
 import type { AppCapabilityFactory } from './app-capability.js';
-import { createFilesRoute } from '../protocol/files-route.js';
+import { createFilesRoute } from '../protocol/files/files-route.js';
 import { UploadStaging } from '../supervisor/workspace/upload-staging.js';
 import { workspaceJobs } from '../supervisor/workspace/workspace-jobs.js';
 import { openDownload } from '../supervisor/workspace/open-download.js';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { streamText } from 'ai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { startModelServer, type ModelServer } from '../test/helpers/model-server.js';
+import { startModelServer, type ModelServer } from '../harness/model-server.js';
 import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
 import { boundedFetch } from '../supervisor/agent/bounded-fetch.js';

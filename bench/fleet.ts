@@ -17,7 +17,7 @@ import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
 import { rawRequest, runLoad, type LoadResult } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
-import { processCpuSeconds } from './lib/process-cpu.js';
+import { processCpuSeconds } from '../harness/process-cpu.js';
 import { isMain, printTable } from './lib/table.js';
 
 const CONNECTIONS = 32;

@@ -24,7 +24,7 @@ import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer, type ChildServer } from './lib/child-server.js';
 import { percentile } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
-import { ownCpuSeconds, processCpuSeconds } from './lib/process-cpu.js';
+import { ownCpuSeconds, processCpuSeconds } from '../harness/process-cpu.js';
 import { buildFollowClient, followWindow, type FollowClientOptions, type FollowWindow } from './lib/sse-follow-client.js';
 import { followAll } from './lib/sse-followers.js';
 import { isMain, printTable } from './lib/table.js';

@@ -15,7 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ownCpuSeconds, processCpuSeconds } from './lib/process-cpu.js';
+import { ownCpuSeconds, processCpuSeconds } from '../harness/process-cpu.js';
 import { rawRequest, runLoad, percentile, type LoadResult } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';

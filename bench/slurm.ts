@@ -17,7 +17,7 @@ import { PACKAGE_ROOT } from '../core/build-info.js';
 import { percentile } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
-import { closedPort } from '../test/helpers/http-server.js';
+import { closedPort } from '../harness/http-server.js';
 
 const exec = promisify(execFile);
 const SEQUENTIAL = 10;

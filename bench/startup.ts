@@ -20,7 +20,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../core/build-info.js';
-import { cpuOfStat } from './lib/process-cpu.js';
+import { cpuOfStat } from '../harness/process-cpu.js';
 import { BENCH_TOKEN, startServiceProcess } from './lib/service-process.js';
 import { printTable } from './lib/table.js';
 

@@ -15,7 +15,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
 import { percentile, RawConnection, rawRequest } from './lib/load.js';
-import { processCpu } from './lib/process-cpu.js';
+import { processCpu } from '../harness/process-cpu.js';
 import { BENCH_TOKEN, jobCall, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
 import { placeBenchPlugin } from './lib/bench-plugin.js';

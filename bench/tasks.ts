@@ -18,7 +18,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
 import { percentile, RawConnection, rawRequest, runLoad } from './lib/load.js';
-import { childPids, processCpu } from './lib/process-cpu.js';
+import { childPids, processCpu } from '../harness/process-cpu.js';
 import { BENCH_TOKEN, jobCall, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { followAll } from './lib/sse-followers.js';
 import { isMain, printTable } from './lib/table.js';

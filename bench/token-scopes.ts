@@ -15,7 +15,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rawRequest, runLoad, type LoadResult } from './lib/load.js';
-import { processCpuSeconds } from './lib/process-cpu.js';
+import { processCpuSeconds } from '../harness/process-cpu.js';
 import { makeBearerCheck } from '../protocol/auth.js';
 import { TokenScopes } from '../protocol/token-scopes.js';
 import { JobRegistry } from '../core/registry.js';

@@ -1,4 +1,4 @@
-import type { AuditTransport } from './caller.js';
+import type { AuditTransport } from './job.js';
 
 /** How an audited call ended: a JobResponse with success true (`ok`) or false, or refused before running. */
 export type AuditOutcome = 'ok' | 'business_failure' | 'refused';

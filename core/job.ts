@@ -1,8 +1,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import type { JobResult } from '../schemas/job-response.js';
+import type { JobDescriptor, JobResponse, JobResult } from '../schemas/job-response.js';
 import type { JobEvent } from '../schemas/events.js';
 import type { JobOverride } from '../schemas/config.js';
-import type { CallerTag } from './caller.js';
 
 /** Exposure flags of a Job; config `jobs.<name>` (its JobOverride) may override each one. */
 export type JobFlags = Required<JobOverride>;
@@ -76,6 +75,57 @@ export interface Job<S extends TObject = TObject, O extends TSchema = TSchema> {
 /** Identity helper that lets TypeScript infer `args` from the input schema and the answer from the output schema. */
 export function defineJob<S extends TObject, O extends TSchema>(job: Job<S, O>): Job<S, O> {
   return job;
+}
+
+/**
+ * Where a Job call came in, as the audit log names it (`console`: the web console's HTTP calls;
+ * `agent`: a tool call of an Agent turn, on behalf of the token that started the turn).
+ */
+export type AuditTransport = 'http' | 'sse' | 'mcp' | 'console' | 'agent';
+
+/**
+ * Who makes a call: the name of the bearer token it came with (`service` for `service.token`,
+ * `anonymous` on an open service) and the door it used. Made once per token and door, never per
+ * call (core/caller.ts); the token's value is never part of it, so nothing that logs or answers a
+ * caller can leak it.
+ */
+export interface CallerTag {
+  readonly token: string;
+  readonly transport: AuditTransport;
+  /** The Jobs the token may call (the registry, or its view for a scoped token): what work done on its behalf may call. */
+  readonly scope: JobScope;
+}
+
+/** Which entry point called a Job (`agent`: a tool call of an Agent turn). */
+export type Transport = 'http' | 'sse' | 'mcp' | 'agent';
+
+/** Arguments of a Job, checked against its input schema by `prepare`. */
+export type JobArgs = Static<TObject>;
+
+/** A Job together with its effective flags after config overrides. */
+export interface RegisteredJob {
+  readonly job: Job;
+  readonly flags: Readonly<JobFlags>;
+  /** The catalog entry: its output_schema is the spec's shared JobResponse. */
+  readonly descriptor: JobDescriptor;
+  /** The JobResponse with this Job's typed answer (MCP outputSchema, OpenAPI). */
+  readonly response: TObject;
+}
+
+/**
+ * The Jobs a caller may call and the one way to call them: what the JobRegistry (core/registry.ts)
+ * and each of its views offer. Declared here, beside the context that carries it in its caller,
+ * because the two refer to each other: the registry runs Jobs with a JobContext, whose caller
+ * carries a scope.
+ */
+export interface JobScope {
+  /** The public Job of that name, or undefined (callers answer 404 `Unknown job`). */
+  get(name: string): RegisteredJob | undefined;
+  list(): RegisteredJob[];
+  /** Checks `args` against the Job's input schema and fills defaults (a 422 HttpError when they do not fit). */
+  prepare(entry: RegisteredJob, args: unknown): JobArgs;
+  /** Runs prepared arguments; never throws; null when the Job produced no JobResponse. */
+  execute(entry: RegisteredJob, args: JobArgs, ctx: JobContext, transport?: Transport): Promise<JobResponse | null>;
 }
 
 /** The `emit` of callers that read no events (JSON, MCP). */

@@ -1,37 +1,22 @@
-import type { Static, TObject } from '@sinclair/typebox';
 import { JobResponse, responseSchemaOf, type JobCatalog, type JobDescriptor } from '../schemas/job-response.js';
 import { check } from '../schemas/validator.js';
-import { DEFAULT_JOB_FLAGS, type Job, type JobContext, type JobFlags } from './job.js';
+import { DEFAULT_JOB_FLAGS, type CallerTag, type Job, type JobArgs, type JobContext, type JobFlags, type JobScope, type RegisteredJob, type Transport } from './job.js';
 import { ConfigError, describeError, HttpError } from './errors.js';
 import { taskIdOf, type AuditSink } from './audit.js';
-import type { CallerTag } from './caller.js';
 
-/** Which entry point called a Job (`agent`: a tool call of an Agent turn). */
-export type Transport = 'http' | 'sse' | 'mcp' | 'agent';
+// Declared with the JobContext, which refers to them through its caller's scope (core/job.ts).
+export type { JobArgs, RegisteredJob, Transport } from './job.js';
 /** How a call ended: a JobResponse with success true or false, or none at all. */
 export type CallOutcome = 'success' | 'failure' | 'no_result';
 /** Told when a Job starts running; the function it returns is told how the call ended. */
 export type JobCallObserver = (job: string, transport: Transport) => (outcome: CallOutcome) => void;
-
-/** Arguments of a Job, checked against its input schema by `prepare`. */
-export type JobArgs = Static<TObject>;
-
-/** A Job together with its effective flags after config overrides. */
-export interface RegisteredJob {
-  readonly job: Job;
-  readonly flags: Readonly<JobFlags>;
-  /** The catalog entry: its output_schema is the spec's shared JobResponse. */
-  readonly descriptor: JobDescriptor;
-  /** The JobResponse with this Job's typed answer (MCP outputSchema, OpenAPI). */
-  readonly response: TObject;
-}
 
 /**
  * The one list of Jobs. Every transport asks it for the public catalog and for a Job by name,
  * and calls `invoke`, so validation and error mapping happen in exactly one place.
  * The catalog is fixed at construction: configuration changes need a restart (spec).
  */
-export class JobRegistry {
+export class JobRegistry implements JobScope {
   readonly #public = new Map<string, RegisteredJob>();
   #catalog: JobCatalog;
   /** Every Job declared, public or not (to check Job names in config). */

@@ -1,6 +1,6 @@
 import type { ResourceLink } from '@modelcontextprotocol/sdk/types.js';
 import { isObject } from '../core/is-object.js';
-import { mediaTypeOf } from './downloads/media-types.js';
+import { mediaTypeOf } from './media-types.js';
 
 /** Tools whose answer holds a TaskStatus (get_task_context: under `status`). */
 const STATUS_TOOLS: ReadonlySet<string> = new Set(['status', 'wait_task', 'await_task', 'stream_task']);

@@ -10,7 +10,7 @@
  * and a long file started last would decide the wall time alone. Each file runs under the leak check
  * (`test/helpers/leak-check.ts`).
  *
- * Each test process also reports the CPU it used with its reaped descendants (test/suite/cpu-probe.ts):
+ * Each test process also reports the CPU it used with its reaped descendants (test/helpers/cpu-probe.ts):
  * on a shared machine that, not the wall time, says what a file costs.
  *
  * Prints a line per file, the output of each failure, where the time and the CPU went, every skip
@@ -25,7 +25,7 @@ import { availableParallelism } from 'node:os';
 import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { testsFrontEnd } from './helpers/front-end.js';
-import { statCpu } from './suite/cpu-times.js';
+import { statCpu } from './helpers/cpu-times.js';
 import { runFile, saveTimes, SOURCE_MAPS, type FileResult, type FileRun } from './suite/run-file.js';
 import { sourcePositions } from './suite/source-positions.js';
 
@@ -33,8 +33,8 @@ const adapters = (process.env['TASKYARD_TEST_ADAPTERS'] ?? 'uws,node').split(','
 const named = process.argv.slice(2).map((f) => relative('.', f));
 const jobs = Number(process.env['TASKYARD_TEST_JOBS']) || availableParallelism() * 2;
 const LEAK_CHECK = './dist/test/helpers/leak-check.js';
-/** Writes the CPU each test process used (test/suite/cpu-probe.ts). */
-const CPU_PROBE = './dist/test/suite/cpu-probe.js';
+/** Writes the CPU each test process used (test/helpers/cpu-probe.ts). */
+const CPU_PROBE = './dist/test/helpers/cpu-probe.js';
 /** Written by the leak check: one file per test process that leaked. */
 const LEAKS_DIR = '.tap/leaks';
 const LAST_TIMES = '.tap/suite-times.json';

@@ -1,5 +1,5 @@
 import { jsonSchema, tool, type ToolSet } from 'ai';
-import { createJobContext } from '../../core/job.js';
+import { createJobContext, type JobScope } from '../../core/job.js';
 import { HttpError } from '../../core/errors.js';
 import type { JobArgs, JobRegistry } from '../../core/registry.js';
 import type { CallerTag } from '../../core/caller.js';
@@ -11,7 +11,7 @@ import { describeIssues } from '../../schemas/validator.js';
  * registry's error mapping. So the agent can do nothing its caller could not. Always answers a
  * JobResponse, which is what the model reads back.
  */
-export async function callJob(registry: JobRegistry, name: string, input: unknown, signal: AbortSignal, caller?: CallerTag): Promise<JobResponse> {
+export async function callJob(registry: JobScope, name: string, input: unknown, signal: AbortSignal, caller?: CallerTag): Promise<JobResponse> {
   const entry = registry.get(name);
   if (!entry) return failed(`PermissionError: ${name} is not a public Job of this service`);
   let args: JobArgs;

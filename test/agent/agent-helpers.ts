@@ -1,5 +1,5 @@
 import type { Test } from 'tap';
-import { startModelServer, type ModelServer } from '../helpers/model-server.js';
+import { startModelServer, type ModelServer } from '../../harness/model-server.js';
 import { startTestService, type TestService, type TestServiceOptions } from '../helpers/service.js';
 import type { AgentBlockPatch } from '../../schemas/events.js';
 

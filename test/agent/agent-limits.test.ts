@@ -5,7 +5,7 @@ import type { AgentSessionPage } from '../../schemas/agent.js';
 import { MODEL_LINE_LIMIT } from '../../supervisor/agent/bounded-fetch.js';
 import { TURN_OUTPUT_LIMIT } from '../../supervisor/agent/run-turn.js';
 import { SESSION_SIZE_LIMIT } from '../../supervisor/agent/session-store.js';
-import { closedPort } from '../helpers/http-server.js';
+import { closedPort } from '../../harness/http-server.js';
 import type { TestService } from '../helpers/service.js';
 import { drawBlocks, patchOrderProblems, sharedAgentService, startAgentService } from './agent-helpers.js';
 

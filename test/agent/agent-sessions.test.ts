@@ -5,7 +5,7 @@ import t from 'tap';
 import type { AgentSessionPage, SessionRecord } from '../../schemas/agent.js';
 import { blocksOf, pageOf } from '../../supervisor/agent/session-blocks.js';
 import { SessionStore } from '../../supervisor/agent/session-store.js';
-import { startModelServer } from '../helpers/model-server.js';
+import { startModelServer } from '../../harness/model-server.js';
 import { startTestService, TEST_TOKEN, waitFor } from '../helpers/service.js';
 import { drawBlocks, patchOrderProblems, sharedAgentService, startAgentService } from './agent-helpers.js';
 

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import t from 'tap';
 import { readSseEvents } from '../../protocol/sse-reader.js';
 import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
-import { closedPort, startPlainServer } from '../helpers/http-server.js';
+import { closedPort, startPlainServer } from '../../harness/http-server.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 import { newProbeState, probeCapability, type ProbeState } from './probe-jobs.js';
 

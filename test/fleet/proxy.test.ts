@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import t, { type Test } from 'tap';
-import { closedPort, startPlainServer } from '../helpers/http-server.js';
+import { closedPort, startPlainServer } from '../../harness/http-server.js';
 import { rawExchange } from '../workspace/raw-http.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Test } from 'tap';
 import { waitFor } from './wait-for.js';
-import { closedPort } from './http-server.js';
-import { countCpu } from '../suite/cpu-probe.js';
+import { closedPort } from '../../harness/http-server.js';
+import { countCpu } from './cpu-probe.js';
 
 const exec = promisify(execFile);
 const SCRIPTS = fileURLToPath(new URL('../../../scripts/', import.meta.url));

@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { hookOf } from '../../protocol/abort-hook.js';
 import { KeepAlivePool, type PooledResponse } from '../../protocol/keep-alive-pool.js';
 import { UpstreamError } from '../../protocol/upstream.js';
-import { closedPort, startPlainServer } from '../helpers/http-server.js';
+import { closedPort, startPlainServer } from '../../harness/http-server.js';
 import { waitFor } from '../helpers/wait-for.js';
 
 function pool(t: Test, url: string): KeepAlivePool {

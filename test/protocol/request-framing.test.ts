@@ -1,7 +1,7 @@
 // Runs on every HTTP front end.
 import { connect } from 'node:net';
 import t from 'tap';
-import { startPlainServer } from '../helpers/http-server.js';
+import { startPlainServer } from '../../harness/http-server.js';
 import { startTestService, TEST_TOKEN } from '../helpers/service.js';
 
 /** Everything the service sent on one connection, and whether it closed the connection itself. */

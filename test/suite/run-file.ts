@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { takeFileCpu } from './cpu-times.js';
+import { takeFileCpu } from '../helpers/cpu-times.js';
 
 /** One file on one front end. */
 export interface FileRun {
@@ -35,7 +35,7 @@ export interface FileResult extends FileRun {
   /** Exit code, or the signal that ended it. */
   exit: number | string;
   seconds: number;
-  /** CPU seconds of the test process, its reaped descendants and counted daemons (test/suite/cpu-probe.ts); undefined if it wrote none. */
+  /** CPU seconds of the test process, its reaped descendants and counted daemons (test/helpers/cpu-probe.ts); undefined if it wrote none. */
   cpu: number | undefined;
   /** stdout (TAP) then stderr, for the report of a failure. */
   output: string;

@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { screenshot, startConsole, waitFor } from '../helpers/browser.js';
-import { startModelServer } from '../helpers/model-server.js';
+import { startModelServer } from '../../harness/model-server.js';
 import { startTestService } from '../helpers/service.js';
 
 // One service for the tests that need none of their own (each still gets its own browser context).

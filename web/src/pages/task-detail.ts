@@ -10,6 +10,9 @@ import { instanceName, stateBadge } from '../ui/task-bits.js';
 import { followTask, logReader } from './task-follow.js';
 import { artifactsSection, overviewSection, relationsSection, resultSection, slurmJobFacts, stepsSection } from './task-sections.js';
 
+/** A lineage box's link: the detail page of its Task. */
+const taskLink = (taskId: string): string => href(['tasks', taskId]);
+
 function card(title: string, body: Node, extra?: Node): HTMLElement {
   return h('section', { class: 'card', 'aria-label': title }, h('h2', {}, title, extra ?? null), body);
 }
@@ -81,7 +84,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     showHead(s);
     slots.overview.replaceChildren(overviewSection(s));
     slots.result.replaceChildren(resultSection(s));
-    slots.lineage.querySelector('svg.lineage')?.replaceWith(...(graph ? [lineageGraph(graph, s.state)] : []));
+    slots.lineage.querySelector('svg.lineage')?.replaceWith(...(graph ? [lineageGraph(graph, taskLink, s.state)] : []));
   }
 
   // While following, progress events say something changed: re-read the status (from the
@@ -135,7 +138,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     submittedBy = typeof by === 'string' ? by : null;
     if (signal.aborted) return;
     graph = c.graph;
-    slots.lineage.replaceChildren(lineageGraph(c.graph, c.status.state), relationsSection(c));
+    slots.lineage.replaceChildren(lineageGraph(c.graph, taskLink, c.status.state), relationsSection(c));
     showStatus(c.status);
     void showSlurmJob(c.status);
     steps.clear();

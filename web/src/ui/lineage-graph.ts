@@ -1,6 +1,5 @@
 import { Graph, layout, type EdgeLabel, type GraphLabel, type NodeLabel } from '@dagrejs/dagre';
 import type { GraphNode, TaskGraph } from '../api/types.js';
-import { href } from '../app/router.js';
 import { svg } from './dom.js';
 import { instanceName } from './task-bits.js';
 
@@ -45,9 +44,10 @@ function place(nodes: readonly GraphNode[]): { g: Graph<GraphLabel, NodeLabel, E
 /**
  * The lineage of a Task as an SVG graph: one box per Task (coloured by state, dashed when
  * missing, faded when provisional), the selected one outlined. Boxes link to their Task.
- * `liveState` overrides the selected Task's recorded state with the one the page follows.
+ * `linkOf` makes a box's link from its Task ID (the page knows the console's routes; this widget
+ * does not). `liveState` overrides the selected Task's recorded state with the one the page follows.
  */
-export function lineageGraph(graph: TaskGraph, liveState?: string): SVGElement {
+export function lineageGraph(graph: TaskGraph, linkOf: (taskId: string) => string, liveState?: string): SVGElement {
   const { g, width, height } = place(graph.nodes);
   const edges = g.edges().map((e) => svg('path', { class: 'edge', 'data-from': e.v, 'data-to': e.w, d: pathThrough(g.edge(e).points ?? []), 'marker-end': 'url(#arrow)' }));
   const boxes = graph.nodes.map((n) => {
@@ -59,7 +59,7 @@ export function lineageGraph(graph: TaskGraph, liveState?: string): SVGElement {
     const cls = ['node', `state-${state}`, n.missing ? 'missing' : '', n.provisional ? 'provisional' : '', n.task_id === graph.selected_id ? 'selected' : ''].filter(Boolean).join(' ');
     return svg(
       'a',
-      { href: href(['tasks', n.task_id]), class: cls, 'data-task-id': n.task_id, 'aria-label': `${n.task_id} ${shown}` },
+      { href: linkOf(n.task_id), class: cls, 'data-task-id': n.task_id, 'aria-label': `${n.task_id} ${shown}` },
       svg('title', {}, `${n.task_id}\nstate: ${state}${n.missing ? '\nmissing' : ''}${n.provisional ? '\nprovisional' : ''}`),
       svg('rect', { x, y, width: NODE_W, height: NODE_H, rx: 7 }),
       svg('circle', { cx: x + 14, cy: y + 16, r: 4.5, class: 'dot' }),

@@ -1,10 +1,10 @@
-import type { IncomingRequest, ResponseSink } from './http.js';
-import { sendJson } from './reply.js';
-import type { Route } from './route.js';
-import { ok } from '../schemas/job-response.js';
-import { HttpError } from '../core/errors.js';
-import type { FileCopy } from '../schemas/workspace.js';
-import { sendFile, type OpenDownload } from './downloads/file-download.js';
+import type { IncomingRequest, ResponseSink } from '../http.js';
+import { sendJson } from '../reply.js';
+import type { Route } from '../route.js';
+import { ok } from '../../schemas/job-response.js';
+import { HttpError } from '../../core/errors.js';
+import type { FileCopy } from '../../schemas/workspace.js';
+import { sendFile, type OpenDownload } from './file-download.js';
 
 /** The staging area behind the routes (the workspace's UploadStaging). */
 export interface StagingArea {

@@ -2,10 +2,10 @@ import type { Stats } from 'node:fs';
 import { posix } from 'node:path';
 import type { FileHandle } from 'node:fs/promises';
 import type { IncomingRequest, ResponseHeaders, ResponseSink } from '../http.js';
+import { contentDisposition, mediaTypeOf } from '../media-types.js';
 import { HttpError } from '../../core/errors.js';
 import { parseRange } from './byte-ranges.js';
 import { pumpFile } from './file-pump.js';
-import { contentDisposition, mediaTypeOf } from './media-types.js';
 
 /**
  * Sent with every download: the file is shown as what its extension says and nothing else, and

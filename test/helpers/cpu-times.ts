@@ -1,10 +1,10 @@
 /**
- * The CPU side of the suite's accounting: what a test process reports (test/suite/cpu-probe.ts),
+ * The CPU side of the suite's accounting: what a test process reports (test/helpers/cpu-probe.ts),
  * how the runner reads it back, and CPU read from /proc for processes the test process never
  * reaps (daemons) and for the runner's own total.
  */
 import { readFileSync, rmSync } from 'node:fs';
-import { cpuOfStat } from '../../bench/lib/process-cpu.js';
+import { cpuOfStat } from '../../harness/process-cpu.js';
 
 /** CPU seconds (user + system) of one test process, its reaped descendants, and daemons it counted. */
 export interface FileCpu {
