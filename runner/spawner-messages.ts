@@ -1,8 +1,11 @@
 /**
- * Typed messages between the service's executor, the spawner process and pooled task runners,
- * and how a runner names its run in its command line. The runner bundle imports this module, so
- * it holds no value that needs `import.meta` (see runner-file.ts).
+ * The messages between the service's executor, the spawner process and pooled task runners, one
+ * typed, checked map per direction (see message-check.ts), and how a runner names its run in its
+ * command line. The runner bundle imports this module, so it holds no value that needs
+ * `import.meta` (see runner-file.ts).
  */
+import type { TaskResources } from '../schemas/tasks.js';
+import { count, countRecord, exitCode, MessageKinds, nonEmptyText, nullOnly, processId, signalName, text, textOrNull, textRecord } from './message-check.js';
 
 /** The argument before a runner's run_id: `runner.cjs --run <run_id>`. */
 export const RUN_FLAG = '--run';
@@ -11,24 +14,44 @@ export const NO_RUN_YET = '-'.repeat(32);
 /** A pooled runner's channel (to its spawner until ready, then to the service): JSON lines on a socket at this descriptor. */
 export const RUNNER_CHANNEL_FD = 3;
 
-/** Service → spawner: start one task runner. */
-export interface SpawnRequest {
-  type: 'spawn';
-  runId: string;
+/**
+ * What starting one run takes, whoever starts it: an engine (the executor seam), the spawner's
+ * direct start, or an idle pooled runner the service hands the run to.
+ */
+export interface StartSpec {
+  readonly runId: string;
   /** The Task directory: the runner's working directory. */
-  cwd: string;
+  readonly cwd: string;
   /** `task.log`: the runner's stdout and stderr. */
-  logFile: string;
-  /** Variables added to the base environment (the TASKYARD_TASK_* identity). */
-  env: Record<string, string>;
+  readonly logFile: string;
+  /** Variables added to the base environment (the TASKYARD_TASK_* identity, leased GPUs). */
+  readonly env: Record<string, string>;
+  /** What the run asks for; the Slurm engine turns it into sbatch options. */
+  readonly resources: TaskResources;
+  /** The Task ID, for names a person reads (a Slurm job name). */
+  readonly taskId: string;
 }
 
+const startSpecFields = { runId: nonEmptyText, cwd: nonEmptyText, logFile: nonEmptyText, env: textRecord, resources: countRecord<TaskResources>(), taskId: text };
+
 /**
- * Service → spawner, besides `spawn`: a pooled runner it was handed has answered its run (it is
- * no longer idle), or runs are waiting for one. `waiting` is how many runs wait for a pooled
- * runner now: the spawner keeps that many runners starting beyond its idle pool.
+ * Service → spawner: start one task runner (`spawn`); a pooled runner it was handed has answered
+ * its run, so it is no longer idle (`taken`); runs are waiting for one (`want`). `waiting` is how
+ * many runs wait for a pooled runner now: the spawner keeps that many starting beyond its idle pool.
  */
-export type PoolNotice = { type: 'taken'; pid: number; waiting: number } | { type: 'want'; waiting: number };
+export type SpawnerOrder =
+  | ({ type: 'spawn' } & StartSpec)
+  | { type: 'taken'; pid: number; waiting: number }
+  | { type: 'want'; waiting: number };
+
+/** `taken` and `want`: what the pool of runners is used for. */
+export type PoolNotice = Exclude<SpawnerOrder, { type: 'spawn' }>;
+
+export const SPAWNER_ORDERS = new MessageKinds<SpawnerOrder>('service to spawner', {
+  spawn: startSpecFields,
+  taken: { pid: processId, waiting: count },
+  want: { waiting: count },
+});
 
 /** Spawner → service: what became of a request, of the pool, and later of each process. */
 export type SpawnerEvent =
@@ -47,13 +70,21 @@ export type SpawnerEvent =
   /** A runner this spawner started (directly or pooled, once ready) exited. */
   | { type: 'exited'; pid: number; code: number | null; signal: NodeJS.Signals | null };
 
-/** What starting one run takes, whoever starts it (a spawner's direct start or an idle pooled runner). */
-export type RunSpec = Omit<SpawnRequest, 'type'>;
+export const SPAWNER_EVENTS = new MessageKinds<SpawnerEvent>('spawner to service', {
+  spawned: { runId: nonEmptyText, pid: processId, startedAt: nullOnly },
+  'spawn-failed': { runId: nonEmptyText, message: text },
+  ready: { pid: processId },
+  'idle-limit': { max: count },
+  'pool-failing': { message: text },
+  exited: { pid: processId, code: exitCode, signal: signalName },
+});
 
-/** Service → idle pooled runner: the run it takes over (the request the service would have sent the spawner). */
-export type RunAssignment = RunSpec & { type: 'run' };
+/** Service → idle pooled runner: the run it takes over (what the service would have asked the spawner to start). */
+export type RunAssignment = { type: 'run' } & StartSpec;
 
-/** Pooled runner → service. */
+export const RUN_ASSIGNMENTS = new MessageKinds<RunAssignment>('service to runner', { run: startSpecFields });
+
+/** Pooled runner → spawner (`ready`) and then → service. */
 export type RunnerEvent =
   | { type: 'ready' }
   /** It took the run and wrote `running` (started_at), or null when it failed before that. */
@@ -61,24 +92,8 @@ export type RunnerEvent =
   /** The run could not be taken over here (its log is on another file system): start a fresh runner. */
   | { type: 'declined'; message: string };
 
-/**
- * Calls `onEvent` with each JSON line read from a runner's channel. A line that is not JSON is
- * ignored: only the runner's exit then says how it went.
- */
-export function onJsonLines<T>(channel: NodeJS.ReadableStream, onEvent: (event: T) => void): void {
-  let pending = '';
-  channel.setEncoding('utf8');
-  channel.on('data', (chunk: string) => {
-    const lines = (pending + chunk).split('\n');
-    pending = lines.pop()!;
-    for (const line of lines) {
-      let event: T;
-      try {
-        event = JSON.parse(line) as T;
-      } catch {
-        continue;
-      }
-      onEvent(event);
-    }
-  });
-}
+export const RUNNER_EVENTS = new MessageKinds<RunnerEvent>('runner', {
+  ready: {},
+  accepted: { startedAt: textOrNull },
+  declined: { message: text },
+});

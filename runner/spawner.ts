@@ -26,38 +26,26 @@ import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
 import { HANDLE_LOST_WARNING, HandoverBackoff } from './handover-backoff.js';
+import { onMessageLines } from './message-check.js';
 import { RUNNER } from './runner-file.js';
-import { NO_RUN_YET, onJsonLines, RUN_FLAG, RUNNER_CHANNEL_FD, type PoolNotice, type RunnerEvent, type SpawnerEvent, type SpawnRequest } from './spawner-messages.js';
+import { NO_RUN_YET, RUN_FLAG, RUNNER_CHANNEL_FD, RUNNER_EVENTS, SPAWNER_ORDERS, type SpawnerEvent, type SpawnerOrder, type StartSpec } from './spawner-messages.js';
 
-const poolDir = process.argv[2] ?? '';
-const poolSize = Math.max(0, Number(process.argv[3] ?? 2) || 0);
-/** How long the pool stays grown after the last run that had to wait for a runner (`argv[4]`, default 10 s). */
-const growthHoldMs = Math.max(0, Number(process.argv[4] ?? 10_000) || 10_000);
-/** How often the spawner checks that the service is still connected (see the end of this file). */
+/** How often the spawner checks that the service is still connected (see `main` below). */
 const DISCONNECT_CHECK_MS = 500;
 /** A fresh slot log, written only at its end (O_APPEND), never through a link. */
 const SLOT_LOG_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW;
 /** After this many runners died before they were ready, in a row, waiting runs fail instead of retrying. */
 const MAX_FAILED_STARTS = 3;
 
-/** Pooled runners starting, and those handed to the service that have not answered a run yet. */
-let starting = 0;
-const offered = new Set<number>();
-/** Runs the service says wait for a pooled runner. */
-let waiting = 0;
-/**
- * Runners kept beyond `poolSize` while runs had to wait for one lately: the pool doubles at the
- * first wait (one runner more at a time let a loop wait again while it grew). A client that
- * submits as soon as its last Task ended (a script, a benchmark) takes a runner every ~20 ms
- * here, while a runner needs 30-50 ms to start on a busy machine: with 2 in the pool, 4 runs in
- * 10 waited for one; with 4, 1 in 100 or fewer. The first submit to a service always waits (the
- * pool starts with it), so a loop's first runs find the pool grown already.
- */
-let growth = 0;
-let lastWait = 0;
-let slotCounter = 0;
-let failedStarts = 0;
-const backoff = new HandoverBackoff(refill, (line) => process.stderr.write(`${line}\n`));
+/** How the service started this spawner (its arguments). */
+interface PoolConfig {
+  /** Where pooled runners' slot logs are (`argv[2]`); empty: no pool. */
+  readonly poolDir: string;
+  /** Runners kept idle or starting (`argv[3]`, default 2). */
+  readonly poolSize: number;
+  /** How long the pool stays grown after the last run that had to wait for a runner (`argv[4]`, default 10 s). */
+  readonly growthHoldMs: number;
+}
 
 function send(event: SpawnerEvent, channel?: Socket): void {
   if (process.connected) process.send!(event, channel, () => undefined);
@@ -68,8 +56,22 @@ function reportExit(child: ChildProcess): void {
   child.once('exit', (code, signal) => send({ type: 'exited', pid: child.pid!, code, signal }));
 }
 
+/**
+ * Stops this process reading a channel it passes to the service. Both hold the same socket until
+ * the service acknowledges the handle: Node's handle passing (lib/internal/child_process.js,
+ * `handleConversion['net.Socket'].send`) only sets the handle's `onread` to a no-op and closes it
+ * at the ACK, so a handle still reading would take and drop the runner's answer to a run the
+ * service wrote meanwhile. `socket.pause()` does not stop a socket's reads (only its 'data'
+ * events; Node reads on up to the high-water mark), and a child's stdio pipe starts reading as it
+ * is made (there is no `pauseOnCreate` for it), so the handle's own `readStop` is called: Node has
+ * no public way to do it. This is the one place that touches a Node internal.
+ */
+function stopReading(channel: Socket): void {
+  (channel as unknown as { _handle?: { readStop?: () => number } })._handle?.readStop?.();
+}
+
 /** A runner started for one run, writing straight to its log (no pool, or the run's log is on a foreign file system). */
-function startDirect(req: SpawnRequest): void {
+function startDirect(req: StartSpec): void {
   let logFd: number | undefined;
   try {
     // Opened safely: a link planted as task.log while the run was queued must not send the
@@ -93,118 +95,166 @@ function startDirect(req: SpawnRequest): void {
   }
 }
 
-/** A runner that died before it was ready; after a few in a row, the waiting runs fail. */
-function failedStart(slotLog: string): void {
-  starting--;
-  rmSync(slotLog, { force: true });
-  // A runner that cannot even start would be restarted forever: fail what waits instead.
-  if (++failedStarts >= MAX_FAILED_STARTS && waiting > 0) {
-    waiting = 0;
-    send({ type: 'pool-failing', message: 'task runners exit before they are ready (see the service log)' });
-  }
-  refill();
-}
-
 /**
- * Starts one pooled runner. Its first line on the channel says it is ready; then the channel goes
- * to the service (this process stops reading it), and the runner waits for its run there. False
- * when it could not be started (the waiting runs are told).
+ * The pool of runners started ahead of need, and the orders of the service. All the spawner's
+ * state is here; `main` makes one.
  */
-function startPooled(): boolean {
-  const slotLog = join(poolDir, `${process.pid}-${++slotCounter}.log`);
-  let fd: number | undefined;
-  try {
-    // Appending: stdout and stderr share this one open file with the Task's logger (its own
-    // descriptor, also appending) and the Task's subprocesses; a descriptor writing at its own
-    // offset overwrote what the others had written before it.
-    fd = openSync(slotLog, SLOT_LOG_FLAGS, 0o644);
-    const child = spawn(process.execPath, [RUNNER, RUN_FLAG, NO_RUN_YET, '--slot-log', slotLog], {
-      // Not the pool directory: a runner whose working directory vanished while it started (a
-      // workspace removed) hung for good in Node's start-up when NODE_OPTIONS preloads modules.
-      cwd: '/',
-      detached: true,
-      stdio: ['ignore', fd, fd, 'pipe'],
-      env: process.env,
-    });
-    starting++;
-    let ready = false;
-    child.once('error', () => undefined); // reported through 'exit'
-    child.once('exit', (code, signal) => {
-      if (!ready) return failedStart(slotLog);
-      // Idle, or handed a run: the service hears of the exit either way (it maps the pid).
-      if (offered.delete(child.pid!)) refill();
-      send({ type: 'exited', pid: child.pid!, code, signal });
-    });
-    const channel = child.stdio[RUNNER_CHANNEL_FD] as Socket;
-    channel.on('error', () => undefined); // the runner's exit says what matters
-    onJsonLines<RunnerEvent>(channel, (event) => {
-      // Its exit was handled first (a runner killed right after it said ready): it is gone.
-      if (event.type !== 'ready' || ready || child.exitCode !== null || child.signalCode !== null) return;
-      ready = true;
-      starting--;
-      failedStarts = 0;
-      offered.add(child.pid!);
-      stopReading(channel);
-      send({ type: 'ready', pid: child.pid! }, channel);
-    });
-    return true;
-  } catch (err) {
+class Spawner {
+  readonly #config: PoolConfig;
+  readonly #backoff = new HandoverBackoff(() => this.refill(), (line) => process.stderr.write(`${line}\n`));
+  /** Pooled runners starting, and those handed to the service that have not answered a run yet. */
+  #starting = 0;
+  readonly #offered = new Set<number>();
+  /** Runs the service says wait for a pooled runner. */
+  #waiting = 0;
+  /**
+   * Runners kept beyond `poolSize` while runs had to wait for one lately: the pool doubles at the
+   * first wait (one runner more at a time let a loop wait again while it grew). A client that
+   * submits as soon as its last Task ended (a script, a benchmark) takes a runner every ~20 ms
+   * here, while a runner needs 30-50 ms to start on a busy machine: with 2 in the pool, 4 runs in
+   * 10 waited for one; with 4, 1 in 100 or fewer. The first submit to a service always waits (the
+   * pool starts with it), so a loop's first runs find the pool grown already.
+   */
+  #growth = 0;
+  #lastWait = 0;
+  #slotCounter = 0;
+  #failedStarts = 0;
+
+  constructor(config: PoolConfig) {
+    this.#config = config;
+  }
+
+  /** An order of the service, checked (a malformed one is logged and ignored; a `spawn` naming its run is answered). */
+  order(value: unknown): void {
+    const checked = SPAWNER_ORDERS.check(value);
+    if (!checked.ok) {
+      const runId = (value as { type?: unknown; runId?: unknown } | null)?.runId;
+      if ((value as { type?: unknown } | null)?.type === 'spawn' && typeof runId === 'string' && runId) send({ type: 'spawn-failed', runId, message: checked.error });
+      else process.stderr.write(`taskyard spawner: ${checked.error}; ignored\n`);
+      return;
+    }
+    const message: SpawnerOrder = checked.message;
+    if (message.type === 'spawn') return startDirect(message);
+    if (message.type === 'taken') {
+      this.#offered.delete(message.pid);
+      this.#backoff.recovered();
+    } else if (message.waiting > 0) {
+      if (this.#growth === 0) send({ type: 'idle-limit', max: 2 * this.#config.poolSize });
+      this.#growth = this.#config.poolSize;
+      this.#lastWait = Date.now();
+    }
+    this.#waiting = message.waiting;
+    this.refill();
+  }
+
+  /** A passed channel did not reach the service (see handover-backoff.ts). */
+  handoverLost(): void {
+    this.#backoff.lost();
+  }
+
+  /** The pool shrinks back once no run waited for `growthHoldMs` (runners beyond it are used, not replaced). */
+  shrinkIfCalm(): void {
+    if (this.#growth > 0 && Date.now() - this.#lastWait > this.#config.growthHoldMs) {
+      // Idle runners beyond the pool go: each holds ~40 MB for a burst that is over.
+      this.#growth = 0;
+      send({ type: 'idle-limit', max: this.#config.poolSize });
+    }
+  }
+
+  /** Keeps `poolSize` (and `growth`) runners idle or starting beyond those the waiting runs need. */
+  refill(): void {
+    if (!this.#config.poolDir || (this.#failedStarts >= MAX_FAILED_STARTS && this.#waiting === 0) || this.#backoff.holding) return;
+    // Stops at a runner that could not be started: the next notice or exit tries again.
+    while (process.connected && this.#offered.size + this.#starting < this.#config.poolSize + this.#growth + this.#waiting && this.#startPooled());
+  }
+
+  /** A runner that died before it was ready; after a few in a row, the waiting runs fail. */
+  #failedStart(slotLog: string): void {
+    this.#starting--;
     rmSync(slotLog, { force: true });
-    if (waiting > 0) send({ type: 'pool-failing', message: (err as Error).message });
-    waiting = 0;
-    return false;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
+    // A runner that cannot even start would be restarted forever: fail what waits instead.
+    if (++this.#failedStarts >= MAX_FAILED_STARTS && this.#waiting > 0) {
+      this.#waiting = 0;
+      send({ type: 'pool-failing', message: 'task runners exit before they are ready (see the service log)' });
+    }
+    this.refill();
+  }
+
+  /**
+   * Starts one pooled runner. Its first line on the channel says it is ready; then the channel goes
+   * to the service (this process stops reading it), and the runner waits for its run there. False
+   * when it could not be started (the waiting runs are told).
+   */
+  #startPooled(): boolean {
+    const slotLog = join(this.#config.poolDir, `${process.pid}-${++this.#slotCounter}.log`);
+    let fd: number | undefined;
+    try {
+      // Appending: stdout and stderr share this one open file with the Task's logger (its own
+      // descriptor, also appending) and the Task's subprocesses; a descriptor writing at its own
+      // offset overwrote what the others had written before it.
+      fd = openSync(slotLog, SLOT_LOG_FLAGS, 0o644);
+      const child = spawn(process.execPath, [RUNNER, RUN_FLAG, NO_RUN_YET, '--slot-log', slotLog], {
+        // Not the pool directory: a runner whose working directory vanished while it started (a
+        // workspace removed) hung for good in Node's start-up when NODE_OPTIONS preloads modules.
+        cwd: '/',
+        detached: true,
+        stdio: ['ignore', fd, fd, 'pipe'],
+        env: process.env,
+      });
+      this.#starting++;
+      let ready = false;
+      child.once('error', () => undefined); // reported through 'exit'
+      child.once('exit', (code, signal) => {
+        if (!ready) return this.#failedStart(slotLog);
+        // Idle, or handed a run: the service hears of the exit either way (it maps the pid).
+        if (this.#offered.delete(child.pid!)) this.refill();
+        send({ type: 'exited', pid: child.pid!, code, signal });
+      });
+      const channel = child.stdio[RUNNER_CHANNEL_FD] as Socket;
+      channel.on('error', () => undefined); // the runner's exit says what matters
+      const onRefused = (error: string) => process.stderr.write(`taskyard spawner: runner ${child.pid}: ${error}; ignored\n`);
+      onMessageLines(channel, RUNNER_EVENTS, (event) => {
+        // Its exit was handled first (a runner killed right after it said ready): it is gone.
+        if (event.type !== 'ready' || ready || child.exitCode !== null || child.signalCode !== null) return;
+        ready = true;
+        this.#starting--;
+        this.#failedStarts = 0;
+        this.#offered.add(child.pid!);
+        stopReading(channel);
+        send({ type: 'ready', pid: child.pid! }, channel);
+      }, onRefused);
+      return true;
+    } catch (err) {
+      rmSync(slotLog, { force: true });
+      if (this.#waiting > 0) send({ type: 'pool-failing', message: (err as Error).message });
+      this.#waiting = 0;
+      return false;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+    }
   }
 }
 
-/**
- * Stops this process reading a channel it passes to the service. Both hold the same socket until
- * the service acknowledges the handle, and a handle still reading would take (and, once passed,
- * drop) the runner's answer to its run. `pause()` does not stop a socket's reads, so the handle's
- * own `readStop` is called (Node has no public way to do it).
- */
-function stopReading(channel: Socket): void {
-  (channel as unknown as { _handle?: { readStop?: () => number } })._handle?.readStop?.();
+function main(): void {
+  const poolSize = Math.max(0, Number(process.argv[3] ?? 2) || 0);
+  const spawner = new Spawner({ poolDir: process.argv[2] ?? '', poolSize, growthHoldMs: Math.max(0, Number(process.argv[4] ?? 10_000) || 10_000) });
+  process.on('message', (message: unknown) => spawner.order(message));
+  process.on('disconnect', () => process.exit(0));
+  // Started with --no-warnings: a lost runner channel is said once (see handover-backoff.ts), not
+  // once per runner; any other warning is printed as Node would.
+  process.on('warning', (warning) => {
+    if (warning.name === HANDLE_LOST_WARNING) spawner.handoverLost();
+    else process.stderr.write(`${warning.name}: ${warning.message}\n`);
+  });
+  // A channel closed while a passed runner channel waits for the service's acknowledgement (the
+  // service died at that moment) emits no 'disconnect' in Node 20: it waits for that ACK forever.
+  // Its runners' channels it still holds would keep them idle for good, so a slow check backs it up.
+  // The same check lets the pool shrink back (runners beyond it are used, not replaced).
+  setInterval(() => {
+    if (!process.connected) process.exit(0);
+    spawner.shrinkIfCalm();
+  }, DISCONNECT_CHECK_MS);
+  spawner.refill();
 }
 
-/** Keeps `poolSize` (and `growth`) runners idle or starting beyond those the waiting runs need. */
-function refill(): void {
-  if ((failedStarts >= MAX_FAILED_STARTS && waiting === 0) || backoff.holding) return;
-  // Stops at a runner that could not be started: the next notice or exit tries again.
-  while (process.connected && offered.size + starting < poolSize + growth + waiting && startPooled());
-}
-
-process.on('message', (message: SpawnRequest | PoolNotice) => {
-  if (message.type === 'spawn') return startDirect(message);
-  if (message.type === 'taken') {
-    offered.delete(message.pid);
-    backoff.recovered();
-  } else if (message.waiting > 0) {
-    if (growth === 0) send({ type: 'idle-limit', max: 2 * poolSize });
-    growth = poolSize;
-    lastWait = Date.now();
-  }
-  waiting = message.waiting;
-  refill();
-});
-process.on('disconnect', () => process.exit(0));
-// Started with --no-warnings: a lost runner channel is said once (see handover-backoff.ts), not
-// once per runner; any other warning is printed as Node would.
-process.on('warning', (warning) => {
-  if (warning.name === HANDLE_LOST_WARNING) backoff.lost();
-  else process.stderr.write(`${warning.name}: ${warning.message}\n`);
-});
-// A channel closed while a passed runner channel waits for the service's acknowledgement (the
-// service died at that moment) emits no 'disconnect' in Node 20: it waits for that ACK forever.
-// Its runners' channels it still holds would keep them idle for good, so a slow check backs it up.
-// The same check lets the pool shrink back (runners beyond it are used, not replaced).
-setInterval(() => {
-  if (!process.connected) process.exit(0);
-  if (growth > 0 && Date.now() - lastWait > growthHoldMs) {
-    // Idle runners beyond the pool go: each holds ~40 MB for a burst that is over.
-    growth = 0;
-    send({ type: 'idle-limit', max: poolSize });
-  }
-}, DISCONNECT_CHECK_MS);
-if (poolDir) refill();
+main();

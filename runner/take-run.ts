@@ -1,5 +1,6 @@
 import { closeSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { RUN_FLAG, RUNNER_CHANNEL_FD, type RunAssignment, type RunnerEvent } from './spawner-messages.js';
+import type { Checked } from './message-check.js';
+import { RUN_ASSIGNMENTS, RUN_FLAG, RUNNER_CHANNEL_FD, type RunAssignment, type RunnerEvent } from './spawner-messages.js';
 
 /** What a runner tells the service once it has written its `running` record (or failed before). */
 export type Acknowledge = (startedAt: string | null) => void;
@@ -25,7 +26,7 @@ function readChannel(buf: Buffer): number {
  * Waits, blocked in one read, for the service's assignment: a pooled runner has nothing else to
  * do until then. Null when the channel closed first (the service or the spawner went away).
  */
-function receive(): RunAssignment | null {
+function receive(): Checked<RunAssignment> | null {
   const chunks: Buffer[] = [];
   const buf = Buffer.alloc(16384);
   for (;;) {
@@ -33,8 +34,15 @@ function receive(): RunAssignment | null {
     if (n === 0) return null;
     const end = buf.subarray(0, n).indexOf(0x0a);
     chunks.push(Buffer.from(buf.subarray(0, end < 0 ? n : end)));
-    if (end >= 0) return JSON.parse(Buffer.concat(chunks).toString('utf8')) as RunAssignment;
+    if (end >= 0) return RUN_ASSIGNMENTS.parse(Buffer.concat(chunks).toString('utf8'));
   }
+}
+
+/** Says the run cannot be taken here, and exits (its slot log removed). */
+function decline(slotLog: string, message: string): never {
+  send({ type: 'declined', message });
+  rmSync(slotLog, { force: true });
+  process.exit(0);
 }
 
 /**
@@ -57,18 +65,20 @@ export function takeRun(): Acknowledge {
   const slotLog = slotIndex > 0 ? process.argv[slotIndex + 1] : undefined;
   if (!slotLog) throw new Error('task runner: TASKYARD_TASK_DIR is not set and no spawner hands over a run');
   send({ type: 'ready' });
-  const run = receive();
-  if (!run) {
+  const received = receive();
+  if (!received) {
     // Idle when the service (or, before it was ready, the spawner) went: nothing to run, nothing to keep.
     rmSync(slotLog, { force: true });
     process.exit(0);
   }
+  // A malformed assignment is declined with what was wrong: the service then asks the spawner,
+  // which checks the same fields and answers why the run could not start.
+  if (!received.ok) decline(slotLog, received.error);
+  const run = received.message;
   try {
     renameSync(slotLog, run.logFile);
   } catch (err) {
-    send({ type: 'declined', message: (err as Error).message });
-    rmSync(slotLog, { force: true });
-    process.exit(0);
+    decline(slotLog, (err as Error).message);
   }
   Object.assign(process.env, run.env, { TASKYARD_TASK_DIR: run.cwd });
   process.chdir(run.cwd);

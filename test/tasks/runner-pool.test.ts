@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import t, { type Test } from 'tap';
-import { NO_RUN_YET, onJsonLines } from '../../runner/spawner-messages.js';
+import { NO_RUN_YET, RUNNER_EVENTS } from '../../runner/spawner-messages.js';
+import { onMessageLines } from '../../runner/message-check.js';
 import type { TaskStatus } from '../../schemas/tasks.js';
 import { LocalExecutor } from '../../supervisor/tasks/engines/local-executor.js';
 import { createRunDir } from '../../supervisor/tasks/records/run-dir.js';
@@ -208,9 +209,11 @@ t.test('once no run has waited for the hold time, the idle runners beyond the po
 t.test('a runner channel yields its JSON lines, across chunks, and ignores what is not JSON', async (t) => {
   const stream = new PassThrough();
   const events: unknown[] = [];
-  onJsonLines(stream, (event) => events.push(event));
+  const refused: string[] = [];
+  onMessageLines(stream, RUNNER_EVENTS, (event) => events.push(event), (error) => refused.push(error));
   stream.write('{"type":"rea');
   stream.write('dy"}\nnot json\n{"type":"accepted","startedAt":null}\n{"type":');
   await new Promise((resolve) => setImmediate(resolve));
   t.same(events, [{ type: 'ready' }, { type: 'accepted', startedAt: null }]);
+  t.match(refused, [/not JSON/]);
 });

@@ -1,4 +1,4 @@
-import type { TaskResources } from '../../../schemas/tasks.js';
+import type { StartSpec } from '../../../runner/spawner-messages.js';
 
 /**
  * The engine seam. An engine only starts a run, stops it, and reports whether it is alive and how
@@ -28,20 +28,8 @@ export interface Runner {
   readonly startedAt?: string | null;
 }
 
-/** What an engine needs to start one run. */
-export interface StartSpec {
-  readonly runId: string;
-  /** The Task directory: the runner's working directory. */
-  readonly cwd: string;
-  /** `task.log`: the runner's stdout and stderr. */
-  readonly logFile: string;
-  /** Variables added to the base environment (the TASKYARD_TASK_* identity, leased GPUs). */
-  readonly env: Record<string, string>;
-  /** What the run asks for; the Slurm engine turns it into sbatch options. */
-  readonly resources: TaskResources;
-  /** The Task ID, for names a person reads (a Slurm job name). */
-  readonly taskId: string;
-}
+/** What an engine needs to start one run: the same shape the spawner and a pooled runner receive. */
+export type { StartSpec };
 
 /** A run a previous service left, to look for among the engine's live runners. */
 export interface LeftRun {

@@ -39,7 +39,6 @@ export class SlurmExecutor implements Executor {
   readonly #baseEnv: NodeJS.ProcessEnv;
   readonly #scratch: string;
   readonly #poller: SlurmJobPoller;
-  readonly #byRunner = new WeakMap<Runner, WatchedJob>();
 
   /** `scratch` holds job scripts and environment files for the moment of a submit (private: they hold the environment). */
   constructor(opts: { config: ExecutorSection; env: NodeJS.ProcessEnv; scratch: string }) {
@@ -145,10 +144,9 @@ export class SlurmExecutor implements Executor {
   }
 
   async stop(runner: Runner): Promise<void> {
-    const watched = this.#byRunner.get(runner);
-    if (!watched) return;
-    watched.cancelled = true;
-    await slurm('scancel', [watched.jobId], this.#baseEnv);
+    if (!(runner instanceof WatchedJob)) return;
+    runner.cancelled = true;
+    await slurm('scancel', [runner.jobId], this.#baseEnv);
     await within(runner.ended, STOP_WITHIN_MS);
   }
 
@@ -158,10 +156,8 @@ export class SlurmExecutor implements Executor {
   }
 
   #watch(job: WatchedJob): Runner {
-    const runner: Runner = { pid: null, ended: job.ended };
-    this.#byRunner.set(runner, job);
     this.#poller.watch(job);
-    return runner;
+    return job;
   }
 }
 

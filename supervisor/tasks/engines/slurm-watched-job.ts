@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { readJsonObject } from '../../common/json-file.js';
 import { isTerminal, TASK_FILES } from '../../../core/task-record/record-files.js';
 import { TaskState } from '../../../schemas/tasks.js';
-import type { RunnerEnd } from './executor.js';
+import type { Runner, RunnerEnd } from './executor.js';
 
 /**
  * When the Slurm executor may believe that a job is gone. One squeue that exits 0 without a job
@@ -22,8 +22,10 @@ export const ADOPT_WAIT_MS = 10 * 60_000;
 
 const STATES = new Set<string>(Object.values(TaskState));
 
-/** One job the executor follows for one run, and what has been seen of it. */
-export class WatchedJob {
+/** One job the executor follows for one run, and what has been seen of it: the run's runner on Slurm, carrying its end. */
+export class WatchedJob implements Runner {
+  /** It runs on a cluster node: no local process. */
+  readonly pid = null;
   readonly jobId: string;
   /** The run's Task directory and run id: where its own record is. */
   readonly dir: string;
