@@ -71,8 +71,7 @@ export async function submitTask(rt: Tasks, task: string, inputs: Record<string,
       log_path: relativeTaskPath(parts, id, TASK_FILES.log),
     };
     const { durable } = createRunDirOrExplain(rt, dir, status);
-    rt.index.setStatus(id, parts, status, false);
-    rt.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources: definition.resources });
+    rt.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources: definition.resources }, status);
     // The run starts while its record is flushed; the submit is answered once it is on disk.
     await durable;
     return { task_id: id, run_id: status.run_id, task: definition.name };

@@ -2,7 +2,7 @@ import { closeSync, readSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { ProgressEvent } from '../../../schemas/events.js';
 import type { TaskLogChunk, TaskStatus } from '../../../schemas/tasks.js';
-import { isTempFile, isTerminal, TASK_FILES } from '../../../core/task-record/record-files.js';
+import { isTempFile, TASK_FILES } from '../../../core/task-record/record-files.js';
 import { cutStepName, MAX_STEP_NAME } from '../../../core/task-record/step-limits.js';
 import { readLogWindowSync } from './log-reader.js';
 import { ProgressWindow } from './progress-window.js';
@@ -47,11 +47,6 @@ function readsFor(file: string | null): Part[] {
   return EVERYTHING;
 }
 
-/** Whether a re-read found nothing new (the safety timer re-reads running Tasks every second). */
-function sameStatus(known: TaskStatus | null | undefined, read: TaskStatus): boolean {
-  return known?.state === read.state && known.steps.length === read.steps.length && JSON.stringify(known) === JSON.stringify(read);
-}
-
 /** Who a live Task is: its record's place and its run. */
 export interface LiveRun {
   readonly id: string;
@@ -63,8 +58,8 @@ export interface LiveRun {
 /**
  * One `fs.watch` on the directory of a running Task, owned by its run. Every event means
  * "re-read from my last offset": new lines of `events.jsonl` become progress events, growth of
- * `task.log` is noted, a new `status.json` of this run updates the index, and a terminal one is
- * handed to the owner, which publishes it. All followers share this watch, its progress list and
+ * `task.log` is noted, and each `status.json` of this run is handed to the owner, which shows it
+ * in the index (or publishes a terminal one) if it is a legal next state of the run. All followers share this watch, its progress list and
  * its cached log reads; a slow timer re-checks in case an event was missed. Reads go events → log →
  * status, so once the status is terminal everything before it is known. Files the Task replaced
  * with something else (a directory, a FIFO, a link) are not read, and nothing here throws.
@@ -80,7 +75,7 @@ export class LiveTask {
   logSize = 0;
   readonly #index: TaskIndex;
   readonly #run: LiveRun;
-  readonly #onTerminal: (status: TaskStatus) => void;
+  readonly #onStatus: (status: TaskStatus) => void;
   readonly #refused = new Set<string>();
   #watcher: FSWatcher | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -95,10 +90,11 @@ export class LiveTask {
   #broadcaster: TaskBroadcaster | undefined;
   #closed = false;
 
-  constructor(index: TaskIndex, run: LiveRun, onTerminal: (status: TaskStatus) => void) {
+  /** `onStatus` gets every status of this run read from disk: the run owns what the index shows. */
+  constructor(index: TaskIndex, run: LiveRun, onStatus: (status: TaskStatus) => void) {
     this.#index = index;
     this.#run = run;
-    this.#onTerminal = onTerminal;
+    this.#onStatus = onStatus;
     try {
       this.#watcher = watch(run.dir, (_event, file) => this.#request(readsFor(file)));
       this.#watcher.on('error', () => this.#request(EVERYTHING));
@@ -297,8 +293,7 @@ export class LiveTask {
     const status = await readStatus(dir, id, parts.type);
     // Unreadable, or another run's: the owner decides when the runner ends.
     if (!status || status.run_id !== this.#run.runId || this.#closed) return false;
-    if (isTerminal(status.state)) this.#onTerminal(status);
-    else if (!sameStatus(this.#index.get(id)?.status, status)) this.#index.setStatus(id, parts, status);
+    this.#onStatus(status);
     return true;
   }
 }

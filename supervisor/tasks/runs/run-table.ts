@@ -1,4 +1,5 @@
 import type { GpuLease } from '../../../schemas/machine.js';
+import type { TaskStatus } from '../../../schemas/tasks.js';
 import type { Executor } from '../engines/executor.js';
 import type { LeaseFile } from './lease-file.js';
 import type { Lease, ResourcePool } from './resource-pool.js';
@@ -53,9 +54,12 @@ export class RunTable {
     };
   }
 
-  /** Owns a run whose queued record is written; it starts when a slot and its resources are free. */
-  submit(spec: RunSpec): TaskRun {
-    const run = this.#own(spec, { kind: 'queue' });
+  /**
+   * Owns a run whose directory holds its queued record (`status`, which the index shows from now
+   * on); it starts when a slot and its resources are free.
+   */
+  submit(spec: RunSpec, status: TaskStatus): TaskRun {
+    const run = this.#own(spec, { kind: 'queue', status });
     this.#queue.push(run);
     this.#pump();
     return run;
@@ -111,6 +115,11 @@ export class RunTable {
   #pump(): void {
     while (this.#queue.length && (this.#maxRunning === null || this.#running < this.#maxRunning) && !this.#host.closing.aborted) {
       const head = this.#queue[0]!;
+      // Cancelled while queued: it ends without a slot (and leaves the queue once published).
+      if (head.phase !== 'queued') {
+        this.#queue.shift();
+        continue;
+      }
       const lease = this.#pool.tryLease(this.#admitsAll ? {} : head.spec.resources, head.holder);
       if (!lease) return;
       this.#queue.shift();

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import type { TaskResources, TaskStatus } from '../../../schemas/tasks.js';
-import { TASK_FILES } from '../../../core/task-record/record-files.js';
+import { isTerminal, TASK_FILES } from '../../../core/task-record/record-files.js';
 import { LiveTask } from '../follow/live-task.js';
 import type { Executor, Runner, RunnerEnd } from '../engines/executor.js';
 import { identityVariables } from '../engines/task-environment.js';
 import { retryTerminalRecord, terminalStatusOf, writeTerminalRecord } from '../records/settle-record.js';
 import type { TaskIndex } from '../records/task-index.js';
 import type { TaskIdParts } from '../records/task-ids.js';
+import { RunState, RunStateError, settlementOf, type RunPhase } from './run-state.js';
 
 /** One run to own: where its record is and which definition runs it. */
 export interface RunSpec {
@@ -34,45 +35,54 @@ export interface RunHost {
   slotFreed(run: TaskRun): void;
 }
 
-export type RunPhase = 'queued' | 'starting' | 'running' | 'ended';
+export type { RunPhase } from './run-state.js';
 
-/** How a run begins: queued for a slot, taking over a live runner, or found without one. */
-export type RunStart = { kind: 'queue' } | { kind: 'adopt'; runner: Runner } | { kind: 'lost'; end: RunnerEnd | null };
+/**
+ * How a run begins: queued for a slot (with the queued record submit wrote), taking over a live
+ * runner, or found without one.
+ */
+export type RunStart = { kind: 'queue'; status: TaskStatus } | { kind: 'adopt'; runner: Runner } | { kind: 'lost'; end: RunnerEnd | null };
+
+/** Whether a re-read found nothing new (the safety timer re-reads running Tasks every second). */
+function sameStatus(known: TaskStatus | null | undefined, read: TaskStatus): boolean {
+  return known?.state === read.state && known.steps.length === read.steps.length && JSON.stringify(known) === JSON.stringify(read);
+}
 
 /**
  * The one owner of a run, in the spirit of execa: its whole lifecycle (admission, start, watch,
- * cancel, settlement) is one awaited function, the record is settled in exactly one place, and
- * the terminal state is published once: first the Task ID is released, then the index shows it,
- * so every Job that sees a terminal state can delete or replace the Task at once.
+ * cancel, settlement) is one awaited function over one RunState (see run-state.ts), the record is
+ * settled in exactly one place, and every status of the run the index shows is written here: the
+ * queued record at submit, `running` at start, what the runner writes while it lives, and the
+ * terminal state, published once: first the Task ID is released, then the index shows it, so
+ * every Job that sees a terminal state can delete or replace the Task at once.
  */
 export class TaskRun {
   readonly spec: RunSpec;
   /** The published terminal status; null when the directory came to hold another run. */
   readonly published: Promise<TaskStatus | null>;
   readonly #host: RunHost;
-  #phase: RunPhase = 'queued';
-  #admit: (go: boolean) => void = () => undefined;
+  readonly #state: RunState;
   /** Variables of what admission leased (the Task's own GPUs). */
   #leaseEnv: Record<string, string> = {};
-  #timeLimit: NodeJS.Timeout | undefined;
-  #timedOut = false;
-  #runner: Runner | undefined;
   #live: LiveTask | undefined;
-  #terminal: TaskStatus | null | undefined;
-  #resolvePublished!: (status: TaskStatus | null) => void;
-  #cancelRequested = false;
-  #cancelledHere = false;
-  #stopping: Promise<void> | undefined;
 
   constructor(host: RunHost, spec: RunSpec, start: RunStart) {
     this.#host = host;
     this.spec = spec;
-    this.published = new Promise((resolve) => (this.#resolvePublished = resolve));
-    const admitted = start.kind === 'queue' ? new Promise<boolean>((resolve) => (this.#admit = resolve)) : Promise.resolve(true);
-    void this.#own(start, admitted).catch((err: unknown) => {
+    if (start.kind === 'queue') {
+      this.#state = new RunState(spec.runId, 'queued');
+      if (!this.#state.show(start.status)) throw new RunStateError(`run ${spec.runId}: the record of a submit must be its queued status`);
+      host.index.setStatus(spec.id, spec.parts, start.status, false);
+    } else {
+      const known = host.index.get(spec.id)?.status;
+      this.#state = new RunState(spec.runId, 'found', known?.run_id === spec.runId ? known.state : undefined);
+    }
+    const state = this.#state;
+    this.published = state.until(() => state.phase === 'published').then(() => state.terminal ?? null);
+    void this.#own(start).catch((err: unknown) => {
       // Nothing in #own should throw; if it does, the run still ends and says so.
       console.error(`taskyard: the run ${spec.runId} of ${spec.id} failed in the service`, err);
-      this.#publish(null);
+      this.#fail();
     });
   }
 
@@ -81,7 +91,7 @@ export class TaskRun {
   }
 
   get phase(): RunPhase {
-    return this.#phase;
+    return this.#state.phase;
   }
 
   /** The shared watcher of the running Task (undefined while queued). */
@@ -97,50 +107,47 @@ export class TaskRun {
   /** The table gives this queued run a slot, with the variables of what it leased. */
   admit(leaseEnv: Record<string, string>): void {
     this.#leaseEnv = leaseEnv;
-    this.#admit(true);
+    this.#state.to('starting');
   }
 
   /** Cancels the run; true only when this call caused the `cancelled` record. */
   async cancel(): Promise<boolean> {
-    if (this.#terminal !== undefined || this.#cancelRequested) return false;
-    this.#cancelRequested = true;
-    if (this.#phase === 'queued') this.#admit(false);
-    else this.#stopWorker();
+    const state = this.#state;
+    if (state.phase === 'published' || !state.end({ kind: 'cancel' })) return false;
+    // A queued run ends here; a starting or running one once its runner is stopped (#watch).
+    if (state.phase === 'queued') state.to('ended');
     await this.published;
-    return this.#cancelledHere;
+    return state.cancelledHere;
   }
 
-  async #own(start: RunStart, admitted: Promise<boolean>): Promise<void> {
-    let end: RunnerEnd | null = start.kind === 'lost' ? start.end : null;
-    let counted = false;
-    if (start.kind !== 'lost') {
-      counted = await admitted;
-      const runner = start.kind === 'adopt' ? start.runner : counted ? await this.#start() : undefined;
-      if (runner && 'ended' in runner) {
-        this.#runner = runner;
-        this.#phase = 'running';
-        if (runner.startedAt) this.#showRunning(runner.pid, runner.startedAt);
-        this.#live = new LiveTask(this.#host.index, this.spec, (status) => this.#publish(status));
-        if (this.#cancelRequested) this.#stopWorker();
-        this.#watchTimeLimit();
-        end = await runner.ended;
-        clearTimeout(this.#timeLimit);
-        await this.#stopping;
-        if (this.#timedOut && !this.#cancelRequested) end = { kind: 'time-limit', seconds: this.spec.resources.time_limit_s! };
-        await this.#live.refresh();
-      } else if (runner) end = runner;
-    }
-    this.#phase = 'ended';
+  async #own(start: RunStart): Promise<void> {
+    const state = this.#state;
+    const { closing } = this.#host;
+    if (start.kind === 'queue') await state.until(() => state.phase !== 'queued');
+    // Admitted (or adopted): the run holds a slot until its runner is gone.
+    const counted = state.phase === 'starting' || start.kind === 'adopt';
+    const runner = start.kind === 'adopt' ? start.runner : state.phase === 'starting' ? await this.#start() : undefined;
+    if (runner) {
+      state.to('running');
+      if (runner.startedAt) this.#showRunning(runner.pid, runner.startedAt);
+      this.#live = new LiveTask(this.#host.index, this.spec, (status) => this.#observe(status));
+      const end = await this.#watch(runner);
+      await this.#live.refresh();
+      // The service is stopping: the runner lives on, and so must its record.
+      const leaving = closing.aborted && end.kind === 'lost';
+      state.end(leaving ? { kind: 'closing' } : end);
+      if (state.phase === 'running') state.to(leaving ? 'left' : 'ended');
+    } else if (start.kind === 'lost') {
+      state.end(start.end ?? { kind: 'not-started' });
+      state.to(closing.aborted && start.end?.kind === 'lost' ? 'left' : 'ended');
+    } else if (state.phase === 'starting') state.to('ended'); // the start failed: its reason is set
     this.#live?.close();
     if (counted) this.#host.slotFreed(this);
-    // The service is stopping: the runner lives on, and so must its record.
-    if (this.#terminal !== undefined || (this.#host.closing.aborted && end?.kind === 'lost')) return;
-    await this.#settle(end);
+    if (state.phase === 'ended') await this.#settle();
   }
 
   /** Starts the runner; a failure to start is the run's end. */
-  async #start(): Promise<Runner | RunnerEnd> {
-    this.#phase = 'starting';
+  async #start(): Promise<Runner | undefined> {
     const { spec } = this;
     try {
       return await this.#host.executor.start({
@@ -152,8 +159,36 @@ export class TaskRun {
         env: { ...this.#leaseEnv, ...identityVariables({ workspace: this.#host.workspace, dir: spec.dir, taskId: spec.id, runId: spec.runId, taskType: spec.parts.type, registration: spec.registration, module: spec.module }) },
       });
     } catch (err) {
-      return { kind: 'spawn-failed', message: (err as Error).message };
+      this.#state.end({ kind: 'spawn-failed', message: (err as Error).message });
+      return undefined;
     }
+  }
+
+  /**
+   * The runner's end, raced against a reason to stop it (cancel, the time limit): a stopped runner
+   * is awaited until nothing of it is left.
+   */
+  async #watch(runner: Runner): Promise<RunnerEnd> {
+    const state = this.#state;
+    const limit = this.#watchTimeLimit();
+    try {
+      const stop = state.until(() => state.reason !== undefined).then(() => null);
+      const first = await Promise.race([runner.ended, stop]);
+      if (first) return first;
+      await this.#host.executor.stop(runner).catch((err: unknown) => console.error(`taskyard: stopping the runner of ${this.id} failed`, err));
+      return await runner.ended;
+    } finally {
+      clearTimeout(limit);
+    }
+  }
+
+  /** Locally the service enforces `time_limit_s`; an engine that queues runs (Slurm `--time`) does itself. */
+  #watchTimeLimit(): NodeJS.Timeout | undefined {
+    const seconds = this.spec.resources.time_limit_s;
+    if (seconds === undefined || this.#host.executor.queuesRuns) return undefined;
+    const timer = setTimeout(() => this.#state.end({ kind: 'time-limit', seconds }), seconds * 1000);
+    timer.unref();
+    return timer;
   }
 
   /**
@@ -161,54 +196,54 @@ export class TaskRun {
    * now (the same fields the runner wrote), instead of when the directory watch reads it.
    */
   #showRunning(pid: number | null, startedAt: string): void {
-    const { index } = this.#host;
-    const known = index.get(this.id)?.status;
+    const known = this.#host.index.get(this.id)?.status;
     if (known?.run_id !== this.spec.runId || known.state !== 'queued') return;
-    index.setStatus(this.id, this.spec.parts, { ...known, state: 'running', pid, started_at: startedAt });
+    this.#show({ ...known, state: 'running', pid, started_at: startedAt });
   }
 
-  /** Locally the service enforces `time_limit_s`; an engine that queues runs (Slurm `--time`) does itself. */
-  #watchTimeLimit(): void {
-    const limit = this.spec.resources.time_limit_s;
-    if (limit === undefined || this.#host.executor.queuesRuns) return;
-    this.#timeLimit = setTimeout(() => {
-      this.#timedOut = true;
-      this.#stopWorker();
-    }, limit * 1000);
-    this.#timeLimit.unref();
+  /** A status of this run the live Task read from disk: a terminal one is published. */
+  #observe(status: TaskStatus): void {
+    if (isTerminal(status.state)) this.#publish(status);
+    else if (!sameStatus(this.#host.index.get(this.id)?.status, status)) this.#show(status);
   }
 
-  #stopWorker(): void {
-    const runner = this.#runner;
-    if (!runner || this.#stopping) return;
-    this.#stopping = this.#host.executor.stop(runner).catch((err: unknown) => console.error(`taskyard: stopping the runner of ${this.id} failed`, err));
+  /** Shows a non-terminal status, if the run may show it now (never a step back, never after its end). */
+  #show(status: TaskStatus): void {
+    if (this.#state.show(status)) this.#host.index.setStatus(this.id, this.spec.parts, status);
   }
 
   /** The one place where the service records how a run ended, when its runner did not. */
-  async #settle(end: RunnerEnd | null): Promise<void> {
+  async #settle(): Promise<void> {
     const { index } = this.#host;
     const files = { id: this.id, type: this.spec.parts.type, dir: this.spec.dir, runId: this.spec.runId };
     const known = index.get(this.id)?.status;
     const fallback = known?.run_id === this.spec.runId ? known : null;
-    const decided = await terminalStatusOf(files, fallback, end, this.#cancelRequested);
+    const { end, cancelled } = settlementOf(this.#state.reason);
+    const decided = await terminalStatusOf(files, fallback, end, cancelled);
     if (!decided) return this.#publish(null);
     if (decided.write && !(await writeTerminalRecord(files, decided.status))) {
       // A full disk: answer from memory now, and write the record once there is room.
       const stillOurs = () => index.get(this.id)?.status === decided.status;
       void retryTerminalRecord(files, decided.status, stillOurs, this.#host.closing);
     }
-    this.#cancelledHere = decided.write && decided.status.state === 'cancelled';
-    this.#publish(decided.status);
+    this.#publish(decided.status, decided.write);
   }
 
   /** Publishes the terminal state once: release the ID, then show it. */
-  #publish(status: TaskStatus | null): void {
-    if (this.#terminal !== undefined) return;
-    this.#terminal = status;
+  #publish(status: TaskStatus | null, writtenHere = false): void {
+    if (!this.#state.publish(status, writtenHere)) return;
     // Its directory may be replaced from now on: the watch must not read the next run's files.
     this.#live?.close();
     this.#host.released(this);
     if (status) this.#host.index.setStatus(this.id, this.spec.parts, status);
-    this.#resolvePublished(status);
+  }
+
+  /** The owner failed: the run ends here, published without a record. */
+  #fail(): void {
+    const state = this.#state;
+    if (state.phase === 'published' || state.phase === 'left') return;
+    state.end({ kind: 'fault' });
+    if (state.phase !== 'ended') state.to('ended');
+    this.#publish(null);
   }
 }
