@@ -25,7 +25,8 @@ export interface IncomingRequest {
   readonly gone: AbortHook;
   /**
    * The body as chunks. Reading pulls from the socket with backpressure; consume at most once.
-   * A request without a body yields nothing.
+   * A request without a body yields nothing. A front end that lends its chunks' memory says so
+   * on the request (LentChunks, chunk-pool.ts).
    */
   body(): AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 }
@@ -35,7 +36,7 @@ export type HeaderMap = Record<string, string>;
 /** Response headers; a list sends the header once per value (several `set-cookie`, which cannot be joined). */
 export type ResponseHeaders = Record<string, string | string[]>;
 
-/** A streamed response body. */
+/** A streamed response body (a front end may also take broadcast chunks: SharedBodyWriter, shared-body-writer.ts). */
 export interface BodyWriter {
   /**
    * Writes a chunk; resolves once the socket can take more (false when the client is gone).

@@ -1,8 +1,6 @@
 import type { SharedBodyWriter } from './shared-body-writer.js';
-import { CORK_PIECE, cutLead, exceeds, withoutLead } from './uws-chunks.js';
+import { CORK_PIECE, cutLead, EMPTY_CHUNK, exceeds, withoutLead } from './uws-chunks.js';
 import type { UwsSocket } from './uws-socket.js';
-
-const EMPTY_CHUNK = new Uint8Array(0);
 
 /**
  * A streamed body of unknown length, in uWS's chunked encoding (its head already written, with

@@ -17,6 +17,9 @@
  */
 export const CORK_PIECE = 16 * 1024 - 1024;
 
+/** A chunk of nothing: what is written or kept in place of bytes not kept. */
+export const EMPTY_CHUNK = new Uint8Array(0);
+
 /** Byte length of a chunk, without scanning a string that cannot exceed `limit` in UTF-8. */
 export function exceeds(chunk: string | Uint8Array, limit: number): boolean {
   if (typeof chunk !== 'string') return chunk.byteLength > limit;

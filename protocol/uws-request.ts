@@ -4,10 +4,10 @@ import { BodyQueue } from './body-queue.js';
 import type { ChunkPool, LentChunks } from './chunk-pool.js';
 import type { Handler, HeaderMap, IncomingRequest } from './http.js';
 import { ambiguousFraming } from './request-framing.js';
+import { EMPTY_CHUNK } from './uws-chunks.js';
 import { CLIENT_GONE, UwsResponse } from './uws-response.js';
 
 const EMPTY_BODY: readonly Uint8Array[] = [];
-const EMPTY_CHUNK = new Uint8Array(0);
 /** The answer to a request whose body framing is ambiguous: the connection ends with it. */
 const FRAMING_HEADERS = Object.freeze({ 'content-type': 'application/json', connection: 'close' });
 
