@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { chooseAdapter } from '../protocol/adapter.js';
-import type { ListeningServer } from '../protocol/http.js';
+import type { LentChunks } from '../protocol/chunk-pool.js';
+import type { IncomingRequest, ListeningServer } from '../protocol/http.js';
 import { validateConfig } from '../supervisor/common/config.js';
 import { startService, type RunningService } from '../app/service.js';
 import { writeBigText, writeCsv, writeParquetFile } from './lib/workspace-fixtures.js';
@@ -55,7 +56,7 @@ async function timedUpload(url: string): Promise<{ ms: number; path: string }> {
 
 /** The transport's own ceiling: the same front end reading and dropping the body. */
 function listenDrain(): Promise<ListeningServer> {
-  return chooseAdapter().listen('127.0.0.1', 0, async (req, res) => {
+  return chooseAdapter().listen('127.0.0.1', 0, async (req: IncomingRequest & LentChunks, res) => {
     for await (const chunk of req.body()) req.recycle?.(chunk);
     res.send(200, { 'content-type': 'application/json' }, JSON.stringify({ answer: { path: '' } }));
   });

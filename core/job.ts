@@ -38,22 +38,9 @@ export interface JobContext {
   readonly streaming: boolean;
   /** Streams an event to an SSE caller (resolves when the socket took it: await it for backpressure); a no-op for JSON and MCP calls. */
   emit(event: JobEvent): Promise<void>;
-  /**
-   * Present for SSE callers: writes events that many callers receive alike (the same array, never
-   * changed afterwards, so its bytes are built once for all of them) at once, without a promise.
-   * See SharedWrite for the answer; 'refused' and 'full' send the caller back to `emit`.
-   */
-  readonly emitShared?: ((events: readonly JobEvent[]) => SharedWrite) | undefined;
   /** Who called, when a client did (absent for the service's own calls): audited, and kept as a Task's submitter. */
   readonly caller?: CallerTag | undefined;
 }
-
-/**
- * What `emitShared` did: 'sent' (written, the caller takes more at once), 'full' (written, but
- * the caller is backpressured: later events go through `emit`, which waits), 'refused' (not
- * written: the caller is gone, or an earlier write is still under way).
- */
-export type SharedWrite = 'sent' | 'full' | 'refused';
 
 /**
  * A Job declared once: the registry derives the catalog entry, the JSON and SSE routes, the MCP
@@ -135,16 +122,15 @@ const NO_EVENTS: JobContext['emit'] = () => Promise.resolve();
  * A JobContext whose signal is combined from `sources` only when a Job first reads it:
  * `AbortSignal.any` costs more than a whole small request, and most Jobs never look. A class, so
  * the getter lives on the prototype (an object literal with a getter is slow to create, and this
- * runs for every call).
+ * runs for every call). Exported for contexts that carry a capability of their own (shared-events.ts).
  */
-class LazyJobContext implements JobContext {
+export class LazyJobContext implements JobContext {
   #signal: AbortSignal | undefined;
 
   constructor(
     private readonly sources: () => AbortSignal[],
     readonly streaming: boolean,
     readonly emit: JobContext['emit'],
-    readonly emitShared: JobContext['emitShared'],
     readonly caller: CallerTag | undefined,
   ) {}
 
@@ -157,8 +143,7 @@ export function createJobContext(
   sources: () => AbortSignal[],
   streaming: boolean,
   emit: JobContext['emit'] = NO_EVENTS,
-  emitShared?: JobContext['emitShared'],
   caller?: CallerTag,
 ): JobContext {
-  return new LazyJobContext(sources, streaming, emit, emitShared, caller);
+  return new LazyJobContext(sources, streaming, emit, caller);
 }

@@ -1,6 +1,7 @@
 import type { HttpAdapter } from './http.js';
 import { nodeAdapter } from './node-adapter.js';
-import { loadNativeUws, uwsAdapter } from './uws-adapter.js';
+import { uwsAdapter } from './uws-adapter.js';
+import { loadNativeUws } from './uws-native.js';
 
 /**
  * Picks the front end: native uWebSockets.js when its binary loads, node:http otherwise (with a

@@ -1,4 +1,5 @@
 import { HttpError } from '../core/errors.js';
+import type { LentChunks } from './chunk-pool.js';
 import type { IncomingRequest } from './http.js';
 
 /** Buffers made here whole, and given to nobody else: they may move to another thread. */
@@ -29,7 +30,7 @@ export class BodyGatherer {
   }
 
   /** Takes `chunk` (read from `req.body()`), which may be handed back to `req` for reuse. */
-  add(chunk: Uint8Array, req: IncomingRequest): void {
+  add(chunk: Uint8Array, req: IncomingRequest & LentChunks): void {
     if (!this.#whole && this.#declared !== undefined && this.size + chunk.byteLength >= WHOLE_FROM_BYTES) {
       const whole = (this.#whole = Buffer.allocUnsafeSlow(this.#declared));
       let at = 0;

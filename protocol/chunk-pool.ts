@@ -3,8 +3,18 @@
  * callback, so every chunk of a streamed body is copied; allocating a fresh buffer per chunk made
  * a 256 MiB upload allocate 256 MiB of external memory, and V8 answers that with repeated full
  * garbage collections of the whole heap (measured: uploads up to 1.7x slower). Chunks copied into
- * pooled slabs and handed back by the consumer (`IncomingRequest.recycle`) are used again instead.
+ * pooled slabs and handed back by the consumer (LentChunks) are used again instead.
  */
+
+/**
+ * A request whose body chunks are lent from a ChunkPool (the uWS front end's): a consumer that no
+ * longer reads a chunk from `body()` hands it back, so its memory holds a later chunk. Memory and
+ * speed only, so it is not part of IncomingRequest: consumers of large bodies look for it on the
+ * request they are given, and a chunk never handed back is simply garbage collected.
+ */
+export interface LentChunks {
+  recycle?(chunk: Uint8Array): void;
+}
 
 /** uWS never delivers more than its 512 KiB receive buffer at once. */
 const SLAB_BYTES = 512 * 1024;

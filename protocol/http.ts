@@ -25,15 +25,10 @@ export interface IncomingRequest {
   readonly gone: AbortHook;
   /**
    * The body as chunks. Reading pulls from the socket with backpressure; consume at most once.
-   * A request without a body yields nothing.
+   * A request without a body yields nothing. A front end that lends its chunks' memory says so
+   * on the request (LentChunks, chunk-pool.ts).
    */
   body(): AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
-  /**
-   * Hands a chunk read from `body()` back once nothing reads it any more, so the adapter may
-   * reuse its memory for a later chunk. Optional for consumers: a chunk never handed back is
-   * simply garbage collected. Consumers of large bodies should call it.
-   */
-  recycle?(chunk: Uint8Array): void;
 }
 
 export type HeaderMap = Record<string, string>;
@@ -41,7 +36,7 @@ export type HeaderMap = Record<string, string>;
 /** Response headers; a list sends the header once per value (several `set-cookie`, which cannot be joined). */
 export type ResponseHeaders = Record<string, string | string[]>;
 
-/** A streamed response body. */
+/** A streamed response body (a front end may also take broadcast chunks: SharedBodyWriter, shared-body-writer.ts). */
 export interface BodyWriter {
   /**
    * Writes a chunk; resolves once the socket can take more (false when the client is gone).
@@ -49,14 +44,6 @@ export interface BodyWriter {
    * starting with the lead (one SSE frame written in pieces).
    */
   write(chunk: string | Uint8Array, continues?: boolean): Promise<boolean>;
-  /**
-   * Writes at once a whole chunk that many streams write alike (a broadcast; its bytes never
-   * change, so a front end may keep its wire form per chunk). Only between writes: never while a
-   * `write` is under way. True: the socket took it; false: the client is gone; a promise: the
-   * bytes are buffered and the socket is backpressured, resolving as `write`'s would.
-   * Optional: a front end without it gets every chunk through `write`.
-   */
-  writeShared?(chunk: Uint8Array): boolean | Promise<boolean>;
   /** Ends the body, after `last` when given (it leaves in the same write as the end). */
   end(last?: string | Uint8Array): void;
   /** Drops the connection: the client sees a broken response, not a complete but short one. */

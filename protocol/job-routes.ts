@@ -4,6 +4,7 @@ import { check } from '../schemas/validator.js';
 import { describeError, HttpError, unknownJob } from '../core/errors.js';
 import type { Forwarder } from './target-forwarder.js';
 import { createJobContext } from '../core/job.js';
+import { createSharingJobContext } from '../core/shared-events.js';
 import { tagFor, type Caller } from './token-scopes.js';
 import type { IncomingRequest, ResponseSink } from './http.js';
 import type { RegisteredJob } from '../core/registry.js';
@@ -115,7 +116,7 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   if (!entry) throw unknownJob();
   const { registry } = caller;
   const args = registry.prepare(entry, envelope.arguments);
-  const ctx = createJobContext(() => [req.signal, opts.shutdown], false, undefined, undefined, tag);
+  const ctx = createJobContext(() => [req.signal, opts.shutdown], false, undefined, tag);
   const response = (await registry.execute(entry, args, ctx)) ?? NO_RESULT;
   if (!(response.answer instanceof StreamedAnswer)) return res.send(200, JSON_HEADERS, responseJson(response));
   const out = res.stream(200, JSON_HEADERS);
@@ -150,9 +151,8 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   const { registry } = caller;
   const args = registry.prepare(entry, envelope.arguments);
   const sse = new SseWriter(res);
-  const ctx = createJobContext(
+  const ctx = createSharingJobContext(
     () => [req.signal, opts.stopping, opts.shutdown],
-    true,
     async (event: JobEvent) => {
       await sse.send(event);
     },

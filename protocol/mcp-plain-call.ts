@@ -83,7 +83,7 @@ export async function answerPlainCall(call: PlainCall, registry: JobRegistry, si
   const id = typeof call.id === 'number' ? String(call.id) : JSON.stringify(call.id);
   try {
     const { entry, args } = resolveCall(registry, call.name, call.arguments, caller);
-    const response = await runTool(registry, entry, args, createJobContext(signals, false, undefined, undefined, caller));
+    const response = await runTool(registry, entry, args, createJobContext(signals, false, undefined, caller));
     // The JobResponse's text as HTTP JSON writes it: an answer whose text is already known (a
     // Task's status) is not serialized again, nor escaped again; a streamed answer is made whole first.
     const { answer } = response;

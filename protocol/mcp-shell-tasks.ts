@@ -70,7 +70,6 @@ export class ShellTasks {
       async (event) => {
         for (const listener of listeners) await listener(event);
       },
-      undefined,
       caller,
     );
     const done = this.registry.execute(entry, args, ctx, 'mcp').then(async (r) => plainAnswer(r ?? { answer: 'RuntimeError: the Job produced no result', success: false, metadata: {} }));

@@ -121,7 +121,7 @@ export class McpTasks {
   async #call(name: string, args: Record<string, unknown>, signal?: AbortSignal, emit?: JobContext['emit'], caller?: CallerTag): Promise<JobResponse> {
     const entry = this.registry.get(name);
     if (!entry) throw new McpError(ErrorCode.MethodNotFound, `${name} is not available on this service`);
-    const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), emit !== undefined, emit, undefined, caller);
+    const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), emit !== undefined, emit, caller);
     return await plainAnswer((await this.registry.execute(entry, this.registry.prepare(entry, args), ctx, 'mcp')) ?? { answer: 'no result', success: false, metadata: {} });
   }
 

@@ -120,7 +120,7 @@ export function buildServer(opts: McpToolsOptions, caller: () => AbortSignal): S
     // With a progress token the Job runs as for an event stream, and its events become progress
     // notifications (the answer then turns into SSE); without one it answers plain JSON.
     const reporter = token === undefined ? undefined : new ProgressReporter(entry.job.name, progressTo(extra.sendNotification, [token]), opts.progressIntervalMs);
-    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)), undefined, opts.caller);
+    const ctx = createJobContext(() => [callerGone, extra.signal, opts.shutdown], reporter !== undefined, reporter && ((event) => reporter.note(event)), opts.caller);
     try {
       const base = baseUrlOf(extra.requestInfo?.headers as Record<string, string> | undefined);
       return await toolResult(await runTool(opts.registry, entry, args, ctx), entry.job.name, base);

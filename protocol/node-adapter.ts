@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { BodyWriter, Handler, HeaderMap, HttpAdapter, IncomingRequest, ListeningServer, ResponseHeaders, ResponseSink } from './http.js';
 import { hookOf } from './abort-hook.js';
+import type { SharedBodyWriter } from './shared-body-writer.js';
 
 /** Fallback front end on node:http with the same seam as the uWS adapter. */
 class NodeResponse implements ResponseSink {
@@ -38,7 +39,7 @@ class NodeResponse implements ResponseSink {
     }
     const length = headers['content-length'];
     if (typeof length === 'string' && /^\d+$/.test(length)) return this.#sized();
-    return {
+    const chunked: SharedBodyWriter = {
       write: async (chunk) => {
         if (this.#gone) return false;
         if (!this.res.write(chunk)) await this.#drained();
@@ -56,6 +57,7 @@ class NodeResponse implements ResponseSink {
         if (!this.#gone) this.res.destroy();
       },
     };
+    return chunked;
   }
 
   /**

@@ -1,8 +1,9 @@
-import type { SharedWrite } from '../core/job.js';
+import type { SharedWrite } from '../core/shared-events.js';
 import type { StreamEvent } from '../schemas/events.js';
 import { responseJson } from '../schemas/job-response.js';
 import type { BodyWriter, ResponseSink } from './http.js';
 import { writeAll } from './reply.js';
+import { sharedWriterOf, type SharedBodyWriter } from './shared-body-writer.js';
 
 export const SSE_HEADERS = Object.freeze({
   'content-type': 'text/event-stream; charset=utf-8',
@@ -58,6 +59,8 @@ export function batchBytes(events: readonly StreamEvent[]): Buffer {
  */
 export class SseWriter {
   readonly #out: BodyWriter;
+  /** The same writer, when its front end takes broadcast chunks (sendShared). */
+  readonly #shared: SharedBodyWriter | undefined;
   /** Frames waiting for the next write. */
   #batch: Buffer[] = [];
   /** The next write, once a frame waits for it. */
@@ -70,6 +73,7 @@ export class SseWriter {
 
   constructor(res: ResponseSink) {
     this.#out = res.stream(200, { ...SSE_HEADERS }, { lead: LEAD });
+    this.#shared = sharedWriterOf(this.#out);
   }
 
   get closed(): boolean {
@@ -88,8 +92,8 @@ export class SseWriter {
    * no promise, and the batch's bytes are shared by every follower it is written to.
    */
   sendShared(events: readonly StreamEvent[]): SharedWrite {
-    if (this.#closed || this.#busy || this.#next || !this.#out.writeShared) return 'refused';
-    const taken = this.#out.writeShared(batchBytes(events));
+    if (this.#closed || this.#busy || this.#next || !this.#shared) return 'refused';
+    const taken = this.#shared.writeShared(batchBytes(events));
     if (typeof taken === 'boolean') return taken ? 'sent' : 'refused';
     this.#track(taken);
     return 'full';

@@ -4,7 +4,7 @@
 import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadNativeUws } from '../../protocol/uws-adapter.js';
+import { loadNativeUws } from '../../protocol/uws-native.js';
 
 const [kind, file] = process.argv.slice(2) as ['node' | 'uws', string];
 const size = statSync(file).size;

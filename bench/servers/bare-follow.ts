@@ -8,7 +8,7 @@
 // at its offset (the 4 latest kept); growth is noticed by `fs.watch`, as the service does.
 import { readSync, openSync, fstatSync, watch } from 'node:fs';
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
-import { loadNativeUws } from '../../protocol/uws-adapter.js';
+import { loadNativeUws } from '../../protocol/uws-native.js';
 import { isUtf8Continuation, utf8SafeLength } from '../../core/utf8-cut.js';
 
 const WINDOW = 65536;
@@ -68,7 +68,7 @@ function follow(res: HttpResponse, state: { offset: number; gone: boolean }): vo
   let taken = true;
   res.cork(() => (taken = res.write(bytes)));
   if (taken) return void setImmediate(() => follow(res, state));
-  // As the service's front end does (protocol/uws-adapter.ts): an empty cork sends what uWS
+  // As the service's front end does (protocol/uws-socket.ts): an empty cork sends what uWS
   // buffered, and a write after a short wait stands in for an onWritable this build can miss.
   let waited = false;
   const go = () => {

@@ -3,7 +3,7 @@
 // sockets (bearer argv[4]) and answers with the target's body. No JSON parsing, no checks, no
 // abort handling, no limits: whatever a real forwarder does costs more than this.
 import { connect, type Socket } from 'node:net';
-import { loadNativeUws } from '../../protocol/uws-adapter.js';
+import { loadNativeUws } from '../../protocol/uws-native.js';
 
 const uws = loadNativeUws();
 if (uws instanceof Error) throw uws;

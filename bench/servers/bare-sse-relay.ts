@@ -5,7 +5,7 @@
 // does. `GET /health` answers at once. No JSON, no line parsing, no backpressure, no limits on
 // anything else: whatever a real relay of event streams does costs more than this.
 import { connect } from 'node:net';
-import { loadNativeUws } from '../../protocol/uws-adapter.js';
+import { loadNativeUws } from '../../protocol/uws-native.js';
 
 const uws = loadNativeUws();
 if (uws instanceof Error) throw uws;

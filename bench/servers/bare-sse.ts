@@ -7,7 +7,7 @@
 // together): a stamp taken per Task after the previous Tasks' writes would leave out of the delay
 // the time a follower waits behind the other Tasks' followers.
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
-import { loadNativeUws } from '../../protocol/uws-adapter.js';
+import { loadNativeUws } from '../../protocol/uws-native.js';
 
 const STEP_MS = Number(process.env['BARE_SSE_STEP_MS'] ?? 500);
 /** The runner's progress coalescing (runner/status-publisher.ts). */

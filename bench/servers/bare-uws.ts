@@ -1,7 +1,7 @@
 // The floor: a uWebSockets.js hello-world answering every request with a small JSON body, or
 // with the bytes of the file named by argv[2] (the floor of a large answer), ready in memory.
 import { readFileSync } from 'node:fs';
-import { loadNativeUws } from '../../protocol/uws-adapter.js';
+import { loadNativeUws } from '../../protocol/uws-native.js';
 
 const uws = loadNativeUws();
 if (uws instanceof Error) throw uws;

@@ -22,7 +22,7 @@ export async function callJob(registry: JobScope, name: string, input: unknown, 
     const issues = err.detail.map((i) => ({ ...i, loc: i.loc.slice(2) }));
     return failed(`ValueError: invalid arguments for ${name}: ${describeIssues(issues)}`);
   }
-  const response = await registry.execute(entry, args, createJobContext(() => [signal], false, undefined, undefined, caller), 'agent');
+  const response = await registry.execute(entry, args, createJobContext(() => [signal], false, undefined, caller), 'agent');
   // The model reads one JSON value: a streamed or pre-serialized answer is made whole here.
   return response ? plainAnswer(response) : failed(`RuntimeError: ${name} produced no result`);
 }

@@ -4,6 +4,7 @@ import type { JobEvent, LogEvent, ProgressEvent } from '../../schemas/events.js'
 import type { TaskLogChunk, TaskStatus } from '../../schemas/tasks.js';
 import { isTerminal } from '../../core/task-record/record-files.js';
 import type { JobContext } from '../../core/job.js';
+import { emitSharedOf } from '../../core/shared-events.js';
 import { KeyError, ValueError } from '../../core/errors.js';
 import { changeFeedOf, FollowerWait } from './follow/change-feed.js';
 import { FOLLOW_WINDOW_BYTES, type LiveTask } from './follow/live-task.js';
@@ -96,6 +97,8 @@ export async function streamTask(rt: Tasks, id: string, pollMs: number, ctx: Job
     return owed;
   };
 
+  // An SSE caller that takes shared writes can join the Task's broadcaster once caught up.
+  const emitShared = emitSharedOf(ctx);
   const feed = changeFeedOf(rt.index);
   const wait = new FollowerWait(ctx.signal);
   try {
@@ -124,8 +127,8 @@ export async function streamTask(rt: Tasks, id: string, pollMs: number, ctx: Job
       if (done) return status;
       // Caught up, with an idle writer: the Task's broadcaster writes to it from now on, until it
       // falls behind or the Task ends; then it goes on from where it was left.
-      if (wrote && ctx.emitShared && live && !live.closed && offset >= 0) {
-        const left = await live.broadcaster.join(ctx.emitShared, { progress: sentProgress, offset }, ctx.signal);
+      if (wrote && emitShared && live && !live.closed && offset >= 0) {
+        const left = await live.broadcaster.join(emitShared, { progress: sentProgress, offset }, ctx.signal);
         wait.check();
         if (left) {
           sentProgress = left.progress;

@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { chooseAdapter } from '../../protocol/adapter.js';
 import type { BodyWriter, Handler } from '../../protocol/http.js';
+import { sharedWriterOf } from '../../protocol/shared-body-writer.js';
 
 /**
  * The answers test/protocol/stream-framing.test.ts asks for: plans of chunks, rebuilt from a
@@ -52,9 +53,8 @@ export function plan(seed: number, total: number, kind: string): Piece[] {
 
 async function writePiece(out: BodyWriter, piece: Piece): Promise<boolean> {
   const chunk = piece.asBytes || piece.shared ? Buffer.from(piece.text, 'latin1') : piece.text;
-  if (piece.shared && out.writeShared && typeof chunk !== 'string') {
-    return out.writeShared(chunk);
-  }
+  const shared = piece.shared ? sharedWriterOf(out) : undefined;
+  if (shared && typeof chunk !== 'string') return shared.writeShared(chunk);
   return out.write(chunk);
 }
 

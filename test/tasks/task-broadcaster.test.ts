@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { SharedWrite } from '../../core/job.js';
+import type { SharedWrite } from '../../core/shared-events.js';
 import type { JobEvent } from '../../schemas/events.js';
 import type { TaskLogChunk } from '../../schemas/tasks.js';
 import { ProgressWindow } from '../../supervisor/tasks/follow/progress-window.js';

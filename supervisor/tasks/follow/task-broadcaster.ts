@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { JobContext } from '../../../core/job.js';
+import type { EmitShared } from '../../../core/shared-events.js';
 import type { JobEvent, LogEvent, ProgressEvent } from '../../../schemas/events.js';
 import type { TaskLogChunk } from '../../../schemas/tasks.js';
 
@@ -33,10 +33,8 @@ export function logEventOf(chunk: TaskLogChunk, offset: number): LogEvent | null
   return event;
 }
 
-type SharedEmit = NonNullable<JobContext['emitShared']>;
-
 interface Member {
-  readonly emit: SharedEmit;
+  readonly emit: EmitShared;
   /** Hands the follower back its own way, at the point it stands. */
   readonly leave: (at: FollowPoint) => void;
 }
@@ -71,7 +69,7 @@ export class TaskBroadcaster {
    * at once when `at` is not where the members stand (it catches up, or waits for a change, first).
    * The first follower of an empty broadcaster sets the point.
    */
-  async join(emit: SharedEmit, at: FollowPoint, signal: AbortSignal): Promise<FollowPoint | null> {
+  async join(emit: EmitShared, at: FollowPoint, signal: AbortSignal): Promise<FollowPoint | null> {
     while (this.#running) await this.#running;
     if (this.#closed || signal.aborted) return null;
     if (this.#members.size === 0) this.#at = at;
