@@ -11,7 +11,7 @@ import type { Executor, LeftRun, StartSpec, Runner, RunnerEnd } from './executor
 import { findRunners, runnerOf } from './runner-processes.js';
 import { runMark } from './task-environment.js';
 
-const SPAWNER = fileURLToPath(new URL('../../runner/spawner.js', import.meta.url));
+const SPAWNER = fileURLToPath(new URL('../../../runner/spawner.js', import.meta.url));
 /** How often a runner whose exit nobody reports (adopted, or its spawner died) is checked in /proc. */
 const ORPHAN_POLL_MS = 250;
 /** Bound on waiting for SIGKILLed processes to disappear. */
