@@ -10,8 +10,7 @@ import type { JobCatalog } from '../../schemas/job-response.js';
 
 t.test('capabilities listed before the tasks capability they need are built after it and work', async (t) => {
   const svc = await startTestService(t, { capabilities: [snapshotsCapability, metricsCapability, pluginsCapability, machineCapability, tasksCapability] });
-  const names = (await svc.call('list_plugins')).body;
-  t.match(names, { success: true, answer: [] }, 'the plugin Jobs reach the Tasks');
+  t.match((await svc.call('list_plugins')).body, { success: true, answer: [] }, 'the plugin Jobs reach the Tasks');
   const deleted = await svc.call('sync_tasks', { deletions: ['base#demo#gone'] });
   t.match(deleted.body, { success: true, answer: { applied: [], deleted: [] } }, 'sync_tasks reaches the Tasks');
   const handle = (await svc.call('submit', { task: 'demo', x: 2, y: 3 })).body.answer as Handle;
