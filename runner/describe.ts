@@ -9,22 +9,12 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DESCRIBE_LOADING, DESCRIBE_MARKER, definitionsOfModule, normalizeTask, type TaskResources } from './task-sdk.js';
+import { DESCRIBE_LOADING, DESCRIBE_MARKER, definitionsOfModule, normalizeTask } from './task-sdk.js';
+import type { DescribeAnswer } from '../schemas/describe-answer.js';
 import { becomeRunAsUser } from './run-as.js';
 
 /** How long one plugin's module may take to load. */
 const IMPORT_TIMEOUT_MS = 10_000;
-
-interface Described {
-  name: string;
-  task_type: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-  output_schema: Record<string, unknown>;
-  resources: TaskResources;
-  plugin: string;
-  module: string;
-}
 
 /** The plugin's task module, which must stay inside its package. */
 function taskModuleOf(dir: string): { plugin: string; module: string } | null {
@@ -60,8 +50,8 @@ async function importModule(module: string): Promise<Record<string, unknown>> {
   }
 }
 
-async function describe(pluginsDir: string, plugins: readonly string[]): Promise<{ definitions: Described[]; errors: string[] }> {
-  const definitions: Described[] = [];
+async function describe(pluginsDir: string, plugins: readonly string[]): Promise<DescribeAnswer> {
+  const definitions: DescribeAnswer['definitions'] = [];
   const errors: string[] = [];
   for (const name of plugins) {
     let plugin = name;
