@@ -9,7 +9,7 @@ import { DESCRIBE_LOADING, DESCRIBE_MARKER } from '../../runner/task-sdk.js';
 import { parseDescribeAnswer, type DescribeAnswer as Described } from '../../schemas/describe-answer.js';
 import { STATE_DIR } from '../common/token-store.js';
 import { ValueError } from '../../core/errors.js';
-import { readDependencies } from '../plugins/plugin-prefix.js';
+import { readDependencies } from '../common/plugin-list.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
 import { taskEnvironment } from './engines/task-environment.js';
 
