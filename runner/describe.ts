@@ -3,8 +3,9 @@
  * runs inside the service. Usage: `node describe.js <plugins-dir> [plugin ...]` (the installed
  * plugins, as the prefix's package.json lists them); prints `DESCRIBE_MARKER` and one JSON
  * document `{definitions, errors}` (DescribeAnswer, schemas/describe-answer.ts) last on stdout
- * (plugin code may print before it), then exits; before loading each plugin it prints `DESCRIBE_LOADING<name>` on stderr. A plugin is a package
- * under `<plugins-dir>/node_modules` whose package.json has `"taskyard": {"tasks": "./tasks.js"}`.
+ * (plugin code may print before it), then exits; before loading each plugin it prints
+ * `DESCRIBE_LOADING<name>` on stderr. A plugin is a package under `<plugins-dir>/node_modules`
+ * whose package.json has `"taskyard": {"tasks": "./tasks.js"}`.
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { join, relative, resolve, sep, isAbsolute } from 'node:path';
