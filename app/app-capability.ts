@@ -1,6 +1,6 @@
 import type { JobRegistry } from '../core/registry.js';
 import type { Route } from '../protocol/route.js';
-import type { Capability, Environment } from './capability-contract.js';
+import type { Capability, DeclaredCapability, Environment } from './capability-contract.js';
 
 /** A capability as the composition root sees it: Jobs from the actors, plus any HTTP routes. */
 export interface AppCapability extends Capability {
@@ -10,3 +10,6 @@ export interface AppCapability extends Capability {
 }
 
 export type AppCapabilityFactory = (env: Environment) => AppCapability | Promise<AppCapability>;
+
+/** One entry of the service's list: a plain factory, or a capability that declares its needs. */
+export type AppCapabilityEntry = AppCapabilityFactory | DeclaredCapability<AppCapability>;

@@ -1,5 +1,5 @@
 import { agentCapability } from './agent-capability.js';
-import type { AppCapabilityFactory } from './app-capability.js';
+import type { AppCapabilityEntry } from './app-capability.js';
 import { consoleCapability } from './console-capability.js';
 import { machineCapability } from './machine-capability.js';
 import { metricsCapability } from './metrics-capability.js';
@@ -10,10 +10,10 @@ import { tasksCapability } from './tasks-capability.js';
 import { workspaceCapability } from './workspace-capability.js';
 
 /**
- * Every capability of the built-in service, in catalog order: tasks before plugins and
- * snapshots, which use it; the console's catch-all route last.
+ * Every capability of the built-in service, in catalog order (each is built after the services it
+ * declares it needs, wherever it stands here); the console's catch-all route last.
  */
-export const DEFAULT_CAPABILITIES: readonly AppCapabilityFactory[] = [
+export const DEFAULT_CAPABILITIES: readonly AppCapabilityEntry[] = [
   machineCapability,
   workspaceCapability,
   tasksCapability,

@@ -1,10 +1,14 @@
-import type { AppCapabilityFactory } from './app-capability.js';
+import type { AppCapability } from './app-capability.js';
+import { declareCapability } from './capability-contract.js';
 import { createMetricsRoute } from '../protocol/metrics-route.js';
 import { watchTaskMetrics } from '../supervisor/metrics/task-metrics.js';
-import { taskRuntimeOf } from './tasks-capability.js';
 
-/** Task gauges fed by the task index, and the `/metrics` route. Comes after the tasks capability. */
-export const metricsCapability: AppCapabilityFactory = (env) => {
-  const stop = watchTaskMetrics(taskRuntimeOf(env).index, env.metrics);
-  return { jobs: [], routes: [createMetricsRoute(env.metrics)], close: async () => void stop() };
-};
+/** Task gauges fed by the Tasks' record changes, and the `/metrics` route. */
+export const metricsCapability = declareCapability({
+  name: 'metrics',
+  needs: ['tasks'],
+  build: (env, { tasks }): AppCapability => {
+    const stop = watchTaskMetrics(tasks.statusFeed(), env.metrics);
+    return { jobs: [], routes: [createMetricsRoute(env.metrics)], close: async () => void stop() };
+  },
+});

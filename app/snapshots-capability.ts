@@ -4,11 +4,10 @@ import { join } from 'node:path';
 import { Type } from '../vendor/typebox.js';
 import type { ProgressEvent } from '../schemas/events.js';
 import { ok } from '../schemas/job-response.js';
-import type { CapabilityFactory } from './capability-contract.js';
+import { declareCapability } from './capability-contract.js';
 import { ValueError } from '../core/errors.js';
 import { defineJob, type JobContext } from '../core/job.js';
 import { removeStagedFile, takeStagedFile } from '../supervisor/workspace/staged-input.js';
-import { taskRuntimeOf } from './tasks-capability.js';
 import { parseTaskId } from '../supervisor/tasks/records/task-ids.js';
 import { STATE_DIR } from '../supervisor/common/token-store.js';
 import { applySnapshot, type TaskGuard } from '../supervisor/snapshots/apply-snapshot.js';
@@ -77,29 +76,33 @@ async function sweep(workspace: string): Promise<void> {
   }
 }
 
-/** `sync_tasks`: task snapshots between machines. Needs the tasks capability built before it. */
-export const snapshotsCapability: CapabilityFactory = async (env) => {
-  const guard = taskGuardOf(taskRuntimeOf(env));
-  await sweep(env.workspace);
-  let queue: Promise<unknown> = Promise.resolve();
-  return {
-    jobs: [
-      defineJob({
-        name: 'sync_tasks',
-        output: SyncResult,
-        description:
-          'Applies a task snapshot and/or deletes Task directories. path: a staged .tar.gz (POST /files) of <task_type>/<task_id>/... ' +
-          'directories, each with a terminal status.json; the whole archive is validated (regular files only, no absolute or escaping ' +
-          'names, no duplicates, bounded size) before the workspace changes, and directories are replaced all-or-nothing. ' +
-          `deletions: up to ${MAX_DELETIONS} Task IDs. Active Tasks are never replaced or deleted. Answers {applied, deleted}.`,
-        input: SyncInput,
-        run: async (args, ctx) => {
-          // One sync at a time: two snapshots touching the same Task must not interleave.
-          const run = queue.then(() => syncTasks(env.workspace, guard, args, ctx));
-          queue = run.catch(() => undefined);
-          return ok(await run);
-        },
-      }),
-    ],
-  };
-};
+/** `sync_tasks`: task snapshots between machines. */
+export const snapshotsCapability = declareCapability({
+  name: 'snapshots',
+  needs: ['tasks'],
+  build: async (env, { tasks }) => {
+    const guard = taskGuardOf(tasks);
+    await sweep(env.workspace);
+    let queue: Promise<unknown> = Promise.resolve();
+    return {
+      jobs: [
+        defineJob({
+          name: 'sync_tasks',
+          output: SyncResult,
+          description:
+            'Applies a task snapshot and/or deletes Task directories. path: a staged .tar.gz (POST /files) of <task_type>/<task_id>/... ' +
+            'directories, each with a terminal status.json; the whole archive is validated (regular files only, no absolute or escaping ' +
+            'names, no duplicates, bounded size) before the workspace changes, and directories are replaced all-or-nothing. ' +
+            `deletions: up to ${MAX_DELETIONS} Task IDs. Active Tasks are never replaced or deleted. Answers {applied, deleted}.`,
+          input: SyncInput,
+          run: async (args, ctx) => {
+            // One sync at a time: two snapshots touching the same Task must not interleave.
+            const run = queue.then(() => syncTasks(env.workspace, guard, args, ctx));
+            queue = run.catch(() => undefined);
+            return ok(await run);
+          },
+        }),
+      ],
+    };
+  },
+});

@@ -1,5 +1,5 @@
 import type { Job } from '../core/job.js';
-import type { Capability, CapabilityFactory, Environment } from './capability-contract.js';
+import { declareCapability } from './capability-contract.js';
 import { controlJobs } from '../supervisor/tasks/jobs/control-jobs.js';
 import { definitionJobs } from '../supervisor/tasks/jobs/definition-jobs.js';
 import { followJobs } from '../supervisor/tasks/jobs/follow-jobs.js';
@@ -9,32 +9,22 @@ import { submitJob } from '../supervisor/tasks/jobs/submit-job.js';
 import { localCapacity } from '../supervisor/tasks/runs/capacity.js';
 import { Tasks } from '../supervisor/tasks/tasks.js';
 
-const runtimes = new WeakMap<Environment, Tasks>();
-
 /**
- * The task runtime built for this service, for other capabilities (the plugin installer calls
- * `reloadDefinitions()` and `isRegistrationActive()`). The tasks capability must come first.
+ * Task Jobs: definitions, submit, waits and streams, queries, lineage, cancel and delete. Provides
+ * the Tasks facade to the capabilities that need it (plugins, snapshots, metrics, machine).
  */
-export function taskRuntimeOf(env: Environment): Tasks {
-  const rt = findTaskRuntime(env);
-  if (!rt) throw new Error('the tasks capability is not built for this service (it must precede its users)');
-  return rt;
-}
-
-/** The task runtime of this service, if it has the tasks capability (built so far). */
-export function findTaskRuntime(env: Environment): Tasks | undefined {
-  return runtimes.get(env);
-}
-
-/** Task Jobs: definitions, submit, waits and streams, queries, lineage, cancel and delete. */
-export const tasksCapability: CapabilityFactory = async (env): Promise<Capability> => {
-  const rt = new Tasks(env.workspace, env.config, await localCapacity(env.config), env.runAs ?? null);
-  await rt.start();
-  runtimes.set(env, rt);
-  const jobs = [...definitionJobs(rt), submitJob(rt), ...followJobs(rt), ...queryJobs(rt), ...lineageJobs(rt), ...controlJobs(rt)];
-  return {
-    // Answers wait for the start-up check of the index file (a second or two after a start with a long history).
-    jobs: jobs.map((job: Job): Job => ({ ...job, run: async (args, ctx) => rt.ready.then(() => job.run(args, ctx)) })),
-    close: async () => rt.close(),
-  };
-};
+export const tasksCapability = declareCapability({
+  name: 'tasks',
+  provides: ['tasks'],
+  build: async (env) => {
+    const tasks = new Tasks(env.workspace, env.config, await localCapacity(env.config), env.runAs ?? null);
+    await tasks.start();
+    const jobs = [...definitionJobs(tasks), submitJob(tasks), ...followJobs(tasks), ...queryJobs(tasks), ...lineageJobs(tasks), ...controlJobs(tasks)];
+    return {
+      // Answers wait for the start-up check of the index file (a second or two after a start with a long history).
+      jobs: jobs.map((job: Job): Job => ({ ...job, run: async (args, ctx) => tasks.ready.then(() => job.run(args, ctx)) })),
+      close: async () => tasks.close(),
+      provided: { tasks },
+    };
+  },
+});

@@ -2,29 +2,20 @@
  * Describes the Task definitions of installed plugins, in a child process so plugin code never
  * runs inside the service. Usage: `node describe.js <plugins-dir> [plugin ...]` (the installed
  * plugins, as the prefix's package.json lists them); prints `DESCRIBE_MARKER` and one JSON
- * document `{definitions, errors}` last on stdout (plugin code may print before it), then exits;
- * before loading each plugin it prints `DESCRIBE_LOADING<name>` on stderr. A plugin is a package
- * under `<plugins-dir>/node_modules` whose package.json has `"taskyard": {"tasks": "./tasks.js"}`.
+ * document `{definitions, errors}` (DescribeAnswer, schemas/describe-answer.ts) last on stdout
+ * (plugin code may print before it), then exits; before loading each plugin it prints
+ * `DESCRIBE_LOADING<name>` on stderr. A plugin is a package under `<plugins-dir>/node_modules`
+ * whose package.json has `"taskyard": {"tasks": "./tasks.js"}`.
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DESCRIBE_LOADING, DESCRIBE_MARKER, definitionsOfModule, normalizeTask, type TaskResources } from './task-sdk.js';
+import { DESCRIBE_LOADING, DESCRIBE_MARKER, definitionsOfModule, normalizeTask } from './task-sdk.js';
+import type { DescribeAnswer } from '../schemas/describe-answer.js';
 import { becomeRunAsUser } from './run-as.js';
 
 /** How long one plugin's module may take to load. */
 const IMPORT_TIMEOUT_MS = 10_000;
-
-interface Described {
-  name: string;
-  task_type: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-  output_schema: Record<string, unknown>;
-  resources: TaskResources;
-  plugin: string;
-  module: string;
-}
 
 /** The plugin's task module, which must stay inside its package. */
 function taskModuleOf(dir: string): { plugin: string; module: string } | null {
@@ -60,8 +51,8 @@ async function importModule(module: string): Promise<Record<string, unknown>> {
   }
 }
 
-async function describe(pluginsDir: string, plugins: readonly string[]): Promise<{ definitions: Described[]; errors: string[] }> {
-  const definitions: Described[] = [];
+async function describe(pluginsDir: string, plugins: readonly string[]): Promise<DescribeAnswer> {
+  const definitions: DescribeAnswer['definitions'] = [];
   const errors: string[] = [];
   for (const name of plugins) {
     let plugin = name;

@@ -6,9 +6,10 @@ import { promisify } from 'node:util';
 import type { TaskDefinition, TaskResources } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../runner/builtins.js';
 import { DESCRIBE_LOADING, DESCRIBE_MARKER } from '../../runner/task-sdk.js';
+import { parseDescribeAnswer, type DescribeAnswer as Described } from '../../schemas/describe-answer.js';
 import { STATE_DIR } from '../common/token-store.js';
 import { ValueError } from '../../core/errors.js';
-import { readDependencies } from '../plugins/plugin-prefix.js';
+import { readDependencies } from '../common/plugin-list.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
 import { taskEnvironment } from './engines/task-environment.js';
 
@@ -26,11 +27,6 @@ export interface CatalogEntry {
 
 /** Config `tasks.<registration>.resources`, by registration name. */
 export type ResourceOverrides = Readonly<Record<string, { readonly resources?: TaskResources }>>;
-
-interface Described {
-  definitions: Array<Omit<TaskDefinition, 'source'> & { plugin: string; module: string }>;
-  errors: string[];
-}
 
 /** Where installed plugins live: an npm prefix inside the service's private state. */
 export function pluginsDirOf(workspace: string): string {
@@ -71,8 +67,9 @@ async function describeOnce(pluginsDir: string, plugins: readonly string[], extr
   try {
     const { stdout, stderr } = await run(process.execPath, [DESCRIBER, pluginsDir, ...plugins], { env: taskEnvironment(extraEnv), timeout: DESCRIBE_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024, killSignal: 'SIGKILL' });
     const at = stdout.lastIndexOf(DESCRIBE_MARKER);
-    if (at !== -1) return JSON.parse(stdout.slice(at + DESCRIBE_MARKER.length)) as Described;
-    ended = { stderr, cause: 'the describer exited before its answer' };
+    const answer = at === -1 ? { problem: 'the describer exited before its answer' } : parseDescribeAnswer(stdout.slice(at + DESCRIBE_MARKER.length));
+    if (!('problem' in answer)) return answer;
+    ended = { stderr, cause: answer.problem };
   } catch (err) {
     const { stderr = '', killed, code, signal } = err as { stderr?: string; killed?: boolean; code?: unknown; signal?: unknown };
     const exit = typeof code === 'number' ? `code ${code}` : typeof signal === 'string' ? `signal ${signal}` : String(code ?? 'an error');

@@ -21,6 +21,7 @@ import { parseTaskId } from './records/task-ids.js';
 import { TaskIndex } from './records/task-index.js';
 import type { TaskRecord } from './records/task-record.js';
 import type { TaskResources } from '../../schemas/tasks.js';
+import type { GpuLease } from '../../schemas/machine.js';
 import { taskEnvironment } from './engines/task-environment.js';
 import { runAsVariables, type RunAs } from '../common/run-as.js';
 import { WorkspaceWatch } from './follow/workspace-watch.js';
@@ -33,7 +34,7 @@ const SPARE_RUN_DIRS = 2;
 /**
  * Everything the task Jobs share: the definition catalog, the in-memory index of records, and
  * the table of runs this service owns (each run with its executor runner and its file watch).
- * Other capabilities (the plugin installer, snapshots) reach it through `taskRuntimeOf(env)`.
+ * Other capabilities (plugins, snapshots, metrics, machine) are given it by the composition root.
  */
 export class Tasks {
   readonly workspace: string;
@@ -184,5 +185,15 @@ export class Tasks {
   async #clearPool(): Promise<void> {
     await ensurePrivateDir(this.#poolDir);
     for (const name of await readdir(this.#poolDir)) await rm(join(this.#poolDir, name), { force: true, recursive: true });
+  }
+
+  /** Which run holds which GPU index (for `machine_status`). */
+  gpuLeases(): GpuLease[] {
+    return this.runs.gpuLeases();
+  }
+
+  /** Every record's state and its changes, for whoever keeps figures of them (the Task gauges). */
+  statusFeed(): Pick<TaskIndex, 'all' | 'events'> {
+    return this.index;
   }
 }

@@ -67,3 +67,16 @@ t.test('a garbled list of installed plugins is a clear error everywhere, and no 
   await writeFile(join(workspace, '.taskyard', 'plugins', 'package.json'), JSON.stringify({ dependencies: { 'taskyard-fixture': 7 } }));
   t.match((await svc.call('list_plugins')).body.answer, /^ValueError: the list of installed plugins \(\.taskyard\/plugins\/package\.json\) is not an npm package\.json/, 'a wrong shape is said too');
 });
+
+t.test("a plugin that forges the describer's answer is named, and the other plugins' Tasks stay", async (t) => {
+  const workspace = await makeWorkspace(t);
+  await writeFixturePlugin(workspace);
+  // Loaded last, it rewrites what the describer prints after it: the answer no longer has `errors`.
+  const forges = 'const write = process.stdout.write.bind(process.stdout);\nprocess.stdout.write = (chunk, ...rest) => write(String(chunk).replace(\'"errors":\', \'"errorz":\'), ...rest);\nexport default [];\n';
+  await addPlugin(workspace, 'z-forges', forges);
+  const svc = await startTestService(t, { workspace });
+  const list = await svc.call('list_installed_task_definitions');
+  t.equal(list.body.success, false);
+  t.match(list.body.answer, /plugin z-forges: the describer's answer is not valid: /, 'the forging plugin and the cause');
+  t.match((await svc.call('get_task_definition', { task: 'echo-log' })).body, { success: true, answer: { plugin: 'taskyard-fixture' } }, 'the good plugin is still described');
+});

@@ -1,16 +1,20 @@
 import t from 'tap';
-import type { CapabilityFactory } from '../../app/capability-contract.js';
-import { taskRuntimeOf, tasksCapability } from '../../app/tasks-capability.js';
+import { declareCapability } from '../../app/capability-contract.js';
+import { tasksCapability } from '../../app/tasks-capability.js';
 import type { Tasks } from '../../supervisor/tasks/tasks.js';
 import { waitFor } from '../helpers/service.js';
 import { startTaskService, submitOk, waitTask, writeFixturePlugin } from './task-helpers.js';
 
 t.test('the runtime seam: reloadDefinitions, isRegistrationActive and the typed event feed', async (t) => {
   let runtime: Tasks | undefined;
-  const probe: CapabilityFactory = (env) => {
-    runtime = taskRuntimeOf(env);
-    return { jobs: [] };
-  };
+  const probe = declareCapability({
+    name: 'probe',
+    needs: ['tasks'],
+    build: (_env, { tasks }) => {
+      runtime = tasks;
+      return { jobs: [] };
+    },
+  });
   const svc = await startTaskService(t, { capabilities: [tasksCapability, probe] });
   const rt = runtime!;
   t.same(((await svc.call('list_installed_task_definitions')).body.answer as Array<{ name: string }>).map((d) => d.name), ['demo', 'sleep']);
