@@ -16,7 +16,7 @@ const NoArguments = Type.Object({}, { additionalProperties: false });
 export const machineCapability: CapabilityFactory = async (env) => {
   const targets = indexTargets(env.config.targets);
   // The task runtime is built after this capability: its leases are looked up at each read.
-  const status = await startMachineStatus(undefined, () => findTaskRuntime(env)?.runs.gpuLeases() ?? []);
+  const status = await startMachineStatus(undefined, () => findTaskRuntime(env)?.gpuLeases() ?? []);
   const shell = shellJob(env.pool, env.workspace, env.runAs ?? null);
   return {
     jobs: [

@@ -5,6 +5,6 @@ import { taskRuntimeOf } from './tasks-capability.js';
 
 /** Task gauges fed by the task index, and the `/metrics` route. Comes after the tasks capability. */
 export const metricsCapability: AppCapabilityFactory = (env) => {
-  const stop = watchTaskMetrics(taskRuntimeOf(env).index, env.metrics);
+  const stop = watchTaskMetrics(taskRuntimeOf(env), env.metrics);
   return { jobs: [], routes: [createMetricsRoute(env.metrics)], close: async () => void stop() };
 };

@@ -9,7 +9,7 @@ const STATES: readonly TaskState[] = Object.values(TaskState);
  * (from the state the index held before it). A scrape then costs O(states), whatever the number of
  * records. Returns the way to stop.
  */
-export function watchTaskMetrics(index: TaskIndex, metrics: ServiceMetrics): () => void {
+export function watchTaskMetrics(index: Pick<TaskIndex, 'all' | 'events'>, metrics: ServiceMetrics): () => void {
   const counts = new Map<TaskState, number>(STATES.map((s) => [s, 0]));
   const move = (state: TaskState | undefined, by: number) => {
     if (state === undefined) return;

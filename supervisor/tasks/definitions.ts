@@ -6,9 +6,8 @@ import { promisify } from 'node:util';
 import type { TaskDefinition, TaskResources } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../runner/builtins.js';
 import { DESCRIBE_LOADING, DESCRIBE_MARKER } from '../../runner/task-sdk.js';
-import { STATE_DIR } from '../common/token-store.js';
 import { ValueError } from '../../core/errors.js';
-import { readDependencies } from '../plugins/plugin-prefix.js';
+import { pluginsDirOf, readDependencies } from './installed-plugins.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
 import { taskEnvironment } from './engines/task-environment.js';
 
@@ -30,11 +29,6 @@ export type ResourceOverrides = Readonly<Record<string, { readonly resources?: T
 interface Described {
   definitions: Array<Omit<TaskDefinition, 'source'> & { plugin: string; module: string }>;
   errors: string[];
-}
-
-/** Where installed plugins live: an npm prefix inside the service's private state. */
-export function pluginsDirOf(workspace: string): string {
-  return join(workspace, STATE_DIR, 'plugins');
 }
 
 /**
@@ -180,6 +174,11 @@ export class DefinitionCatalog {
 
   names(): string[] {
     return [...this.#entries.keys()].sort();
+  }
+
+  /** Registration names that come from `plugin`, sorted. */
+  registrationsOf(plugin: string): string[] {
+    return this.names().filter((n) => this.#entries.get(n)!.definition.plugin === plugin);
   }
 
   /** Problems found while describing plugins (an invalid definition fails the listing, per spec). */

@@ -22,8 +22,8 @@ t.test('the runtime seam: reloadDefinitions, isRegistrationActive and the typed 
 
   const seen: string[] = [];
   let logEvents = 0;
-  const stopStatus = rt.index.events.on('task:status', ({ status }) => status && seen.push(status.state));
-  const stopLog = rt.index.events.on('task:log', () => logEvents++);
+  const stopStatus = rt.events.on('task:status', ({ status }) => status && seen.push(status.state));
+  const stopLog = rt.events.on('task:log', () => logEvents++);
   t.teardown(() => {
     stopStatus();
     stopLog();
