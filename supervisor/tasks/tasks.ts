@@ -35,6 +35,9 @@ import { taskEnvironment } from './engines/task-environment.js';
 import { runAsVariables, type RunAs } from '../common/run-as.js';
 import { WorkspaceWatch } from './follow/workspace-watch.js';
 
+/** An answer's metadata naming the token that submitted the Task's run (TaskStatus has no such field). */
+export type SubmittedBy = { submitted_by?: string };
+
 /** The index file's name in the service's private directory. */
 const INDEX_FILE = 'task-index';
 /** Run directories kept made ahead of submits: one per submit in flight is plenty. */
@@ -228,18 +231,17 @@ export class Tasks {
     return this.#index.statusJson(status);
   }
 
-  /** The JSON text of a Task's status; an unknown Task, or one with metadata only, is a KeyError. */
-  statusText(id: string): string {
+  /**
+   * The JSON text of a Task's status; an unknown Task, or one with metadata only, is a KeyError.
+   * `meta` receives who submitted its current run, when known (one lookup serves both: status is polled hard).
+   */
+  statusText(id: string, meta: SubmittedBy): string {
     const record = this.#index.get(id);
     const json = record && this.#index.jsonOf(record);
     if (!json) throw new KeyError(record ? `task ${id} has metadata but no status record` : `Unknown task ${id}`);
+    const token = this.#submitters.of(record!);
+    if (token !== undefined) meta.submitted_by = token;
     return json;
-  }
-
-  /** The name of the token that submitted the Task's current run, when known. */
-  submittedBy(id: string): string | undefined {
-    const record = this.#index.get(id);
-    return record && this.#submitters.of(record);
   }
 
   /** IDs of the Tasks that have a status, sorted. */

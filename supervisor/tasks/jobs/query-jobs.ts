@@ -2,7 +2,7 @@ import { Type } from '../../../vendor/typebox.js';
 import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { QueryTaskStatusesInput, TaskLogChunk, TaskStatus, TaskStatusPage } from '../../../schemas/tasks.js';
-import type { Tasks } from '../tasks.js';
+import type { SubmittedBy, Tasks } from '../tasks.js';
 
 const LOG_OFFSET = -1;
 const LOG_LIMIT = 65536;
@@ -52,9 +52,9 @@ export function queryJobs(rt: Tasks) {
       input: Type.Object({ task_id: Type.String() }),
       annotations: READ_ONLY,
       run: async ({ task_id }) => {
-        const json = rt.statusText(task_id);
-        const submittedBy = rt.submittedBy(task_id);
-        return ok(SerializedAnswer.ofJson<TaskStatus>(json), submittedBy === undefined ? {} : { submitted_by: submittedBy });
+        const meta: SubmittedBy = {};
+        const json = rt.statusText(task_id, meta);
+        return ok(SerializedAnswer.ofJson<TaskStatus>(json), meta);
       },
     }),
     defineJob({
