@@ -8,7 +8,7 @@ export const metricsCapability = declareCapability({
   name: 'metrics',
   needs: ['tasks'],
   build: (env, { tasks }): AppCapability => {
-    const stop = watchTaskMetrics(tasks.statusFeed(), env.metrics);
+    const stop = watchTaskMetrics(tasks, env.metrics);
     return { jobs: [], routes: [createMetricsRoute(env.metrics)], close: async () => void stop() };
   },
 });

@@ -4,10 +4,9 @@ import { join } from 'node:path';
 import { check } from '../../schemas/validator.js';
 import { KeyError, RuntimeError, ValueError } from '../../core/errors.js';
 import { removeStagedFile, takeStagedFile } from '../workspace/staged-input.js';
-import { DefinitionCatalog, pluginsDirOf } from '../tasks/definitions.js';
-import type { Tasks } from '../tasks/tasks.js';
+import type { DefinitionCatalog } from '../tasks/definitions.js';
+import { pluginsDirOf, readDependencies } from '../tasks/installed-plugins.js';
 import { STATE_DIR } from '../common/token-store.js';
-import { readDependencies } from '../common/plugin-list.js';
 import { copyPrefix, pruneTarballs, readManifest, swapPrefix, TARBALLS } from './plugin-prefix.js';
 import { runNpm } from './run-npm.js';
 import { SerialQueue } from '../../core/serial-queue.js';
@@ -25,9 +24,18 @@ interface Changed<T> {
   readonly staged?: DefinitionCatalog;
 }
 
-/** Registration names that come from `plugin` in a catalog. */
-function tasksOf(catalog: DefinitionCatalog, plugin: string): string[] {
-  return catalog.names().filter((n) => catalog.get(n)?.definition.plugin === plugin);
+/** What the installer needs of the Tasks facade (declared here: the installer never reaches into it). */
+export interface PluginHost {
+  readonly workspace: string;
+  /** Describes the live plugin set again. */
+  reloadDefinitions(): Promise<void>;
+  /** A catalog of the prefix under `root`, described as the live one is. */
+  stagedCatalog(root: string): DefinitionCatalog;
+  /** The live catalog takes over a staged description whose prefix moved from `from` to `to`. */
+  adoptDefinitions(staged: DefinitionCatalog, from: string, to: string): void;
+  /** Registration names of a plugin's Tasks in the live catalog. */
+  registrationsOf(plugin: string): string[];
+  isRegistrationActive(registration: string): boolean;
 }
 
 /**
@@ -37,11 +45,11 @@ function tasksOf(catalog: DefinitionCatalog, plugin: string): string[] {
  * Changes are serialised: one at a time per service.
  */
 export class PluginManager {
-  readonly #rt: Tasks;
+  readonly #rt: PluginHost;
   readonly #live: string;
   readonly #changes = new SerialQueue();
 
-  constructor(rt: Tasks) {
+  constructor(rt: PluginHost) {
     this.#rt = rt;
     this.#live = pluginsDirOf(rt.workspace);
   }
@@ -63,7 +71,7 @@ export class PluginManager {
       await pruneTarballs(prefix);
       const stagedReal = await realpath(prefix);
       await swapPrefix(this.#live, prefix, join(work, 'previous'));
-      if (staged) this.#rt.catalog.adopt(staged, stagedReal, await realpath(this.#live));
+      if (staged) this.#rt.adoptDefinitions(staged, stagedReal, await realpath(this.#live));
       else await this.#rt.reloadDefinitions();
       return result;
     } finally {
@@ -96,12 +104,12 @@ export class PluginManager {
     const manifest = await readManifest(prefix, name);
     if (!manifest) throw new ValueError(`package ${name} has no readable package.json`);
     if (!manifest.tasks) throw new ValueError(`package ${name} is not a taskyard plugin: its package.json has no "taskyard": {"tasks": "<module>"}`);
-    const staged = new DefinitionCatalog(root, {}, this.#rt.catalog.describerEnv);
+    const staged = this.#rt.stagedCatalog(root);
     await staged.reload();
     // Paths in the describer's messages point into a private work area: show them relative to it.
     const errors = staged.errors.map((e) => e.replaceAll(`${prefix}/`, ''));
     if (errors.length) throw new ValueError(`plugin ${name} cannot be installed: ${errors.join('; ')}`);
-    const tasks = tasksOf(staged, name);
+    const tasks = staged.registrationsOf(name);
     if (!tasks.length) throw new ValueError(`plugin ${name} declares no Tasks (its module ${manifest.tasks} exports an empty list)`);
     for (const task of tasks) {
       const { input_schema, output_schema } = staged.get(task)!.definition;
@@ -120,7 +128,7 @@ export class PluginManager {
   uninstall(name: string, signal: AbortSignal): Promise<PluginInfo> {
     return this.#changes.run('prefix', async () => {
       if (!(await readDependencies(this.#live)).has(name)) throw new KeyError(`plugin ${name} is not installed${await this.#installedHint()}`);
-      const tasks = tasksOf(this.#rt.catalog, name);
+      const tasks = this.#rt.registrationsOf(name);
       const running = tasks.find((t) => this.#rt.isRegistrationActive(t));
       if (running) throw new RuntimeError(`plugin ${name} cannot be removed while its Task ${running} is queued or running; cancel it or wait for it to finish`);
       const version = (await readManifest(this.#live, name))?.version ?? '';
@@ -138,7 +146,7 @@ export class PluginManager {
   async list(): Promise<PluginInfo[]> {
     const out: PluginInfo[] = [];
     for (const name of [...(await readDependencies(this.#live)).keys()].sort()) {
-      out.push({ name, version: (await readManifest(this.#live, name))?.version ?? '', tasks: tasksOf(this.#rt.catalog, name) });
+      out.push({ name, version: (await readManifest(this.#live, name))?.version ?? '', tasks: this.#rt.registrationsOf(name) });
     }
     return out;
   }

@@ -1,7 +1,7 @@
 import { cp, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readJsonObject } from '../common/json-file.js';
-import { readDependencies } from '../common/plugin-list.js';
+import { readDependencies } from '../tasks/installed-plugins.js';
 
 /**
  * The installed plugins are one npm prefix: `package.json` lists each plugin as a dependency on

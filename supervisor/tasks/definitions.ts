@@ -7,9 +7,8 @@ import type { TaskDefinition, TaskResources } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../runner/builtins.js';
 import { DESCRIBE_LOADING, DESCRIBE_MARKER } from '../../runner/task-sdk.js';
 import { parseDescribeAnswer, type DescribeAnswer as Described } from '../../schemas/describe-answer.js';
-import { STATE_DIR } from '../common/token-store.js';
 import { ValueError } from '../../core/errors.js';
-import { readDependencies } from '../common/plugin-list.js';
+import { pluginsDirOf, readDependencies } from './installed-plugins.js';
 import { fullInputSchema, fullOutputSchema } from './base-fields.js';
 import { taskEnvironment } from './engines/task-environment.js';
 
@@ -27,11 +26,6 @@ export interface CatalogEntry {
 
 /** Config `tasks.<registration>.resources`, by registration name. */
 export type ResourceOverrides = Readonly<Record<string, { readonly resources?: TaskResources }>>;
-
-/** Where installed plugins live: an npm prefix inside the service's private state. */
-export function pluginsDirOf(workspace: string): string {
-  return join(workspace, STATE_DIR, 'plugins');
-}
 
 /**
  * Lets plugin code `import { defineTask } from 'taskyard/task'` without installing taskyard:
@@ -177,6 +171,11 @@ export class DefinitionCatalog {
 
   names(): string[] {
     return [...this.#entries.keys()].sort();
+  }
+
+  /** Registration names that come from `plugin`, sorted. */
+  registrationsOf(plugin: string): string[] {
+    return this.names().filter((n) => this.#entries.get(n)!.definition.plugin === plugin);
   }
 
   /** Problems found while describing plugins (an invalid definition fails the listing, per spec). */

@@ -10,15 +10,22 @@ import { changeFeedOf, FollowerWait } from './follow/change-feed.js';
 import { FOLLOW_WINDOW_BYTES, type LiveTask } from './follow/live-task.js';
 import { readLogWindow } from './follow/log-reader.js';
 import { logEventOf } from './follow/task-broadcaster.js';
-import type { Tasks } from './tasks.js';
+import type { TaskIndex } from './records/task-index.js';
+import type { RunTable } from './runs/run-table.js';
+
+/** What waits and streams use of the facade's parts (one object, made once). */
+export interface FollowParts {
+  readonly index: TaskIndex;
+  readonly runs: Pick<RunTable, 'get'>;
+}
 
 /** Beyond this size a new follower starts at the log's tail window instead of its beginning. */
 const REPLAY_LIMIT_BYTES = 1024 * 1024;
 /** Most events emitted together (one write). */
 const BATCH_EVENTS = 256;
 
-function currentStatus(rt: Tasks, id: string): TaskStatus {
-  const status = rt.index.get(id)?.status;
+function currentStatus(parts: FollowParts, id: string): TaskStatus {
+  const status = parts.index.get(id)?.status;
   if (!status) throw new KeyError(`Unknown task ${id}`);
   return status;
 }
@@ -27,19 +34,37 @@ function currentStatus(rt: Tasks, id: string): TaskStatus {
  * Waits, from memory, until the Task is terminal. With `runId`, a different current execution
  * fails (spec: wait_task). `pollMs` only bounds staleness: changes wake the wait at once.
  */
-export async function waitForTerminal(rt: Tasks, id: string, runId: string | undefined, pollMs: number, signal: AbortSignal): Promise<TaskStatus> {
-  const feed = changeFeedOf(rt.index);
+export async function waitForTerminal(parts: FollowParts, id: string, runId: string | undefined, pollMs: number, signal: AbortSignal): Promise<TaskStatus> {
+  const feed = changeFeedOf(parts.index);
   const wait = new FollowerWait(signal);
   try {
     for (;;) {
-      const status = currentStatus(rt, id);
+      const status = currentStatus(parts, id);
       if (runId !== undefined && status.run_id !== runId) throw new ValueError(`run_id ${runId} is not the current execution of task ${id}`);
       if (isTerminal(status.state)) return status;
-      rt.liveOf(id)?.requestStaleness(pollMs);
+      parts.runs.get(id)?.live?.requestStaleness(pollMs);
       await wait.until(feed.next(id, pollMs));
     }
   } finally {
     wait.close();
+  }
+}
+
+/**
+ * `await_task`: waits at most `timeoutMs` for the run (`runId`, else the current one) to end, then
+ * answers the status as it is; an unknown Task or another current run fails as in waitForTerminal.
+ */
+export async function waitAtMost(parts: FollowParts, id: string, runId: string | undefined, pollMs: number, timeoutMs: number, signal: AbortSignal): Promise<TaskStatus> {
+  runId ??= parts.index.get(id)?.status?.run_id;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  try {
+    return await waitForTerminal(parts, id, runId, pollMs, AbortSignal.any([signal, deadline]));
+  } catch (err) {
+    // The bound passed (not the caller gone): the run is still going, and that is the answer.
+    if (!deadline.aborted || signal.aborted) throw err;
+    const status = currentStatus(parts, id);
+    if (runId !== undefined && status.run_id !== runId) throw new ValueError(`run_id ${runId} is not the current execution of task ${id}`);
+    return status;
   }
 }
 
@@ -58,14 +83,16 @@ async function emitAll(ctx: JobContext, events: JobEvent[]): Promise<void> {
  * brings (its progress events and the first log window) is emitted together: one write. An SSE
  * follower that has caught up joins the Task's broadcaster (task-broadcaster.ts), which writes
  * each change to all such followers at once, and comes back here when it falls behind.
+ * With `expectedRun` (wait_task), a different current execution fails at the start.
  */
-export async function streamTask(rt: Tasks, id: string, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
-  const first = currentStatus(rt, id);
+export async function streamTask(parts: FollowParts, id: string, expectedRun: string | undefined, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
+  const first = currentStatus(parts, id);
   const runId = first.run_id;
+  if (expectedRun !== undefined && runId !== expectedRun) throw new ValueError(`run_id ${expectedRun} is not the current execution of task ${id}`);
   // Undefined while the Task is queued: its watch starts with its runner.
-  let live: LiveTask | undefined = rt.liveOf(id);
+  let live: LiveTask | undefined = parts.runs.get(id)?.live;
   live?.requestStaleness(pollMs);
-  const logFile = `${rt.index.get(id)!.dir}/task.log`;
+  const logFile = `${parts.index.get(id)!.dir}/task.log`;
   let sentProgress = 0;
   let offset = -2;
 
@@ -99,14 +126,14 @@ export async function streamTask(rt: Tasks, id: string, pollMs: number, ctx: Job
 
   // An SSE caller that takes shared writes can join the Task's broadcaster once caught up.
   const emitShared = emitSharedOf(ctx);
-  const feed = changeFeedOf(rt.index);
+  const feed = changeFeedOf(parts.index);
   const wait = new FollowerWait(ctx.signal);
   try {
     for (;;) {
-      const status = currentStatus(rt, id);
+      const status = currentStatus(parts, id);
       if (status.run_id !== runId) throw new ValueError(`task ${id} was replaced by a new run while it was followed`);
       const done = isTerminal(status.state);
-      if (!live && (live = rt.liveOf(id))) live.requestStaleness(pollMs);
+      if (!live && (live = parts.runs.get(id)?.live)) live.requestStaleness(pollMs);
       const batch = progressOwed(status);
       // Whether this follower wrote: its writer is idle once that write was taken.
       let wrote = batch.length > 0;

@@ -1,12 +1,28 @@
 import { randomUUID } from 'node:crypto';
-import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
+import type { TaskHandle, TaskResources, TaskStatus } from '../../schemas/tasks.js';
 import { check, describeIssues } from '../../schemas/validator.js';
 import { isTerminal, nowIso, TASK_FILES } from '../../core/task-record/record-files.js';
 import { BusinessError, FileExistsError } from '../../core/errors.js';
 import { createRunDir } from './records/run-dir.js';
 import { TASK_NAME } from '../../core/task-record/id-rules.js';
 import { anonymousName, formatTaskId, normalizeSourceTasks, relativeTaskPath, taskDirOf } from './records/task-ids.js';
-import type { Tasks } from './tasks.js';
+import type { DefinitionCatalog } from './definitions.js';
+import type { SpareRunDirs } from './records/spare-run-dirs.js';
+import type { Submitters } from './records/submitters.js';
+import type { TaskIndex } from './records/task-index.js';
+import type { RunTable } from './runs/run-table.js';
+
+/** What a submit uses of the facade's parts (one object, made once: a submit allocates no view of them). */
+export interface SubmitParts {
+  readonly workspace: string;
+  readonly catalog: Pick<DefinitionCatalog, 'require'>;
+  readonly index: Pick<TaskIndex, 'get' | 'claim' | 'setStatus'>;
+  readonly runs: Pick<RunTable, 'get' | 'submit'>;
+  readonly spareDirs: SpareRunDirs;
+  readonly submitters: Pick<Submitters, 'record'>;
+  /** Refuses what the engine can never give (see Tasks). */
+  checkResources(task: string, resources: TaskResources): void;
+}
 
 /**
  * The instance name, checked before the schema: its schema is an anyOf (string or null), whose
@@ -18,9 +34,9 @@ function checkTaskName(value: unknown): void {
 }
 
 /** Creates the run's directory; a failure of the file system is a business failure saying nothing was written. */
-function createRunDirOrExplain(rt: Tasks, dir: string, status: TaskStatus): { durable: Promise<void> } {
+function createRunDirOrExplain(spareDirs: SpareRunDirs, dir: string, status: TaskStatus): { durable: Promise<void> } {
   try {
-    return createRunDir(dir, status, rt.spareDirs);
+    return createRunDir(dir, status, spareDirs);
   } catch (err) {
     const { code, message } = err as NodeJS.ErrnoException;
     if (err instanceof BusinessError || !code) throw err;
@@ -31,13 +47,13 @@ function createRunDirOrExplain(rt: Tasks, dir: string, status: TaskStatus): { du
 /**
  * `submit`: checks the Task and its inputs before anything is written, names the instance,
  * refuses to replace an active Task, creates the run's directory whole (or nothing) and hands the
- * run to its owner.
+ * run to its owner. `submitter`: the name of the caller's token, noted once the record is on disk.
  */
-export async function submitTask(rt: Tasks, task: string, inputs: Record<string, unknown>): Promise<TaskHandle> {
-  const entry = rt.catalog.require(task);
+export async function submitTask(taskParts: SubmitParts, task: string, inputs: Record<string, unknown>, submitter: string | undefined): Promise<TaskHandle> {
+  const entry = taskParts.catalog.require(task);
   const { definition } = entry;
   checkTaskName(inputs['task_name']);
-  rt.checkResources(definition.name, definition.resources);
+  taskParts.checkResources(definition.name, definition.resources);
   // Catalog schemas are plain JSON Schema; ajv needs nothing TypeBox-specific.
   const parsed = check(definition.input_schema, inputs, { defaults: true });
   if (!parsed.ok) throw new BusinessError('ValidationError', `invalid input for task ${task}: ${describeIssues(parsed.issues)}`);
@@ -48,11 +64,11 @@ export async function submitTask(rt: Tasks, task: string, inputs: Record<string,
 
   const parts = { type: definition.task_type, registration: definition.name, name: config.task_name! };
   const id = formatTaskId(parts);
-  const existing = rt.index.get(id)?.status;
-  const release = rt.runs.get(id) || (existing && !isTerminal(existing.state)) ? null : rt.index.claim([id]);
+  const existing = taskParts.index.get(id)?.status;
+  const release = taskParts.runs.get(id) || (existing && !isTerminal(existing.state)) ? null : taskParts.index.claim([id]);
   if (!release) throw new FileExistsError(`Task ${id} is still active; a fixed task_name may only replace a finished Task`);
   try {
-    const dir = taskDirOf(rt.workspace, id, parts);
+    const dir = taskDirOf(taskParts.workspace, id, parts);
     const status: TaskStatus = {
       task_id: id,
       run_id: randomUUID().replaceAll('-', ''),
@@ -70,14 +86,15 @@ export async function submitTask(rt: Tasks, task: string, inputs: Record<string,
       exit_code: 0,
       log_path: relativeTaskPath(parts, id, TASK_FILES.log),
     };
-    const { durable } = createRunDirOrExplain(rt, dir, status);
-    rt.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources: definition.resources }, status);
+    const { durable } = createRunDirOrExplain(taskParts.spareDirs, dir, status);
+    taskParts.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources: definition.resources }, status);
     // The run starts while its record is flushed; the submit is answered once it is on disk.
     await durable;
+    if (submitter !== undefined) taskParts.submitters.record(id, status.run_id, submitter);
     return { task_id: id, run_id: status.run_id, task: definition.name };
   } finally {
     release();
     // After the run's start and the record's flush: making spares takes the cores they need.
-    rt.spareDirs.refill();
+    taskParts.spareDirs.refill();
   }
 }

@@ -1,6 +1,10 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isTerminal } from '../../core/task-record/record-files.js';
+import { isTerminal, TASK_FILES } from '../../core/task-record/record-files.js';
+import { FileExistsError, KeyError } from '../../core/errors.js';
+import type { JobContext } from '../../core/job.js';
+import type { SerializedAnswer, StreamedAnswer } from '../../schemas/job-response.js';
+import type { QueryTaskStatusesInput, TaskDefinition, TaskHandle, TaskLogChunk, TaskResources, TaskStatus, TaskStatusPage } from '../../schemas/tasks.js';
 import { deferExtraCaCerts } from '../../runner/extra-ca-certs.js';
 import { collectGarbage } from '../common/collect-garbage.js';
 import type { Config } from '../common/config.js';
@@ -16,15 +20,23 @@ import { sweepInterruptedRuns } from './records/run-dir.js';
 import { SpareRunDirs } from './records/spare-run-dirs.js';
 import { Submitters } from './records/submitters.js';
 import { RunTable } from './runs/run-table.js';
-import type { LiveTask } from './follow/live-task.js';
+import { readLogWindow } from './follow/log-reader.js';
+import { streamTask, waitAtMost, waitForTerminal, type FollowParts } from './follow.js';
+import type { Lineage } from './graph.js';
+import type { TaskEvents } from './records/task-events.js';
+import { queryStatuses } from './status-query.js';
+import { submitTask, type SubmitParts } from './submit.js';
+import { contextOf, lineageOf, type TaskContext } from './task-context.js';
 import { parseTaskId } from './records/task-ids.js';
 import { TaskIndex } from './records/task-index.js';
 import type { TaskRecord } from './records/task-record.js';
-import type { TaskResources } from '../../schemas/tasks.js';
 import type { GpuLease } from '../../schemas/machine.js';
 import { taskEnvironment } from './engines/task-environment.js';
 import { runAsVariables, type RunAs } from '../common/run-as.js';
 import { WorkspaceWatch } from './follow/workspace-watch.js';
+
+/** An answer's metadata naming the token that submitted the Task's run (TaskStatus has no such field). */
+export type SubmittedBy = { submitted_by?: string };
 
 /** The index file's name in the service's private directory. */
 const INDEX_FILE = 'task-index';
@@ -32,24 +44,33 @@ const INDEX_FILE = 'task-index';
 const SPARE_RUN_DIRS = 2;
 
 /**
- * Everything the task Jobs share: the definition catalog, the in-memory index of records, and
- * the table of runs this service owns (each run with its executor runner and its file watch).
- * Other capabilities (plugins, snapshots, metrics, machine) are given it by the composition root.
+ * The Tasks front door: every Task Job, and every other capability (the plugin installer,
+ * snapshots, metrics, machine status), goes through these methods and never reaches its parts:
+ * the definition catalog, the in-memory index of records, the table of runs this service owns
+ * (each with its executor runner and its file watch), the spare run directories and who
+ * submitted each run. Operation bodies live in the facade-level modules (submit.ts, follow.ts,
+ * status-query.ts, task-context.ts), which take the narrow parts they use.
+ *
+ * An operation that fails on its arguments (an unknown Task) throws the spec's error; the Jobs
+ * call them from async functions, so that error is their rejection.
  */
 export class Tasks {
   readonly workspace: string;
-  readonly index: TaskIndex;
   /**
    * Resolves once the records taken from the index file at start are checked against their
    * directories (and any run found there taken over): Task Jobs wait for it, `/health` does not.
    */
   ready: Promise<void> = Promise.resolve();
-  readonly catalog: DefinitionCatalog;
-  readonly runs: RunTable;
+  readonly #index: TaskIndex;
+  readonly #catalog: DefinitionCatalog;
+  readonly #runs: RunTable;
   /** Run directories made ahead of submits. */
-  readonly spareDirs: SpareRunDirs;
+  readonly #spareDirs: SpareRunDirs;
   /** Which token submitted each run. */
-  readonly submitters: Submitters;
+  readonly #submitters: Submitters;
+  /** The parts as submit and follow take them, made once (a call allocates no view of them). */
+  readonly #submitParts: SubmitParts;
+  readonly #followParts: FollowParts;
   readonly #pool: ResourcePool;
   readonly #executor: Executor;
   readonly #closing = new AbortController();
@@ -61,11 +82,11 @@ export class Tasks {
   /** `runAs`: whom Task code runs as (`service.run_as`), or null. */
   constructor(workspace: string, config: Config, capacity: Capacity, runAs: RunAs | null = null) {
     this.workspace = workspace;
-    this.index = new TaskIndex(workspace, join(workspace, STATE_DIR, INDEX_FILE));
-    this.catalog = new DefinitionCatalog(workspace, config.tasks, runAsVariables(runAs));
+    this.#index = new TaskIndex(workspace, join(workspace, STATE_DIR, INDEX_FILE));
+    this.#catalog = new DefinitionCatalog(workspace, config.tasks, runAsVariables(runAs));
     this.#poolDir = join(workspace, STATE_DIR, 'runners');
-    this.spareDirs = new SpareRunDirs(join(workspace, STATE_DIR, 'spare-runs'), SPARE_RUN_DIRS);
-    this.submitters = new Submitters(join(workspace, STATE_DIR, 'submitters.jsonl'));
+    this.#spareDirs = new SpareRunDirs(join(workspace, STATE_DIR, 'spare-runs'), SPARE_RUN_DIRS);
+    this.#submitters = new Submitters(join(workspace, STATE_DIR, 'submitters.jsonl'));
     const slurm = config.executor.kind === 'slurm';
     // `run_as` is for runners started here (Slurm starts its jobs as the user who submits them).
     const env = deferExtraCaCerts(taskEnvironment({ ...config.environment, ...(slurm ? {} : runAsVariables(runAs)) }));
@@ -75,12 +96,12 @@ export class Tasks {
         : new LocalExecutor({ env, poolDir: this.#poolDir, poolSize: config.service.runner_pool_size, graceMs: config.service.cancel_grace_ms });
     this.#pool = new ResourcePool(capacity);
     this.#leaseFile = new LeaseFile(join(workspace, STATE_DIR, 'leases.json'));
-    this.runs = new RunTable({ index: this.index, executor: this.#executor, pool: this.#pool, leaseFile: this.#leaseFile, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
-  }
-
-  /** Refuses at submit what the engine can never give (locally: more GPUs or CPUs than the machine has). */
-  checkResources(task: string, resources: TaskResources): void {
-    if (!this.#executor.queuesRuns) this.#pool.check(task, resources);
+    this.#runs = new RunTable({ index: this.#index, executor: this.#executor, pool: this.#pool, leaseFile: this.#leaseFile, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
+    const pool = this.#pool;
+    // Locally, what the machine can never give (more GPUs or CPUs than it has) is refused at submit; Slurm queues it.
+    const checkResources = this.#executor.queuesRuns ? () => undefined : (task: string, resources: TaskResources) => pool.check(task, resources);
+    this.#submitParts = { workspace, catalog: this.#catalog, index: this.#index, runs: this.#runs, spareDirs: this.#spareDirs, submitters: this.#submitters, checkResources };
+    this.#followParts = { index: this.#index, runs: this.#runs };
   }
 
   /**
@@ -88,21 +109,218 @@ export class Tasks {
    * fresh by watching the workspace, and takes over or settles the runs a previous service left.
    */
   async start(): Promise<void> {
-    await this.catalog.reload();
+    await this.#catalog.reload();
     await this.#clearPool();
-    await this.spareDirs.start();
-    await sweepInterruptedRuns(this.workspace, await this.index.scan());
-    await this.submitters.start(this.index);
-    this.#workspaceWatch = new WorkspaceWatch(this.index, (record) => {
-      this.takeOver([record]).catch((err: unknown) => console.error(`taskyard: taking over ${record.id} failed`, err));
+    await this.#spareDirs.start();
+    await sweepInterruptedRuns(this.workspace, await this.#index.scan());
+    await this.#submitters.start(this.#index);
+    this.#workspaceWatch = new WorkspaceWatch(this.#index, (record) => {
+      this.#takeOver([record]).catch((err: unknown) => console.error(`taskyard: taking over ${record.id} failed`, err));
     });
-    await this.takeOver(this.index.active());
+    await this.#takeOver(this.#index.active());
     // A record the index file held that was rewritten while the service was down may be a run to take over.
-    this.ready = this.index.checked
-      .then(() => this.takeOver(this.index.active()))
+    this.ready = this.#index.checked
+      .then(() => this.#takeOver(this.#index.active()))
       // The scan's garbage is given back at once instead of after a long idle spell.
       .then(collectGarbage)
       .catch((err: unknown) => console.error('taskyard: checking the index file against the workspace failed', err));
+  }
+
+  // --- Definitions ---
+
+  /** Every installed definition, sorted by registration name (a plugin's broken definition fails it). */
+  definitions(): TaskDefinition[] {
+    return this.#catalog.list();
+  }
+
+  /** One definition by registration name, or the ValueError listing the available names. */
+  definition(task: string): TaskDefinition {
+    return this.#catalog.require(task).definition;
+  }
+
+  /** Re-describes plugin definitions (call after installing or removing a plugin). */
+  reloadDefinitions(): Promise<void> {
+    return this.#catalog.reload();
+  }
+
+  /** A catalog of the plugin prefix under `root` (a staged change), described as the live one is. */
+  stagedCatalog(root: string): DefinitionCatalog {
+    return new DefinitionCatalog(root, {}, this.#catalog.describerEnv);
+  }
+
+  /** Takes over a staged catalog's description once its prefix was moved from `from` to `to` (DefinitionCatalog.adopt). */
+  adoptDefinitions(staged: DefinitionCatalog, from: string, to: string): void {
+    this.#catalog.adopt(staged, from, to);
+  }
+
+  /** Registration names a plugin's definitions have in the live catalog. */
+  registrationsOf(plugin: string): string[] {
+    return this.#catalog.registrationsOf(plugin);
+  }
+
+  // --- Runs ---
+
+  /** `submit`; `submitter`: the caller's token name, noted with the run. Answered once the record is on disk. */
+  submit(task: string, inputs: Record<string, unknown>, submitter: string | undefined): Promise<TaskHandle> {
+    return submitTask(this.#submitParts, task, inputs, submitter);
+  }
+
+  /** Cancels a queued or running Task: true only when this call cancelled it; an unknown Task is a KeyError. */
+  cancel(id: string): Promise<boolean> {
+    if (!this.#index.get(id) && !this.#runs.get(id)) throw new KeyError(`Unknown task ${id}`);
+    return this.#runs.cancel(id);
+  }
+
+  /**
+   * Deletes terminal or metadata-only Tasks; active, claimed, unknown or invalid IDs are skipped.
+   * Answers the IDs actually deleted, in the order asked.
+   */
+  async delete(ids: readonly string[]): Promise<string[]> {
+    const deleted: string[] = [];
+    for (const id of ids) {
+      const record = parseTaskId(id) ? this.#index.get(id) : undefined;
+      if (!record || this.#runs.get(id) || (record.status && !isTerminal(record.status.state))) continue;
+      const release = this.#index.claim([id]);
+      if (!release) continue;
+      try {
+        await rm(record.dir, { recursive: true, force: true });
+        this.#index.remove(id);
+        deleted.push(id);
+      } catch (err) {
+        console.error(`taskyard: deleting ${id} failed`, err);
+      } finally {
+        release();
+      }
+      // Whatever a failed removal left is what the index must show.
+      if (!deleted.includes(id)) await this.#index.load(id);
+    }
+    return deleted;
+  }
+
+  /** Whether any Task of this registration name is queued or running under this service. */
+  isRegistrationActive(registration: string): boolean {
+    return this.#runs.activeCount(registration) > 0;
+  }
+
+  /** Which Task holds which GPU index (machine_status). */
+  gpuLeases(): GpuLease[] {
+    return this.#runs.gpuLeases();
+  }
+
+  // --- Waits and streams ---
+
+  /** Until the Task is terminal (spec: wait_task); with `runId`, another current execution fails. */
+  wait(id: string, runId: string | undefined, pollMs: number, signal: AbortSignal): Promise<TaskStatus> {
+    return waitForTerminal(this.#followParts, id, runId, pollMs, signal);
+  }
+
+  /** At most `timeoutMs`, then the status as it is (spec: await_task). */
+  waitAtMost(id: string, runId: string | undefined, pollMs: number, timeoutMs: number, signal: AbortSignal): Promise<TaskStatus> {
+    return waitAtMost(this.#followParts, id, runId, pollMs, timeoutMs, signal);
+  }
+
+  /** Steps and log lines as events to `ctx` until the Task stops, then its status (follow.ts). */
+  follow(id: string, runId: string | undefined, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
+    return streamTask(this.#followParts, id, runId, pollMs, ctx);
+  }
+
+  // --- Queries ---
+
+  /** A status as an answer, with its cached JSON text: every waiter and follower of a Task answers the same text. */
+  answerOf(status: TaskStatus): SerializedAnswer<TaskStatus> {
+    return this.#index.statusJson(status);
+  }
+
+  /**
+   * The JSON text of a Task's status; an unknown Task, or one with metadata only, is a KeyError.
+   * `meta` receives who submitted its current run, when known (one lookup serves both: status is polled hard).
+   */
+  statusText(id: string, meta: SubmittedBy): string {
+    const record = this.#index.get(id);
+    const json = record && this.#index.jsonOf(record);
+    if (!json) throw new KeyError(record ? `task ${id} has metadata but no status record` : `Unknown task ${id}`);
+    const token = this.#submitters.of(record!);
+    if (token !== undefined) meta.submitted_by = token;
+    return json;
+  }
+
+  /** IDs of the Tasks that have a status, sorted. */
+  taskIds(): string[] {
+    return this.#index.listed().map((r) => r.id).sort();
+  }
+
+  /** Every status, newest first, written in chunks. */
+  listStatuses(): StreamedAnswer<TaskStatus[]> {
+    return this.#index.listing();
+  }
+
+  /** `query_task_statuses`; `submittedBy` receives who submitted each listed Task (when known). */
+  queryStatuses(query: QueryTaskStatusesInput, submittedBy: Record<string, string>): SerializedAnswer<TaskStatusPage> {
+    const shown: TaskRecord[] = [];
+    const page = queryStatuses(this.#index, query, shown);
+    for (const record of shown) {
+      const token = this.#submitters.of(record);
+      if (token !== undefined) submittedBy[record.id] = token;
+    }
+    return page;
+  }
+
+  /** A window of a Task's log by byte offsets (read_task_log); an unknown Task is a KeyError. */
+  readLog(id: string, offset: number, limit: number): Promise<TaskLogChunk> {
+    const record = this.#index.get(id);
+    if (!record) throw new KeyError(`Unknown task ${id}`);
+    return readLogWindow(`${record.dir}/${TASK_FILES.log}`, offset, limit);
+  }
+
+  /** The lineage graph of a known Task. */
+  graph(id: string): Lineage {
+    return lineageOf(this.#index, id);
+  }
+
+  /** A Task with its status, locations, lineage and relations (get_task_context). */
+  context(id: string): TaskContext {
+    return contextOf(this.#index, this.#submitters, id);
+  }
+
+  /** Every record (gauges count them once at start). */
+  all(): IterableIterator<TaskRecord> {
+    return this.#index.all();
+  }
+
+  /** The typed feed of status, progress and log changes. */
+  get events(): TaskEvents {
+    return this.#index.events;
+  }
+
+  // --- Snapshots ---
+
+  /** Holds Tasks against submit and delete while a snapshot replaces them; a claimed one is a FileExistsError. */
+  hold(ids: readonly string[]): () => void {
+    const release = this.#index.claim(ids);
+    if (!release) throw new FileExistsError(`Task ${ids.find((id) => this.#index.isClaimed(id))} is being submitted or deleted right now`);
+    return release;
+  }
+
+  /** Whether this service manages the Task's runner or its record on disk is not terminal. */
+  async isActive(id: string): Promise<boolean> {
+    if (this.#runs.get(id)) return true;
+    const record = await this.#index.load(id);
+    return record?.status ? !isTerminal(record.status.state) : false;
+  }
+
+  /** Reads these Tasks' records from disk again (after a snapshot changed their directories). */
+  async reloadRecords(ids: readonly string[]): Promise<void> {
+    for (const id of ids) await this.#index.load(id);
+  }
+
+  /** Stops watching and writes the index file; runners keep running (a restarted service adopts them). */
+  async close(): Promise<void> {
+    this.#closing.abort();
+    this.#executor.close();
+    this.#spareDirs.close();
+    this.#workspaceWatch?.close();
+    await this.#index.close();
+    await this.#submitters.close();
   }
 
   /**
@@ -111,8 +329,8 @@ export class Tasks {
    * finds its live runner: a process naming its run, a Slurm job named beside the record)
    * or settled as lost, with the reason. Nothing stays `running` without a runner.
    */
-  async takeOver(records: readonly TaskRecord[]): Promise<void> {
-    const foreign = () => records.filter((r) => r.status && !isTerminal(r.status.state) && !this.runs.get(r.id));
+  async #takeOver(records: readonly TaskRecord[]): Promise<void> {
+    const foreign = () => records.filter((r) => r.status && !isTerminal(r.status.state) && !this.#runs.get(r.id));
     if (foreign().length === 0 || this.#closing.signal.aborted) return;
     const adopted = await this.#executor.adopt(foreign().map((r) => ({ runId: r.status!.run_id, dir: r.dir })));
     const leases = adopted.size > 0 ? await this.#leaseFile.read() : new Map<string, never>();
@@ -120,80 +338,19 @@ export class Tasks {
     // Another event may have taken some of them over meanwhile: look again after the await.
     for (const record of foreign()) {
       const status = record.status!;
-      if (this.index.get(record.id)?.status?.run_id !== status.run_id) continue;
+      if (this.#index.get(record.id)?.status?.run_id !== status.run_id) continue;
       const spec = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id, registration: record.parts.registration, module: '', resources: {} };
       const runner = adopted.get(status.run_id);
-      if (runner) this.runs.take(spec, { kind: 'adopt', runner }, leases.get(status.run_id));
-      else settling.push(this.runs.take(spec, { kind: 'lost', end: status.state === 'queued' ? null : { kind: 'lost', pid: status.pid } }).published);
+      if (runner) this.#runs.take(spec, { kind: 'adopt', runner }, leases.get(status.run_id));
+      else settling.push(this.#runs.take(spec, { kind: 'lost', end: status.state === 'queued' ? null : { kind: 'lost', pid: status.pid } }).published);
     }
     // Settled before the service answers: nobody sees a lost run as running.
     await Promise.all(settling);
-  }
-
-  /** Re-describes plugin definitions (call after installing or removing a plugin). */
-  reloadDefinitions(): Promise<void> {
-    return this.catalog.reload();
-  }
-
-  /** Whether any Task of this registration name is queued or running under this service. */
-  isRegistrationActive(registration: string): boolean {
-    return this.runs.activeCount(registration) > 0;
-  }
-
-  /** The shared watcher of a running Task, if it runs here. */
-  liveOf(id: string): LiveTask | undefined {
-    return this.runs.get(id)?.live;
-  }
-
-  /**
-   * Deletes terminal or metadata-only Tasks; active, claimed, unknown or invalid IDs are skipped.
-   * Answers the IDs actually deleted, in the order asked.
-   */
-  async deleteTasks(ids: readonly string[]): Promise<string[]> {
-    const deleted: string[] = [];
-    for (const id of ids) {
-      const record = parseTaskId(id) ? this.index.get(id) : undefined;
-      if (!record || this.runs.get(id) || (record.status && !isTerminal(record.status.state))) continue;
-      const release = this.index.claim([id]);
-      if (!release) continue;
-      try {
-        await rm(record.dir, { recursive: true, force: true });
-        this.index.remove(id);
-        deleted.push(id);
-      } catch (err) {
-        console.error(`taskyard: deleting ${id} failed`, err);
-      } finally {
-        release();
-      }
-      // Whatever a failed removal left is what the index must show.
-      if (!deleted.includes(id)) await this.index.load(id);
-    }
-    return deleted;
-  }
-
-  /** Stops watching and writes the index file; runners keep running (a restarted service adopts them). */
-  async close(): Promise<void> {
-    this.#closing.abort();
-    this.#executor.close();
-    this.spareDirs.close();
-    this.#workspaceWatch?.close();
-    await this.index.close();
-    await this.submitters.close();
   }
 
   /** Slot logs of pooled runners that a previous service left (its idle runners are gone with it). */
   async #clearPool(): Promise<void> {
     await ensurePrivateDir(this.#poolDir);
     for (const name of await readdir(this.#poolDir)) await rm(join(this.#poolDir, name), { force: true, recursive: true });
-  }
-
-  /** Which run holds which GPU index (for `machine_status`). */
-  gpuLeases(): GpuLease[] {
-    return this.runs.gpuLeases();
-  }
-
-  /** Every record's state and its changes, for whoever keeps figures of them (the Task gauges). */
-  statusFeed(): Pick<TaskIndex, 'all' | 'events'> {
-    return this.index;
   }
 }

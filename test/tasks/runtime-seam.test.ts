@@ -17,6 +17,8 @@ t.test('the runtime seam: reloadDefinitions, isRegistrationActive and the typed 
   });
   const svc = await startTaskService(t, { capabilities: [tasksCapability, probe] });
   const rt = runtime!;
+  // One front door: what the facade is made of is not reachable from the capabilities that hold it.
+  for (const part of ['index', 'runs', 'catalog', 'spareDirs', 'submitters']) t.notOk(part in rt, `Tasks exposes no ${part}`);
   t.same(((await svc.call('list_installed_task_definitions')).body.answer as Array<{ name: string }>).map((d) => d.name), ['demo', 'sleep']);
 
   await writeFixturePlugin(svc.workspace);
@@ -26,8 +28,8 @@ t.test('the runtime seam: reloadDefinitions, isRegistrationActive and the typed 
 
   const seen: string[] = [];
   let logEvents = 0;
-  const stopStatus = rt.index.events.on('task:status', ({ status }) => status && seen.push(status.state));
-  const stopLog = rt.index.events.on('task:log', () => logEvents++);
+  const stopStatus = rt.events.on('task:status', ({ status }) => status && seen.push(status.state));
+  const stopLog = rt.events.on('task:log', () => logEvents++);
   t.teardown(() => {
     stopStatus();
     stopLog();

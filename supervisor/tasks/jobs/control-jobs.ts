@@ -1,10 +1,9 @@
 import { Type } from '../../../vendor/typebox.js';
 import { ok } from '../../../schemas/job-response.js';
-import { KeyError } from '../../../core/errors.js';
 import { defineJob } from '../../../core/job.js';
+import type { Tasks } from '../tasks.js';
 
 const DESTRUCTIVE = { readOnlyHint: false, destructiveHint: true } as const;
-import type { Tasks } from '../tasks.js';
 
 /** cancel and delete_tasks. */
 export function controlJobs(rt: Tasks) {
@@ -19,10 +18,7 @@ export function controlJobs(rt: Tasks) {
       input: Type.Object({ task_id: Type.String() }),
       // Cancelling twice changes nothing more (the second answers false).
       annotations: { ...DESTRUCTIVE, idempotentHint: true },
-      run: async ({ task_id }) => {
-        if (!rt.index.get(task_id) && !rt.runs.get(task_id)) throw new KeyError(`Unknown task ${task_id}`);
-        return ok(await rt.runs.cancel(task_id));
-      },
+      run: async ({ task_id }) => ok(await rt.cancel(task_id)),
     }),
     defineJob({
       name: 'delete_tasks',
@@ -30,7 +26,7 @@ export function controlJobs(rt: Tasks) {
       description: 'Deletes terminal or metadata-only Tasks and answers the IDs actually deleted; active, unknown or invalid IDs are skipped.',
       input: Type.Object({ task_ids: Type.Array(Type.String(), { minItems: 1, uniqueItems: true }) }),
       annotations: { ...DESTRUCTIVE, idempotentHint: true },
-      run: async ({ task_ids }) => ok(await rt.deleteTasks(task_ids)),
+      run: async ({ task_ids }) => ok(await rt.delete(task_ids)),
     }),
   ];
 }

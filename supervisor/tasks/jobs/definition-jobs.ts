@@ -13,7 +13,7 @@ export function definitionJobs(rt: Tasks) {
       description: 'Lists every installed Task definition (built-in and from plugins), sorted by registration name, with input and output schemas.',
       input: Type.Object({}, { additionalProperties: false }),
       annotations: READ_ONLY,
-      run: async () => ok(rt.catalog.list()),
+      run: async () => ok(rt.definitions()),
     }),
     defineJob({
       name: 'get_task_definition',
@@ -21,7 +21,7 @@ export function definitionJobs(rt: Tasks) {
       description: 'Returns one Task definition by registration name (not a Task ID): source, plugin, task type, description and schemas.',
       input: Type.Object({ task: Type.String({ minLength: 1, description: 'Registration name, e.g. demo' }) }, { additionalProperties: false }),
       annotations: READ_ONLY,
-      run: async ({ task }) => ok(rt.catalog.require(task).definition),
+      run: async ({ task }) => ok(rt.definition(task)),
     }),
   ];
 }

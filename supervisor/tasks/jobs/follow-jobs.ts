@@ -1,9 +1,7 @@
 import { Type } from '../../../vendor/typebox.js';
 import { failed, ok } from '../../../schemas/job-response.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
-import { KeyError, ValueError } from '../../../core/errors.js';
 import { isTerminal } from '../../../core/task-record/record-files.js';
-import { streamTask, waitForTerminal } from '../follow.js';
 import type { Tasks } from '../tasks.js';
 import { TaskStatus } from '../../../schemas/tasks.js';
 
@@ -39,18 +37,11 @@ export function followJobs(rt: Tasks) {
       annotations: READ_ONLY,
       run: async ({ task_id, run_id, poll_interval = WAIT_POLL_S }, ctx) => {
         const pollMs = poll_interval * 1000;
-        let status;
-        if (ctx.streaming) {
-          // A caller that reads events (an MCP progress token) is told the Task's steps and log
-          // while it waits; the run_id rule holds at the start, and streamTask fails on a new run.
-          const current = rt.index.get(task_id)?.status;
-          if (current && current.run_id !== run_id) throw new ValueError(`run_id ${run_id} is not the current execution of task ${task_id}`);
-          status = await streamTask(rt, task_id, pollMs, ctx);
-        } else {
-          status = await waitForTerminal(rt, task_id, run_id, pollMs, ctx.signal);
-        }
+        // A caller that reads events (an MCP progress token) is told the Task's steps and log
+        // while it waits; the run_id rule holds at the start, and following fails on a new run.
+        const status = ctx.streaming ? await rt.follow(task_id, run_id, pollMs, ctx) : await rt.wait(task_id, run_id, pollMs, ctx.signal);
         // The status's JSON is cached: every waiter and follower of a Task answers the same text.
-        const answer = rt.index.statusJson(status);
+        const answer = rt.answerOf(status);
         return status.state === 'succeeded' ? ok(answer) : failed(answer);
       },
     }),
@@ -74,20 +65,9 @@ export function followJobs(rt: Tasks) {
       ),
       annotations: READ_ONLY,
       run: async ({ task_id, run_id, timeout = AWAIT_DEFAULT_S }, ctx) => {
-        const runId = run_id ?? rt.index.get(task_id)?.status?.run_id;
-        const deadline = AbortSignal.timeout(timeout * 1000);
-        let status;
-        try {
-          status = await waitForTerminal(rt, task_id, runId, WAIT_POLL_S * 1000, AbortSignal.any([ctx.signal, deadline]));
-        } catch (err) {
-          // The bound passed (not the caller gone): the run is still going, and that is the answer.
-          if (!deadline.aborted || ctx.signal.aborted) throw err;
-          status = rt.index.get(task_id)?.status;
-          if (!status) throw new KeyError(`Unknown task ${task_id}`);
-          if (runId !== undefined && status.run_id !== runId) throw new ValueError(`run_id ${runId} is not the current execution of task ${task_id}`);
-        }
+        const status = await rt.waitAtMost(task_id, run_id, WAIT_POLL_S * 1000, timeout * 1000, ctx.signal);
         const done = isTerminal(status.state);
-        const answer = rt.index.statusJson(status);
+        const answer = rt.answerOf(status);
         return done && status.state !== 'succeeded' ? failed(answer, { done }) : ok(answer, { done });
       },
     }),
@@ -108,8 +88,8 @@ export function followJobs(rt: Tasks) {
       annotations: READ_ONLY,
       run: async ({ task_id, poll_interval = STREAM_POLL_S }, ctx) => {
         const pollMs = poll_interval * 1000;
-        const status = ctx.streaming ? await streamTask(rt, task_id, pollMs, ctx) : await waitForTerminal(rt, task_id, undefined, pollMs, ctx.signal);
-        const answer = rt.index.statusJson(status);
+        const status = ctx.streaming ? await rt.follow(task_id, undefined, pollMs, ctx) : await rt.wait(task_id, undefined, pollMs, ctx.signal);
+        const answer = rt.answerOf(status);
         return status.exit_code === 0 ? ok(answer) : failed(answer);
       },
     }),

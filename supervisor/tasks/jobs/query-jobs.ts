@@ -1,13 +1,8 @@
 import { Type } from '../../../vendor/typebox.js';
 import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
-import { TASK_FILES } from '../../../core/task-record/record-files.js';
-import { KeyError } from '../../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
-import { readLogWindow } from '../follow/log-reader.js';
 import { QueryTaskStatusesInput, TaskLogChunk, TaskStatus, TaskStatusPage } from '../../../schemas/tasks.js';
-import { queryStatuses } from '../status-query.js';
-import type { Tasks } from '../tasks.js';
-import type { TaskRecord } from '../records/task-record.js';
+import type { SubmittedBy, Tasks } from '../tasks.js';
 
 const LOG_OFFSET = -1;
 const LOG_LIMIT = 65536;
@@ -23,7 +18,7 @@ export function queryJobs(rt: Tasks) {
       description: 'Lists the IDs of Tasks that have a status record (metadata-only directories are not listed), sorted.',
       input: NoArguments,
       annotations: READ_ONLY,
-      run: async () => ok(rt.index.listed().map((r) => r.id).sort()),
+      run: async () => ok(rt.taskIds()),
     }),
     defineJob({
       name: 'list_task_statuses',
@@ -31,7 +26,7 @@ export function queryJobs(rt: Tasks) {
       description: 'Lists every TaskStatus, newest first (created_at, then task_id, descending). No filtering or pagination.',
       input: NoArguments,
       annotations: READ_ONLY,
-      run: async () => ok(rt.index.listing()),
+      run: async () => ok(rt.listStatuses()),
     }),
     defineJob({
       name: 'query_task_statuses',
@@ -44,14 +39,9 @@ export function queryJobs(rt: Tasks) {
       input: QueryTaskStatusesInput,
       annotations: READ_ONLY,
       run: async (query) => {
-        const shown: TaskRecord[] = [];
-        const page = queryStatuses(rt.index, query, shown);
         // Who submitted each shown Task: beside the page, since TaskStatus has no such field.
         const submittedBy: Record<string, string> = {};
-        for (const record of shown) {
-          const token = rt.submitters.of(record);
-          if (token !== undefined) submittedBy[record.id] = token;
-        }
+        const page = rt.queryStatuses(query, submittedBy);
         return ok(page, { submitted_by: submittedBy });
       },
     }),
@@ -62,11 +52,9 @@ export function queryJobs(rt: Tasks) {
       input: Type.Object({ task_id: Type.String() }),
       annotations: READ_ONLY,
       run: async ({ task_id }) => {
-        const record = rt.index.get(task_id);
-        const json = record && rt.index.jsonOf(record);
-        if (!json) throw new KeyError(record ? `task ${task_id} has metadata but no status record` : `Unknown task ${task_id}`);
-        const submittedBy = rt.submitters.of(record!);
-        return ok(SerializedAnswer.ofJson<TaskStatus>(json), submittedBy === undefined ? {} : { submitted_by: submittedBy });
+        const meta: SubmittedBy = {};
+        const json = rt.statusText(task_id, meta);
+        return ok(SerializedAnswer.ofJson<TaskStatus>(json), meta);
       },
     }),
     defineJob({
@@ -82,9 +70,7 @@ export function queryJobs(rt: Tasks) {
       }),
       annotations: READ_ONLY,
       run: async ({ task_id, offset = LOG_OFFSET, limit = LOG_LIMIT }) => {
-        const record = rt.index.get(task_id);
-        if (!record) throw new KeyError(`Unknown task ${task_id}`);
-        return ok(await readLogWindow(`${record.dir}/${TASK_FILES.log}`, offset, limit));
+        return ok(await rt.readLog(task_id, offset, limit));
       },
     }),
   ];

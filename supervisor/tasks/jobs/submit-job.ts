@@ -2,7 +2,6 @@ import { Type } from '../../../vendor/typebox.js';
 import { ok } from '../../../schemas/job-response.js';
 import { nowIso } from '../../../core/task-record/record-files.js';
 import { defineJob } from '../../../core/job.js';
-import { submitTask } from '../submit.js';
 import type { Tasks } from '../tasks.js';
 import { TaskHandle } from '../../../schemas/tasks.js';
 
@@ -21,8 +20,7 @@ export function submitJob(rt: Tasks) {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     run: async (args, ctx) => {
       const { task, ...inputs } = args as { task: string } & Record<string, unknown>;
-      const handle = await submitTask(rt, task, inputs);
-      if (ctx.caller) rt.submitters.record(handle.task_id, handle.run_id, ctx.caller.token);
+      const handle = await rt.submit(task, inputs, ctx.caller?.token);
       const at = nowIso();
       await ctx.emit({ kind: 'progress', name: 'submit', started_at: at, finished_at: at, percentage: 100 });
       return ok(handle);

@@ -1,16 +1,22 @@
 import { join } from 'node:path';
-import { ValueError } from '../../core/errors.js';
 import { isObject } from '../../core/is-object.js';
+import { ValueError } from '../../core/errors.js';
 import { readRegularFile } from '../../workers/safe-file.js';
-import { STATE_DIR } from './token-store.js';
+import { STATE_DIR } from '../common/token-store.js';
 
-/*
- * The list of installed plugins, read by both the definition catalog (supervisor/tasks) and the
- * plugin manager (supervisor/plugins): it sits below both, so neither folder imports the other's.
+/**
+ * Which plugins are installed, and where: what the definition catalog describes and the plugin
+ * installer changes. It lives here, below both, so the installer (supervisor/plugins) depends on
+ * the Tasks side and never the other way round.
  */
 
 /** Where the list of installed plugins lives, as a person finds it in the workspace. */
 const LIST_FILE = `${STATE_DIR}/plugins/package.json`;
+
+/** Where installed plugins live: an npm prefix inside the service's private state. */
+export function pluginsDirOf(workspace: string): string {
+  return join(workspace, STATE_DIR, 'plugins');
+}
 
 /**
  * Installed plugin packages: name → dependency spec (`file:tarballs/<sha256>.tgz`). The prefix's
