@@ -13,11 +13,11 @@ t.test('the runtime seam: reloadDefinitions, isRegistrationActive and the typed 
   };
   const svc = await startTaskService(t, { capabilities: [tasksCapability, probe] });
   const rt = runtime!;
-  t.same(((await svc.call('list_installed_task_definitions')).body.answer as Array<{ name: string }>).map((d) => d.name), ['demo', 'sleep']);
+  t.same((await svc.call('list_installed_task_definitions')).body.answer.map((d) => d.name), ['demo', 'sleep']);
 
   await writeFixturePlugin(svc.workspace);
   await rt.reloadDefinitions();
-  const names = ((await svc.call('list_installed_task_definitions')).body.answer as Array<{ name: string }>).map((d) => d.name);
+  const names = (await svc.call('list_installed_task_definitions')).body.answer.map((d) => d.name);
   t.ok(names.includes('echo-log'), 'a plugin installed after start is described on reload');
 
   const seen: string[] = [];
