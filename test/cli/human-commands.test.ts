@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { parseReply } from '../helpers/jobs-client.js';
 import { runCli, type CliRun } from '../helpers/run-cli.js';
 import { startTestService, waitFor } from '../helpers/service.js';
 
@@ -70,7 +71,7 @@ t.test('submit --task demo --help shows the Task’s own inputs', async (t) => {
 t.test('a repeated --source-tasks joins the IDs with commas', async (t) => {
   const run = await cli(['submit', '--task', 'demo', '--x', '1', '--y', '2', '--source-tasks', 'base#demo#a', '--source-tasks', 'base#demo#b']);
   t.equal(run.code, 0, run.stderr);
-  const { task_id } = JSON.parse(run.stdout).answer as { task_id: string };
+  const { task_id } = parseReply('submit', run.stdout).answer;
   const status = await svc.call('status', { task_id });
   t.equal(status.body.answer.config.source_tasks, 'base#demo#a,base#demo#b');
 });

@@ -19,3 +19,11 @@ export type ReplyOf<N extends string> = JobReply<AnswerOf<N>>;
  * other string (a test's own Job, an unknown name), whose answer is then `unknown`.
  */
 export type CalledName = TestJobName | (string & {});
+
+/**
+ * A JobResponse of Job `name` read from JSON text (what the CLI prints), its answer typed like a
+ * `call`'s: the one cast at that boundary, as in the client.
+ */
+export function parseReply<N extends CalledName>(_name: N, text: string): ReplyOf<N> {
+  return JSON.parse(text) as ReplyOf<N>;
+}
