@@ -1,7 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { Type } from '../vendor/typebox.js';
 import { AgentSessionPage, AgentSessionView } from './agent.js';
-import type { JobResponseOf } from './job-response.js';
 import { MachineHealth, MachineInfo, ShellOutput } from './machine.js';
 import { PluginChange, PluginInfo, SyncResult } from './plugins.js';
 import { TaskContextAnswer, TaskDefinition, TaskGraph, TaskHandle, TaskLogChunk, TaskStatus, TaskStatusPage } from './tasks.js';
@@ -65,9 +64,3 @@ export type JobName = keyof JobAnswers;
 
 /** The answer type of Job `N` in map `M`; `unknown` for a Job the map does not name. */
 export type AnswerIn<M, N extends string> = N extends keyof M ? M[N] : unknown;
-
-/**
- * The JobResponse of a call, its answer typed as the Job's answer on success. On a business
- * failure (`success: false`) the answer is the error text instead: read it only after `success`.
- */
-export type JobReply<A> = JobResponseOf<A>;

@@ -1,9 +1,10 @@
-import type { AnswerIn, AnswersOf, JobAnswers, JobName, JobReply } from '../../schemas/job-answers.js';
+import type { AnswerIn, AnswersOf, JobAnswers } from '../../schemas/job-answers.js';
+import type { JobResponseOf } from '../../schemas/job-response.js';
 import type { TEST_JOB_ANSWERS } from './test-jobs.js';
 
 /** Every Job a test service may serve by name: the built-in ones and the test Jobs (test-jobs.ts). */
 export type TestJobAnswers = JobAnswers & AnswersOf<typeof TEST_JOB_ANSWERS>;
-export type TestJobName = JobName | keyof TestJobAnswers;
+export type TestJobName = keyof TestJobAnswers;
 
 /**
  * The answer of Job `N`: typed from its schema for a Job in the map, `unknown` for a Job a test
@@ -11,8 +12,11 @@ export type TestJobName = JobName | keyof TestJobAnswers;
  */
 export type AnswerOf<N extends string> = AnswerIn<TestJobAnswers, N>;
 
-/** The parsed body of a call to Job `N`: its answer typed on success (error text on failure). */
-export type ReplyOf<N extends string> = JobReply<AnswerOf<N>>;
+/**
+ * The parsed body of a call to Job `N`, its answer typed as the Job's answer. On a business
+ * failure (`success: false`) the answer is the error text instead: read it after `success`.
+ */
+export type ReplyOf<N extends string> = JobResponseOf<AnswerOf<N>>;
 
 /**
  * A name accepted by a test client's `call`: a known Job's name (offered by the editor) or any
