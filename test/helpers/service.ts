@@ -23,8 +23,11 @@ export interface TestService extends RunningService {
    * file that tests the front end, through the routes in process otherwise (`callsOverSockets`).
    */
   call<N extends CalledName>(name: N, args?: Record<string, unknown>, extra?: Record<string, unknown>): Promise<{ status: number; body: ReplyOf<N> }>;
-  /** `POST /jobs/{name}/events`; returns every parsed event in order. */
-  events(name: string, args?: Record<string, unknown>): Promise<{ status: number; events: Array<Record<string, unknown>>; raw: string }>;
+  /**
+   * `POST /jobs/{name}/events`; returns every parsed event in order, and the last one as `result`,
+   * its answer typed like `call`'s, when it is the result event.
+   */
+  events<N extends CalledName>(name: N, args?: Record<string, unknown>): Promise<{ status: number; events: Array<Record<string, unknown>>; raw: string; result: ReplyOf<N> | undefined }>;
 }
 
 export interface TestServiceOptions {
@@ -116,9 +119,12 @@ export async function startTestService(t: Test, opts: TestServiceOptions = {}): 
       // The one cast: the service answers what the Job's schema declares (job-answers.test.ts checks the map).
       return { status: res.status, body: JSON.parse(res.text) as ReplyOf<N> };
     },
-    async events(name, args = {}) {
+    async events<N extends CalledName>(name: N, args = {}) {
       const res = await post(`/jobs/${name}/events`, { arguments: args });
-      return { status: res.status, raw: res.text, events: res.status === 200 ? parseSse(res.text) : [] };
+      const events = res.status === 200 ? parseSse(res.text) : [];
+      const last = events.at(-1);
+      // The one cast, as in `call`: a result event is the Job's JobResponse with kind=result.
+      return { status: res.status, raw: res.text, events, result: last?.['kind'] === 'result' ? (last as ReplyOf<N>) : undefined };
     },
   };
 }

@@ -62,7 +62,7 @@ t.test('submit over SSE emits progress then the TaskHandle; MCP submit and wait'
   t.same(sse.events.map((e) => e['kind']), ['progress', 'result']);
   const result = sse.events[1]!;
   t.equal(result['success'], true);
-  const handle = result['answer'] as Handle;
+  const handle = sse.result!.answer;
   t.same(Object.keys(handle).sort(), ['run_id', 'task', 'task_id']);
   t.equal((await waitTask(svc, handle)).status.state, 'succeeded');
 
@@ -130,7 +130,7 @@ t.test('definitions over JSON, SSE and MCP', async (t) => {
   t.ok(inputs['task_name'] && inputs['source_tasks'], 'base inputs added');
   t.equal(defs[0]!.input_schema['additionalProperties'], false);
   const one = await svc.events('get_task_definition', { task: 'sleep' });
-  t.equal((one.events.at(-1)!['answer'] as { name: string }).name, 'sleep');
+  t.equal(one.result!.answer.name, 'sleep');
   const missing = await svc.call('get_task_definition', { task: 'base#demo#x' });
   t.match(missing.body.answer, /^ValueError: Unknown task/);
   const mcp = await connectMcp(t, svc.url, svc.token);

@@ -66,7 +66,7 @@ t.test('graph and context of a three-level lineage with a missing parent', async
     provisional: [d.task_id],
   });
   const sse = await svc.events('get_task_graph', { task_id: a.task_id });
-  const fromRoot = sse.events.at(-1)!['answer'] as TaskGraph;
+  const fromRoot = sse.result!.answer;
   t.same(fromRoot.nodes.map((n) => n.task_id), [a.task_id, b.task_id, c.task_id, d.task_id], 'descendants of the root');
   t.match((await svc.call('get_task_graph', { task_id: GHOST })).body.answer, /^KeyError: /);
   t.equal((await svc.call('cancel', { task_id: d.task_id })).body.answer, true);
@@ -102,7 +102,7 @@ t.test('a fan-out answer of several pieces is whole, and the same over JSON, SSE
   const viaMcp = await mcp.callTool({ name: 'get_task_context', arguments: { task_id: source } });
   t.same((viaMcp.structuredContent as { answer: unknown }).answer, context, 'MCP answers the same value');
   const sse = await svc.events('get_task_graph', { task_id: children[7]! });
-  const graph = sse.events.at(-1)!['answer'] as TaskGraph;
+  const graph = sse.result!.answer;
   t.same(graph.nodes.map((n) => n.task_id), [ghost, source, children[7]], 'a child: its two parents, then itself');
   t.same(graph.edges, [{ source, target: children[7] }, { source: ghost, target: children[7] }]);
   t.equal(graph.root_id, ghost);

@@ -68,7 +68,7 @@ t.test('stream_task over SSE: progress and log events as they happen, then the t
   t.ok(progress.every((p) => p['name'] === 'sleep'));
   const result = sse.events.at(-1)!;
   t.equal(result['success'], true);
-  t.equal((result['answer'] as { state: string }).state, 'succeeded');
+  t.equal(sse.result!.answer.state, 'succeeded');
 
   const replay = await svc.events('stream_task', { task_id: handle.task_id });
   t.same(replay.events.filter((e) => e['kind'] === 'log').map((e) => e['content']).join(''), text, 'a finished Task replays its log');

@@ -26,7 +26,7 @@ t.test('every Task has events.jsonl from submit on, and the demo records its ste
   const streamed = await svc.events('stream_task', { task_id: equal.task_id });
   const names = streamed.events.filter((e) => e['kind'] === 'progress').map((e) => e['name']);
   t.same([...new Set(names)], ['initialize', 'add_equal_operands', 'finish'], 'stream_task shows the steps of an equal-operand demo');
-  t.same((streamed.events.at(-1)!['answer'] as { result: unknown })['result'], { result: 8, branch: 'equal', operands: ['x', 'y'], artifacts: {} });
+  t.same(streamed.result!.answer.result, { result: 8, branch: 'equal', operands: ['x', 'y'], artifacts: {} });
 });
 
 t.test('queued Tasks cost nothing while nothing changes: no timer or watch per queued Task', async (t) => {
