@@ -83,7 +83,7 @@ t.test('a tool call failing validation and a tool outside agent.tools are refuse
   ]);
   // The refusal comes at once, the validated call a moment later: compare without order.
   t.match(drawBlocks(events).filter((b) => b.type === 'error').map((b) => b.text).sort(), [/^shell failed: PermissionError/, /^status failed: ValueError: invalid arguments/], 'each tool error also gets an error block');
-  const redrawn = (await service.call('get_agent_session', { session_id: (events.at(-1)!['metadata'] as { session_id: string }).session_id })).body.answer as { blocks: Array<{ block_type: string }> };
+  const redrawn = (await service.call('get_agent_session', { session_id: (events.at(-1)!['metadata'] as { session_id: string }).session_id })).body.answer;
   t.same(redrawn.blocks.map((b) => b.block_type), ['text', 'tool', 'tool', 'error', 'error', 'text'], 'the stored session redraws them');
   const told = JSON.stringify(model.requests[1]!.body['messages']);
   t.match(told, /invalid arguments for status/, 'the model read the validation failure');

@@ -1,7 +1,6 @@
 import { appendFile, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import type { AgentSessionPage } from '../../schemas/agent.js';
 import { MODEL_LINE_LIMIT } from '../../supervisor/agent/bounded-fetch.js';
 import { TURN_OUTPUT_LIMIT } from '../../supervisor/agent/run-turn.js';
 import { SESSION_SIZE_LIMIT } from '../../supervisor/agent/session-store.js';
@@ -64,7 +63,7 @@ t.test('a torn last line of messages.jsonl does not swallow the next message', a
   model.reply({ items: [{ text: 'Heard you.' }] });
   t.match((await service.call('agent_chat', { message: 'After the crash', session_id: sessionId })).body, { success: true, answer: 'Heard you.' });
   t.same(sent(model.requests, 1).at(-1), { role: 'user', content: 'After the crash' }, 'the model got the new message');
-  const page = (await service.call('get_agent_session', { session_id: sessionId })).body.answer as AgentSessionPage;
+  const page = (await service.call('get_agent_session', { session_id: sessionId })).body.answer;
   t.same(page.messages.map((m) => m.content).filter((c) => typeof c === 'string'), ['Start', 'After the crash'], 'the new message is stored');
   const lines = (await readFile(file, 'utf8')).split('\n').filter(Boolean);
   t.equal(lines.filter((l) => l.startsWith('{"id":"m-torn"')).length, 1, 'the torn line is left on a line of its own');
@@ -105,7 +104,7 @@ t.test("a session's stored size is capped: a full session refuses a turn and say
   model.reply({ items: [{ text: 'First.' }] });
   const first = await service.call('agent_chat', { message: 'Start' });
   const sessionId = sessionOf(first.body);
-  const page = (await service.call('get_agent_session', { session_id: sessionId })).body.answer as AgentSessionPage;
+  const page = (await service.call('get_agent_session', { session_id: sessionId })).body.answer;
   const big = { id: 'm-big', turn_id: 't-big', created_at: new Date().toISOString(), message: { role: 'user', content: 'y'.repeat(SESSION_SIZE_LIMIT) } };
   await appendFile(messagesFile(service, sessionId), `${JSON.stringify(big)}\n`);
 
@@ -136,7 +135,6 @@ t.test('a line torn by an older version and joined with the next record still yi
 const KEY = 'sk-secret-key-never-shown-0123';
 process.env['TASKYARD_TEST_MODEL_KEY'] = KEY;
 
-type Info = AgentSessionPage;
 
 async function sessionFiles(workspace: string, sessionId: string): Promise<string> {
   const dir = join(workspace, '.taskyard', 'agent', sessionId);
@@ -200,7 +198,7 @@ t.test('a model server that is down, and one that breaks its stream', async (t) 
   t.same(patchOrderProblems(broken.events), []);
   t.match(broken.events.at(-1), { kind: 'result', success: false, answer: /^RuntimeError: the model server at .* broke off or sent an unreadable answer/ });
   const sessionId = (broken.events.at(-1)!['metadata'] as { session_id: string }).session_id;
-  const got = (await other.call('get_agent_session', { session_id: sessionId })).body.answer as Info;
+  const got = (await other.call('get_agent_session', { session_id: sessionId })).body.answer;
   t.same(got.messages.map((m) => m.role), ['user', 'assistant'], 'the user message and the partial answer are kept');
   t.match(JSON.stringify(got.messages[1]!.content), /This answ/);
 });

@@ -2,7 +2,7 @@ import { appendFile, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import type { AgentSessionPage, SessionRecord } from '../../schemas/agent.js';
+import type { SessionRecord } from '../../schemas/agent.js';
 import { blocksOf, pageOf } from '../../supervisor/agent/session-blocks.js';
 import { SessionStore } from '../../supervisor/agent/session-store.js';
 import { startModelServer } from '../../harness/model-server.js';
@@ -16,7 +16,6 @@ function textOf(content: unknown): string {
   return typeof content === 'string' ? content : (content as Array<{ text?: string }>).map((p) => p.text ?? '').join('');
 }
 
-type Info = AgentSessionPage;
 
 t.test('cancel mid-stream keeps what was said; a busy session refuses a second turn and a delete', async (t) => {
   const { service, model } = await startAgentService(t);
@@ -43,7 +42,7 @@ t.test('cancel mid-stream keeps what was said; a busy session refuses a second t
   t.same((await service.call('cancel_agent_turn', { session_id: sessionId })).body.answer, false, 'an idle session: false');
   t.match((await service.call('cancel_agent_turn', { session_id: 's-unknown' })).body, { success: false, answer: /^KeyError: no agent session s-unknown/ });
 
-  const got = (await service.call('get_agent_session', { session_id: sessionId })).body.answer as Info;
+  const got = (await service.call('get_agent_session', { session_id: sessionId })).body.answer;
   t.equal(got.running, false);
   const said = got.messages.map((m) => [m.role, m.content]);
   t.equal(said.length, 4);
@@ -66,7 +65,7 @@ t.test('a caller disconnecting from /events aborts the turn, which is recorded a
   leave.abort();
   await waitFor(() => model.abandoned === 1, 10_000, 'the model stream to be aborted');
   const got = await waitFor(async () => {
-    const info = (await service.call('get_agent_session', { session_id: sessionId })).body.answer as Info;
+    const info = (await service.call('get_agent_session', { session_id: sessionId })).body.answer;
     return info.running ? null : info;
   }, 10_000, 'the turn to end');
   t.same(got.messages.map((m) => m.role), ['user', 'assistant']);
@@ -95,13 +94,13 @@ t.test('sessions survive a restart and continue; fork, rename, tag and delete', 
   const history = model.requests[2]!.body['messages'] as Array<{ role: string; content: string }>;
   t.same(history.slice(1).map((m) => m.content), ['Remember a number', 'Remember 42.', 'Again', 'Noted twice.', 'Which number?']);
 
-  const got = (await after.call('get_agent_session', { session_id: sessionId, limit: 2, offset: 1 })).body.answer as Info;
+  const got = (await after.call('get_agent_session', { session_id: sessionId, limit: 2, offset: 1 })).body.answer;
   t.equal(got.message_count, 6);
   t.same(got.messages.map((m) => textOf(m.content)), ['Remember 42.', 'Again']);
   const upTo = got.messages[0]!.id;
   const fork = (await after.call('fork_agent_session', { session_id: sessionId, up_to_message_id: upTo, title: 'Branch' })).body;
   t.match(fork, { success: true, answer: { title: 'Branch', message_count: 2, forked_from: sessionId } });
-  const forkId = (fork.answer as Info).session_id;
+  const forkId = fork.answer.session_id;
   t.not(forkId, sessionId);
   model.reply({ items: [{ text: 'On the branch.' }] });
   await after.call('agent_chat', { message: 'Branch off', session_id: forkId });
@@ -114,7 +113,7 @@ t.test('sessions survive a restart and continue; fork, rename, tag and delete', 
   t.match((await after.call('tag_agent_session', { session_id: sessionId, tag: null })).body.answer, { tag: null });
   const list = (await after.call('list_agent_sessions')).body;
   t.match(list, { answer: [{ session_id: sessionId }, { session_id: forkId }], metadata: { total: 2 } }, 'newest activity first');
-  t.same((await after.call('list_agent_sessions', { limit: 1, offset: 1 })).body.answer, [(list.answer as unknown[])[1]]);
+  t.same((await after.call('list_agent_sessions', { limit: 1, offset: 1 })).body.answer, [list.answer[1]]);
 
   t.same((await after.call('delete_agent_session', { session_id: forkId })).body.answer, true);
   t.match((await after.call('get_agent_session', { session_id: forkId })).body, { success: false, answer: /^KeyError: no agent session/ });
@@ -135,12 +134,12 @@ t.test('a thinking block is drawn folded from reasoning deltas', async (t) => {
 
 t.test('cancel stops a running tool call too (wait_task on a long Task), and the Task is left alone', async (t) => {
   const { service, model } = await startAgentService(t, { tools: ['wait_task', 'status'] });
-  const handle = (await service.call('submit', { task: 'sleep', seconds: 60 })).body.answer as { task_id: string; run_id: string };
+  const handle = (await service.call('submit', { task: 'sleep', seconds: 60 })).body.answer;
   model.reply({ items: [{ tool: 'wait_task', input: { task_id: handle.task_id, run_id: handle.run_id } }] });
   model.reply({ items: [{ text: 'unused' }] });
   const first = service.events('agent_chat', { message: 'Wait for it' });
   const listed = await waitFor(async () => {
-    const sessions = (await service.call('list_agent_sessions')).body.answer as Array<{ session_id: string; running: boolean }>;
+    const sessions = (await service.call('list_agent_sessions')).body.answer;
     return sessions.find((s) => s.running);
   }, 10_000, 'the turn to run');
   await waitFor(() => model.requests.length === 1, 10_000, 'the model to ask for wait_task');

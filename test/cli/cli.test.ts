@@ -9,6 +9,7 @@ import { ok } from '../../schemas/job-response.js';
 import { PACKAGE_VERSION } from '../../core/build-info.js';
 import { defineJob } from '../../core/job.js';
 import { machineCapability } from '../../app/machine-capability.js';
+import { parseReply } from '../helpers/jobs-client.js';
 import { runCli, type CliRun } from '../helpers/run-cli.js';
 import { startTestService } from '../helpers/service.js';
 
@@ -173,13 +174,13 @@ t.test('submit takes the Task inputs as flags; wait_task follows it', async (t) 
   const env = { TASKYARD_URL: remote.url, TASKYARD_TOKEN: 'remote-token' };
   const submitted = await cli(['submit', '--task', 'demo', '--x', '2', '--y', '3', '--task-name', 'from-cli'], env);
   t.equal(submitted.code, 0, submitted.stderr);
-  const handle = JSON.parse(submitted.stdout).answer as { task_id: string; run_id: string };
+  const handle = parseReply('submit', submitted.stdout).answer;
   t.equal(handle.task_id, 'base#demo#from-cli');
   const waited = await cli(['wait_task', '--task-id', handle.task_id, '--run-id', handle.run_id], env);
   t.equal(waited.code, 0, waited.stderr);
   t.match(JSON.parse(waited.stdout).answer, { state: 'succeeded', result: { result: 5, branch: 'different', operands: ['x', 'y'] } });
   const failing = await cli(['submit', '--task', 'demo', '--x', '1', '--y', '1', '--fail'], env);
-  const failed = JSON.parse(failing.stdout).answer as { task_id: string; run_id: string };
+  const failed = parseReply('submit', failing.stdout).answer;
   const end = await cli(['wait_task', '--task-id', failed.task_id, '--run-id', failed.run_id], env);
   t.equal(end.code, 1, 'a failed Task makes wait_task exit 1');
   t.match(JSON.parse(end.stdout).answer, { state: 'failed', error: 'RuntimeError: Demo failure requested', exit_code: 1 });

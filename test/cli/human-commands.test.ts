@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { parseReply } from '../helpers/jobs-client.js';
 import { runCli, type CliRun } from '../helpers/run-cli.js';
 import { startTestService, waitFor } from '../helpers/service.js';
 
@@ -70,9 +71,9 @@ t.test('submit --task demo --help shows the Task’s own inputs', async (t) => {
 t.test('a repeated --source-tasks joins the IDs with commas', async (t) => {
   const run = await cli(['submit', '--task', 'demo', '--x', '1', '--y', '2', '--source-tasks', 'base#demo#a', '--source-tasks', 'base#demo#b']);
   t.equal(run.code, 0, run.stderr);
-  const { task_id } = JSON.parse(run.stdout).answer as { task_id: string };
+  const { task_id } = parseReply('submit', run.stdout).answer;
   const status = await svc.call('status', { task_id });
-  t.equal((status.body.answer as { config: { source_tasks: string } }).config.source_tasks, 'base#demo#a,base#demo#b');
+  t.equal(status.body.answer.config.source_tasks, 'base#demo#a,base#demo#b');
 });
 
 t.test('submit --follow streams progress and log, and exits with the outcome', async (t) => {
@@ -89,7 +90,7 @@ t.test('submit --follow streams progress and log, and exits with the outcome', a
 
 t.test('logs prints the raw log text; --follow waits for the end', async (t) => {
   const submitted = await svc.call('submit', { task: 'sleep', seconds: 0.3, steps: 3 });
-  const { task_id } = submitted.body.answer as { task_id: string };
+  const { task_id } = submitted.body.answer;
   const followed = await cli(['logs', task_id, '--follow']);
   t.equal(followed.code, 0, followed.stderr);
   t.match(followed.stdout, /step 1\/3[\s\S]*step 3\/3/);
@@ -107,7 +108,7 @@ t.test('--output text prints short summaries; JSON stays the default', async (t)
   const submitted = await cli(['submit', '--task', 'demo', '--x', '2', '--y', '3', '--task-name', 'texty', '--output', 'text']);
   t.equal(submitted.code, 0, submitted.stderr);
   t.match(submitted.stdout, /^submitted base#demo#texty {2}\(run \w+\)/);
-  await waitFor(async () => ((await svc.call('status', { task_id: 'base#demo#texty' })).body.answer as { state: string }).state === 'succeeded', 20_000);
+  await waitFor(async () => (await svc.call('status', { task_id: 'base#demo#texty' })).body.answer.state === 'succeeded', 20_000);
   const status = await cli(['status', '--task-id', 'base#demo#texty', '--output', 'text']);
   t.match(status.stdout, /^base#demo#texty {2}succeeded in \d+\.\d s\nresult: \{"result":5,"branch":"different","operands":\["x","y"\]\}/);
   const ids = await cli(['list_task_ids', '--output', 'text']);

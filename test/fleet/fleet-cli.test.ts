@@ -16,7 +16,7 @@ const cli = (args: string[], env: Record<string, string> = {}): Promise<CliRun> 
 const remote = await startTestService(t, { token: 'remote-token' });
 
 async function finishedDemo(svc: TestService, name: string): Promise<string> {
-  const handle = (await svc.call('submit', { task: 'demo', x: 1, y: 1, task_name: name })).body.answer as { task_id: string; run_id: string };
+  const handle = (await svc.call('submit', { task: 'demo', x: 1, y: 1, task_name: name })).body.answer;
   await svc.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id });
   return handle.task_id;
 }

@@ -27,7 +27,7 @@ t.test('a plugin that keeps a timer open at import installs, and its Task runs',
   const installed = await svc.call('install_plugin', { path: staged.path, sha256: staged.sha256 });
   t.same(installed.body, { answer: { name: 'p-timer', version: '1.0.0', tasks: ['greet'], restart_required: false }, success: true, metadata: {} });
   t.ok(Date.now() - started < 15_000, `installed without waiting for the describe timeout (${Date.now() - started} ms)`);
-  const { task_id, run_id } = (await svc.call('submit', { task: 'greet', who: 'ada' })).body.answer as { task_id: string; run_id: string };
+  const { task_id, run_id } = (await svc.call('submit', { task: 'greet', who: 'ada' })).body.answer;
   t.match((await svc.call('wait_task', { task_id, run_id })).body.answer, { state: 'succeeded', result: { message: 'hello ada from timer' } });
 });
 

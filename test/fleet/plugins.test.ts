@@ -25,7 +25,7 @@ async function install(file: string) {
 async function runTask(task: string, inputs: Record<string, unknown>) {
   const submitted = await svc.call('submit', { task, ...inputs });
   if (!submitted.body.success) return submitted.body;
-  const handle = submitted.body.answer as { task_id: string; run_id: string };
+  const handle = submitted.body.answer;
   return (await svc.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id })).body;
 }
 
@@ -53,8 +53,8 @@ t.test('a plugin is installed, run, upgraded and uninstalled without a restart',
   t.match((await runTask('greet', { who: 'bob' })).answer, { result: { message: 'hello bob from v2' } }, 'the new code runs');
   t.same((await svc.call('list_plugins')).body.answer, [{ name: PLUGIN, version: '2.0.0', tasks: ['greet', 'linger'] }]);
 
-  const lingering = (await svc.call('submit', { task: 'linger' })).body.answer as { task_id: string; run_id: string };
-  await waitFor(async () => ((await svc.call('status', { task_id: lingering.task_id })).body.answer as { state: string }).state === 'running', 10_000, 'linger to run');
+  const lingering = (await svc.call('submit', { task: 'linger' })).body.answer;
+  await waitFor(async () => (await svc.call('status', { task_id: lingering.task_id })).body.answer.state === 'running', 10_000, 'linger to run');
   const refused = await svc.call('uninstall_plugin', { name: PLUGIN });
   t.equal(refused.body.success, false);
   t.match(refused.body.answer, /^RuntimeError: plugin taskyard-plugin-greet cannot be removed while its Task linger is queued or running/);

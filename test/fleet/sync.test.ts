@@ -12,7 +12,7 @@ const svc = await startTestService(t);
 
 /** Runs the built-in demo to its end; answers the Task ID. */
 async function finishedDemo(svc: TestService, name: string, fail = false): Promise<string> {
-  const handle = (await svc.call('submit', { task: 'demo', x: 2, y: 3, fail, task_name: name })).body.answer as { task_id: string; run_id: string };
+  const handle = (await svc.call('submit', { task: 'demo', x: 2, y: 3, fail, task_name: name })).body.answer;
   await svc.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id });
   return handle.task_id;
 }
@@ -48,7 +48,7 @@ t.test('finished Tasks move to another service and are replaced and deleted ther
   }
   t.same(await readFile(join(b.workspace, 'base', good, 'metadata.json')), await readFile(join(a.workspace, 'base', good, 'metadata.json')));
   t.match((await b.call('get_task_context', { task_id: good })).body.answer, { metadata_exists: true });
-  t.ok(((await b.call('list_task_ids')).body.answer as string[]).includes(good), 'the index knows them at once');
+  t.ok((await b.call('list_task_ids')).body.answer.includes(good), 'the index knows them at once');
 
   // Applying again replaces the finished directories (over SSE this time).
   const again = await upload(b, archive);
@@ -102,9 +102,9 @@ t.test('hostile and broken archives change nothing', async (t) => {
 });
 
 t.test('active Tasks are never replaced or deleted', async (t) => {
-  const handle = (await svc.call('submit', { task: 'sleep', seconds: 60, task_name: 'busy' })).body.answer as { task_id: string; run_id: string };
+  const handle = (await svc.call('submit', { task: 'sleep', seconds: 60, task_name: 'busy' })).body.answer;
   const busy = { task_id: handle.task_id, run_id: handle.run_id };
-  await waitFor(async () => ((await svc.call('status', { task_id: busy.task_id })).body.answer as { state: string }).state === 'running', 10_000, 'sleep to run');
+  await waitFor(async () => (await svc.call('status', { task_id: busy.task_id })).body.answer.state === 'running', 10_000, 'sleep to run');
   const other = 'base#demo#bystander';
   const archive = craftTarGz([
     { path: `base/${other}/status.json`, body: statusJson(other) },

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
+import type { CalledName, ReplyOf } from './jobs-client.js';
 import { waitFor } from './wait-for.js';
 
 const CLI = fileURLToPath(new URL('../../bin/cli.js', import.meta.url));
@@ -11,7 +12,8 @@ const TOKEN = SERVICE_PROCESS_TOKEN;
 export interface ServiceProcess {
   url: string;
   child: ChildProcess;
-  call(name: string, args?: Record<string, unknown>): Promise<{ answer: unknown; success: boolean }>;
+  /** `POST /jobs/{name}` with `{arguments}`; answers the parsed body, its answer typed by the Job. */
+  call<N extends CalledName>(name: N, args?: Record<string, unknown>): Promise<ReplyOf<N>>;
   /** Everything it wrote to stdout and stderr so far. */
   output(): string;
 }
@@ -39,9 +41,9 @@ export async function startServiceProcess(t: Test, workspace: string, opts: Serv
     if (child.exitCode !== null) throw new Error(`service exited: ${output}`);
     return /listening on (http:\/\/\S+)/.exec(output)?.[1];
   }, 60_000, 'the service URL'); // a bound, not a wait: a loaded 2-core machine has taken over 20 s
-  const call = async (name: string, args: Record<string, unknown> = {}) => {
+  const call = async <N extends CalledName>(name: N, args: Record<string, unknown> = {}) => {
     const res = await fetch(`${url}/jobs/${name}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: args }) });
-    return (await res.json()) as { answer: unknown; success: boolean };
+    return (await res.json()) as ReplyOf<N>;
   };
   return { url, child, call, output: () => output };
 }

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import { validateConfig } from '../../supervisor/common/config.js';
 import { startService, type RunningService, type ServiceOptions } from '../../app/service.js';
-import type { JobResponse } from '../../schemas/job-response.js';
 import { testsFrontEnd } from './front-end.js';
+import type { CalledName, ReplyOf } from './jobs-client.js';
 import { reportLeak } from './leak-check.js';
 import { killTaskProcesses, liveTaskProcesses } from './task-processes.js';
 
@@ -22,9 +22,12 @@ export interface TestService extends RunningService {
    * `POST /jobs/{name}` with `{arguments}`; returns the status and parsed body. Over a socket in a
    * file that tests the front end, through the routes in process otherwise (`callsOverSockets`).
    */
-  call(name: string, args?: Record<string, unknown>, extra?: Record<string, unknown>): Promise<{ status: number; body: JobResponse }>;
-  /** `POST /jobs/{name}/events`; returns every parsed event in order. */
-  events(name: string, args?: Record<string, unknown>): Promise<{ status: number; events: Array<Record<string, unknown>>; raw: string }>;
+  call<N extends CalledName>(name: N, args?: Record<string, unknown>, extra?: Record<string, unknown>): Promise<{ status: number; body: ReplyOf<N> }>;
+  /**
+   * `POST /jobs/{name}/events`; returns every parsed event in order, and the last one as `result`,
+   * its answer typed like `call`'s, when it is the result event.
+   */
+  events<N extends CalledName>(name: N, args?: Record<string, unknown>): Promise<{ status: number; events: Array<Record<string, unknown>>; raw: string; result: ReplyOf<N> | undefined }>;
 }
 
 export interface TestServiceOptions {
@@ -111,13 +114,17 @@ export async function startTestService(t: Test, opts: TestServiceOptions = {}): 
     close: running.close,
     token,
     fetch: fetchPath,
-    async call(name, args = {}, extra = {}) {
+    async call<N extends CalledName>(name: N, args = {}, extra = {}) {
       const res = await post(`/jobs/${name}`, { arguments: args, ...extra });
-      return { status: res.status, body: JSON.parse(res.text) as JobResponse };
+      // The one cast: the service answers what the Job's schema declares (job-answers.test.ts checks the map).
+      return { status: res.status, body: JSON.parse(res.text) as ReplyOf<N> };
     },
-    async events(name, args = {}) {
+    async events<N extends CalledName>(name: N, args = {}) {
       const res = await post(`/jobs/${name}/events`, { arguments: args });
-      return { status: res.status, raw: res.text, events: res.status === 200 ? parseSse(res.text) : [] };
+      const events = res.status === 200 ? parseSse(res.text) : [];
+      const last = events.at(-1);
+      // The one cast, as in `call`: a result event is the Job's JobResponse with kind=result.
+      return { status: res.status, raw: res.text, events, result: last?.['kind'] === 'result' ? (last as ReplyOf<N>) : undefined };
     },
   };
 }

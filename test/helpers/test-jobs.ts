@@ -4,6 +4,17 @@ import type { CapabilityFactory } from '../../app/capability-contract.js';
 import { KeyError } from '../../core/errors.js';
 import { defineJob } from '../../core/job.js';
 
+/** The answer schema of each test Job (the typed test client's entries for them). */
+export const TEST_JOB_ANSWERS = {
+  echo: Type.Unknown(),
+  explode: Type.Null(),
+  chatty: Type.Integer(),
+  hang: Type.String(),
+  malformed: Type.Unknown(),
+  quiet: Type.String(),
+  open: Type.String(),
+} as const;
+
 /** Observations the test Jobs make, for tests to assert on. */
 export const observed = { aborted: 0, started: 0 };
 
@@ -12,14 +23,14 @@ export const testJobs: CapabilityFactory = () => ({
   jobs: [
     defineJob({
       name: 'echo',
-      output: Type.Unknown(),
+      output: TEST_JOB_ANSWERS.echo,
       description: 'Answers its arguments.',
       input: Type.Object({ text: Type.String({ minLength: 1 }), times: Type.Integer({ minimum: 1, default: 1 }) }, { additionalProperties: false }),
       run: async (args) => ok(args),
     }),
     defineJob({
       name: 'explode',
-      output: Type.Null(),
+      output: TEST_JOB_ANSWERS.explode,
       description: 'Emits one progress event, then throws a KeyError.',
       input: Type.Object({}),
       run: async (_args, ctx) => {
@@ -29,7 +40,7 @@ export const testJobs: CapabilityFactory = () => ({
     }),
     defineJob({
       name: 'chatty',
-      output: Type.Integer(),
+      output: TEST_JOB_ANSWERS.chatty,
       description: 'Emits `count` progress events of `pad` extra bytes each.',
       input: Type.Object({ count: Type.Integer({ minimum: 0 }), pad: Type.Integer({ minimum: 0, default: 0 }) }),
       run: async (args, ctx) => {
@@ -42,7 +53,7 @@ export const testJobs: CapabilityFactory = () => ({
     }),
     defineJob({
       name: 'hang',
-      output: Type.String(),
+      output: TEST_JOB_ANSWERS.hang,
       description: 'Waits until its invocation is aborted.',
       input: Type.Object({}),
       run: async (_args, ctx) => {
@@ -54,14 +65,14 @@ export const testJobs: CapabilityFactory = () => ({
     }),
     defineJob({
       name: 'malformed',
-      output: Type.Unknown(),
+      output: TEST_JOB_ANSWERS.malformed,
       description: 'Returns something that is not a JobResponse.',
       input: Type.Object({}),
       run: async () => undefined as never,
     }),
     defineJob({
       name: 'quiet',
-      output: Type.String(),
+      output: TEST_JOB_ANSWERS.quiet,
       description: 'A Job whose event route is disabled.',
       input: Type.Object({}),
       flags: { enable_stream: false },
@@ -69,7 +80,7 @@ export const testJobs: CapabilityFactory = () => ({
     }),
     defineJob({
       name: 'open',
-      output: Type.String(),
+      output: TEST_JOB_ANSWERS.open,
       description: 'A Job that needs no auth.',
       input: Type.Object({}),
       flags: { requires_auth: false },

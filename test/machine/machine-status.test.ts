@@ -15,7 +15,8 @@ const svc = await startTestService(t);
 function assertMachineInfo(t: Test, answer: unknown): void {
   const checked = check(MachineInfo, answer);
   t.ok(checked.ok, `MachineInfo shape: ${checked.ok ? '' : JSON.stringify(checked.issues)}`);
-  const info = answer as MachineInfo;
+  if (!checked.ok) return;
+  const info = checked.value;
   t.same(Object.keys(info).sort(), ['axonx', 'cpu', 'gpu_leases', 'gpus', 'memory']);
   t.equal(info.axonx.version, PACKAGE_VERSION);
   t.ok(info.cpu.usage_percent >= 0 && info.cpu.usage_percent <= 100);
@@ -43,7 +44,7 @@ t.test('machine_status over HTTP JSON, SSE and MCP', async (t) => {
 
 t.test('build info comes from the package checkout', async (t) => {
   const { body } = await svc.call('machine_status');
-  const build = (body.answer as MachineInfo).axonx;
+  const build = body.answer.axonx;
   t.same(build, { version: PACKAGE_VERSION, ...(await readGitInfo(PACKAGE_ROOT)) });
   let head: string | null = null;
   try {

@@ -53,7 +53,7 @@ t.test('nonzero exit and death by signal fail with the ShellOutput as answer', a
     answer: { stdout: 'partial\n', stderr: 'bad\n', exit_code: 3, stdout_truncated: false, stderr_truncated: false },
   });
   const killed = await svc.call('shell', { command: 'kill -KILL $$' });
-  t.equal((killed.body.answer as ShellOutput).exit_code, 128 + 9);
+  t.equal(killed.body.answer.exit_code, 128 + 9);
   t.equal(killed.body.success, false);
 });
 
@@ -70,7 +70,7 @@ t.test('timeout kills the whole tree, including a setsid grandchild that ignores
   const { status, body } = await svc.call('shell', { command, timeout: 1.5 });
   t.equal(status, 200);
   t.equal(body.success, false);
-  const answer = body.answer as ShellOutput;
+  const answer = body.answer;
   t.equal(answer.exit_code, null);
   t.equal(answer.stdout, 'started\n');
   t.match(answer.stderr, 'Command timed out after 1.5 seconds');
@@ -109,7 +109,7 @@ t.test('after a normal exit the answer does not wait for a background process ho
 t.test('each stream keeps exactly 1 MiB of a 5 MiB output', async (t) => {
   const command = "head -c 5242880 /dev/zero | tr '\\0' a; head -c 5242880 /dev/zero | tr '\\0' b >&2";
   const { body } = await svc.call('shell', { command, timeout: 60 });
-  const answer = body.answer as ShellOutput;
+  const answer = body.answer;
   t.equal(body.success, true);
   t.equal(answer.exit_code, 0);
   t.equal(answer.stdout.length, MiB);
@@ -123,7 +123,7 @@ t.test('the cut never splits a multibyte character', async (t) => {
   // 'a' + 2-byte 'é's puts the 1 MiB boundary inside an 'é'; 'ab' + 4-byte emoji inside an emoji.
   const command = "printf a; yes 'é' | tr -d '\\n' | head -c 3000000; printf ab >&2; yes '😀' | tr -d '\\n' | head -c 3000000 >&2";
   const { body } = await svc.call('shell', { command, timeout: 60 });
-  const answer = body.answer as ShellOutput;
+  const answer = body.answer;
   t.equal(Buffer.byteLength(answer.stdout), MiB - 1);
   t.equal(Buffer.byteLength(answer.stderr), MiB - 2);
   t.notOk(answer.stdout.includes('\ufffd') || answer.stderr.includes('\ufffd'), 'no replacement characters');

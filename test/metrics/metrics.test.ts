@@ -58,7 +58,7 @@ t.test('GET /metrics: Job calls move by name, transport and outcome; latency is 
 t.test('GET /metrics: Tasks by state, queue and runs in flight, spawn latency, SSE followers, transfer bytes', async (t) => {
   const svc = await startTestService(t);
   const submitted = await svc.call('submit', { task: 'sleep', seconds: 30 });
-  const handle = submitted.body.answer as { task_id: string; run_id: string };
+  const handle = submitted.body.answer;
   // A follower over SSE, held open while the Task sleeps.
   const follower = new AbortController();
   const stream = svc

@@ -86,7 +86,7 @@ t.test("every Job's published schema has the spec's required list, defaults and 
 t.test('optional parameters get their defaults: wait_task and read_task_log without them', async (t) => {
   const svc = await startTestService(t);
   const submitted = await svc.call('submit', { task: 'sleep', seconds: 0 });
-  const { task_id, run_id } = submitted.body.answer as { task_id: string; run_id: string };
+  const { task_id, run_id } = submitted.body.answer;
   const waited = await svc.call('wait_task', { task_id, run_id });
   t.equal(waited.body.success, true, JSON.stringify(waited.body));
   const log = await svc.call('read_task_log', { task_id });

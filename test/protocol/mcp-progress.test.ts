@@ -17,7 +17,7 @@ type Handle = Pick<TaskHandle, 'task_id' | 'run_id'>;
 async function submit(svc: TestService, args: Record<string, unknown>): Promise<Handle> {
   const res = await svc.call('submit', args);
   if (!res.body.success) throw new Error(`submit failed: ${JSON.stringify(res.body)}`);
-  const { task_id, run_id } = res.body.answer as Handle;
+  const { task_id, run_id } = res.body.answer;
   return { task_id, run_id };
 }
 

@@ -9,10 +9,10 @@ import { startTestService, waitFor, type TestService } from '../helpers/service.
 import { connectMcp } from '../helpers/mcp-client.js';
 import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess } from '../helpers/service-process.js';
 import { makeWorkspace, killTaskProcesses } from '../tasks/task-helpers.js';
-import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
+import type { TaskStatus } from '../../schemas/tasks.js';
 
 async function submit(svc: TestService, args: Record<string, unknown>): Promise<{ task_id: string; run_id: string }> {
-  const { task_id, run_id } = (await svc.call('submit', args)).body.answer as TaskHandle;
+  const { task_id, run_id } = (await svc.call('submit', args)).body.answer;
   return { task_id, run_id };
 }
 
@@ -62,10 +62,10 @@ t.test('tasks/cancel really cancels the Task', async (t) => {
   const mcp = await connectMcp(t, svc.url, svc.token);
   const handle = await submit(svc, { task: 'sleep', seconds: 60 });
   const { task, rest } = await startTask(mcp, 'wait_task', { ...handle });
-  await waitFor(async () => ((await svc.call('status', { task_id: handle.task_id })).body.answer as TaskStatus).state === 'running', 15_000, 'the Task to run');
+  await waitFor(async () => (await svc.call('status', { task_id: handle.task_id })).body.answer.state === 'running', 15_000, 'the Task to run');
   const cancelled = await mcp.experimental.tasks.cancelTask(task.taskId);
   t.equal(cancelled.status, 'cancelled');
-  t.equal(((await svc.call('status', { task_id: handle.task_id })).body.answer as TaskStatus).state, 'cancelled', 'the service record says cancelled');
+  t.equal((await svc.call('status', { task_id: handle.task_id })).body.answer.state, 'cancelled', 'the service record says cancelled');
   const messages = await rest;
   t.match(messages.at(-1), { type: 'error' }, 'the stream ends: the task was cancelled');
   await t.rejects(mcp.experimental.tasks.cancelTask(task.taskId), /terminal status: cancelled/);
@@ -108,7 +108,7 @@ t.test('an MCP task handle survives a restart of the service', async (t) => {
   t.equal(created.task.status, 'working');
   // A run is adopted once its worker runs it (a queued one dies with the service that queued it).
   await waitFor(async () => {
-    const listed = (await first.call('list_task_statuses')).answer as TaskStatus[];
+    const listed = (await first.call('list_task_statuses')).answer;
     return listed[0]?.state === 'running';
   }, 15_000, 'the Task to run');
   first.child.kill('SIGKILL');

@@ -179,7 +179,7 @@ t.test('kill -9 during a burst of submits: after a restart nothing is left over,
     while (!first.child.killed) {
       try {
         const res = await first.call('submit', { task: 'demo', x: 1, y: 2 });
-        if (res.success) acknowledged.push(res.answer as Handle);
+        if (res.success) acknowledged.push(res.answer);
         if (acknowledged.length === 16) first.child.kill('SIGKILL');
       } catch {
         return; // the service is gone
@@ -198,7 +198,7 @@ t.test('kill -9 during a burst of submits: after a restart nothing is left over,
   }
   for (const handle of acknowledged) {
     const waited = await second.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id });
-    const status = waited.answer as Status;
+    const status = waited.answer;
     if (status.state !== 'succeeded' && !/^RuntimeError: worker lost/.test(status.error)) t.fail(`${handle.task_id}: ${JSON.stringify(status)}`);
   }
   t.pass(`${acknowledged.length} acknowledged submits each ran or were marked lost with a reason`);

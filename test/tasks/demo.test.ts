@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { isObject } from '../../core/is-object.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { startTaskService, submitOk, waitTask, type Handle } from './task-helpers.js';
 
@@ -51,7 +52,7 @@ t.test('demo failure: failed, RuntimeError, exit 1, no metadata; wait_task answe
   t.notOk(existsSync(join(dirOf(svc.workspace, handle.task_id), 'metadata.json')), 'no metadata on failure');
   const stream = await svc.call('stream_task', { task_id: handle.task_id });
   t.equal(stream.body.success, false, 'stream_task success follows exit_code');
-  t.equal((stream.body.answer as { state: string }).state, 'failed');
+  t.equal(stream.body.answer.state, 'failed');
 });
 
 t.test('submit over SSE emits progress then the TaskHandle; MCP submit and wait', async (t) => {
@@ -61,7 +62,7 @@ t.test('submit over SSE emits progress then the TaskHandle; MCP submit and wait'
   t.same(sse.events.map((e) => e['kind']), ['progress', 'result']);
   const result = sse.events[1]!;
   t.equal(result['success'], true);
-  const handle = result['answer'] as Handle;
+  const handle = sse.result!.answer;
   t.same(Object.keys(handle).sort(), ['run_id', 'task', 'task_id']);
   t.equal((await waitTask(svc, handle)).status.state, 'succeeded');
 
@@ -119,15 +120,17 @@ t.test('validation: unknown task, bad inputs, names and source_tasks, schema vio
 t.test('definitions over JSON, SSE and MCP', async (t) => {
   const svc = await shared;
   const list = await svc.call('list_installed_task_definitions');
-  const defs = list.body.answer as Array<{ name: string; source: string; plugin: null; task_type: string; input_schema: { properties: Record<string, unknown>; additionalProperties: boolean } }>;
+  const defs = list.body.answer;
   t.same(defs.map((d) => d.name), ['demo', 'sleep']);
   t.equal(defs[0]!.source, 'native');
   t.equal(defs[0]!.plugin, null);
   t.equal(defs[0]!.task_type, 'base');
-  t.ok(defs[0]!.input_schema.properties['task_name'] && defs[0]!.input_schema.properties['source_tasks'], 'base inputs added');
-  t.equal(defs[0]!.input_schema.additionalProperties, false);
+  const inputs = defs[0]!.input_schema['properties'];
+  if (!isObject(inputs)) throw new Error(`the input schema has no properties: ${JSON.stringify(defs[0]!.input_schema)}`);
+  t.ok(inputs['task_name'] && inputs['source_tasks'], 'base inputs added');
+  t.equal(defs[0]!.input_schema['additionalProperties'], false);
   const one = await svc.events('get_task_definition', { task: 'sleep' });
-  t.equal((one.events.at(-1)!['answer'] as { name: string }).name, 'sleep');
+  t.equal(one.result!.answer.name, 'sleep');
   const missing = await svc.call('get_task_definition', { task: 'base#demo#x' });
   t.match(missing.body.answer, /^ValueError: Unknown task/);
   const mcp = await connectMcp(t, svc.url, svc.token);

@@ -76,8 +76,8 @@ t.test('out of file descriptors, the spawner backs off and says so once; Tasks r
   const poll = setInterval(() => void readdir(poolDir).then((names) => names.forEach((n) => starts.add(n)), () => undefined), 20);
   t.teardown(() => clearInterval(poll));
 
-  const sleeper = (await svc.call('submit', { task: 'sleep', seconds: 120 })).answer as { task_id: string; run_id: string };
-  await waitFor(async () => ((await svc.call('status', { task_id: sleeper.task_id })).answer as { state: string }).state === 'running', 30_000, 'the sleep Task to run');
+  const sleeper = (await svc.call('submit', { task: 'sleep', seconds: 120 })).answer;
+  await waitFor(async () => (await svc.call('status', { task_id: sleeper.task_id })).answer.state === 'running', 30_000, 'the sleep Task to run');
   await waitFor(async () => (await idleRunners(poolDir)).length > 0, 30_000, 'an idle pooled runner');
 
   // Followers of the running Task take every descriptor the service has (the rest wait in the backlog).
@@ -117,9 +117,9 @@ t.test('out of file descriptors, the spawner backs off and says so once; Tasks r
 t.test('a spawner that dies while the service is out of descriptors leaves its runs managed: they stay running and can be cancelled', async (t) => {
   const { svc } = await startShortService(t);
   const pid = svc.child.pid!;
-  const sleeper = (await svc.call('submit', { task: 'sleep', seconds: 120 })).answer as { task_id: string; run_id: string };
+  const sleeper = (await svc.call('submit', { task: 'sleep', seconds: 120 })).answer;
   const running = await waitFor(async () => {
-    const status = (await svc.call('status', { task_id: sleeper.task_id })).answer as { state: string; pid: number | null };
+    const status = (await svc.call('status', { task_id: sleeper.task_id })).answer;
     return status.state === 'running' ? status : undefined;
   }, 30_000, 'the sleep Task to run');
   const spawner = (await listProcesses()).find((p) => p.ppid === pid);
@@ -135,7 +135,7 @@ t.test('a spawner that dies while the service is out of descriptors leaves its r
   closeFollowers();
   await waitFor(async () => (await openCount(pid)) < OPEN_FILES / 2, 30_000, 'the descriptors to be freed');
 
-  const status = (await svc.call('status', { task_id: sleeper.task_id })).answer as { state: string; error: string };
+  const status = (await svc.call('status', { task_id: sleeper.task_id })).answer;
   t.equal(status.state, 'running', `the run goes on as its runner does (${status.error})`);
   t.equal((await svc.call('cancel', { task_id: sleeper.task_id })).answer, true, 'and it can be cancelled');
   await waitFor(async () => !(await listProcesses()).some((p) => p.pid === running.pid && p.state !== 'Z'), 10_000, 'the runner to end');

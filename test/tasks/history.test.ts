@@ -41,13 +41,13 @@ function sorted(statuses: Status[]): Status[] {
 async function list(svc: TestService): Promise<Status[]> {
   const { status, body } = await svc.call('list_task_statuses');
   if (status !== 200 || !body.success) throw new Error(`list_task_statuses answered ${status}: ${JSON.stringify(body).slice(0, 200)}`);
-  return body.answer as Status[];
+  return body.answer;
 }
 
 async function query(svc: TestService, args: Record<string, unknown>): Promise<TaskStatusPage> {
   const { body } = await svc.call('query_task_statuses', args);
   if (!body.success) throw new Error(`query_task_statuses failed: ${String(body.answer)}`);
-  return body.answer as TaskStatusPage;
+  return body.answer;
 }
 
 t.test('list_task_statuses streams every status in order, the same over HTTP JSON, SSE and MCP', async (t) => {

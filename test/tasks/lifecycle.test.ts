@@ -24,7 +24,7 @@ t.test('fixed task_name: an active Task is FileExistsError, a finished one is re
   const stale = await svc.call('wait_task', { task_id: first.task_id, run_id: first.run_id });
   t.equal(stale.body.success, false);
   t.match(stale.body.answer, /^ValueError: run_id .* is not the current execution/);
-  const ids = (await svc.call('list_task_ids')).body.answer as string[];
+  const ids = (await svc.call('list_task_ids')).body.answer;
   t.same(ids.filter((id) => id.endsWith('#fixed-1')), [first.task_id], 'one record for the name');
 });
 
@@ -42,7 +42,7 @@ t.test('max_running_tasks keeps extra submissions queued and starts them in orde
   t.equal((await svc.call('cancel', { task_id: a.task_id })).body.answer, true);
   const bDone = await waitTask(svc, b);
   t.equal(bDone.status.state, 'succeeded', 'the queued Task ran once the slot was free');
-  const statuses = (await svc.call('list_task_statuses')).body.answer as Array<{ task_id: string; created_at: string }>;
+  const statuses = (await svc.call('list_task_statuses')).body.answer;
   t.same(statuses.map((s) => s.task_id), [c.task_id, b.task_id, a.task_id], 'newest first');
 });
 

@@ -36,7 +36,7 @@ t.test('graph and context of a three-level lineage with a missing parent', async
   const d = await submitOk(t, svc, { task: 'sleep', seconds: 60, task_name: 'lin-d', source_tasks: c.task_id });
   await waitState(svc, d.task_id, 'running');
 
-  const graph = (await svc.call('get_task_graph', { task_id: c.task_id })).body.answer as TaskGraph;
+  const graph = (await svc.call('get_task_graph', { task_id: c.task_id })).body.answer;
   t.equal(graph.selected_id, c.task_id);
   t.equal(graph.root_id, a.task_id);
   t.same(new Set(graph.nodes.map((n) => n.task_id)), new Set([a.task_id, b.task_id, c.task_id, GHOST, d.task_id]));
@@ -66,7 +66,7 @@ t.test('graph and context of a three-level lineage with a missing parent', async
     provisional: [d.task_id],
   });
   const sse = await svc.events('get_task_graph', { task_id: a.task_id });
-  const fromRoot = sse.events.at(-1)!['answer'] as TaskGraph;
+  const fromRoot = sse.result!.answer;
   t.same(fromRoot.nodes.map((n) => n.task_id), [a.task_id, b.task_id, c.task_id, d.task_id], 'descendants of the root');
   t.match((await svc.call('get_task_graph', { task_id: GHOST })).body.answer, /^KeyError: /);
   t.equal((await svc.call('cancel', { task_id: d.task_id })).body.answer, true);
@@ -89,7 +89,7 @@ t.test('a fan-out answer of several pieces is whole, and the same over JSON, SSE
   const json = (await svc.call('get_task_context', { task_id: source })).body;
   t.equal(json.success, true);
   t.ok(Buffer.byteLength(JSON.stringify(json)) > 1 << 20, 'the answer is over 1 MiB: written in more than one piece');
-  const context = json.answer as { task_id: string; status: { run_id: string }; graph: TaskGraph; relations: Record<string, string[]> };
+  const context = json.answer;
   t.equal(context.status.run_id, `r-${source}`);
   t.equal(context.graph.nodes.length, 2001, 'the source and every child');
   t.same(context.graph.nodes.map((n) => n.task_id), [source, ...children], 'the source, then its children in order');
@@ -102,7 +102,7 @@ t.test('a fan-out answer of several pieces is whole, and the same over JSON, SSE
   const viaMcp = await mcp.callTool({ name: 'get_task_context', arguments: { task_id: source } });
   t.same((viaMcp.structuredContent as { answer: unknown }).answer, context, 'MCP answers the same value');
   const sse = await svc.events('get_task_graph', { task_id: children[7]! });
-  const graph = sse.events.at(-1)!['answer'] as TaskGraph;
+  const graph = sse.result!.answer;
   t.same(graph.nodes.map((n) => n.task_id), [ghost, source, children[7]], 'a child: its two parents, then itself');
   t.same(graph.edges, [{ source, target: children[7] }, { source: ghost, target: children[7] }]);
   t.equal(graph.root_id, ghost);
@@ -138,7 +138,7 @@ t.test('non-ASCII record text comes out byte for byte as JSON.stringify writes i
   // A lineage is reused while the index is unchanged, and built again once a record changes.
   const late = 'base#demo#utf-late';
   await writeRecord(workspace, late, 'status.json', record(late, source));
-  const graph = async () => (await svc.call('get_task_graph', { task_id: source })).body.answer as TaskGraph;
+  const graph = async () => (await svc.call('get_task_graph', { task_id: source })).body.answer;
   await waitFor(async () => (await graph()).nodes.some((n) => n.task_id === late), 5000, 'the new child in the graph');
   t.same((await graph()).edges.at(-1), { source, target: late }, 'its edge too');
 });
@@ -155,7 +155,7 @@ t.test('delete_tasks: terminal and metadata-only only; tolerant reading of bad r
   const svc = await startTaskService(t, { workspace });
 
   t.same((await svc.call('list_task_ids')).body.answer, [legacy], 'bad, foreign, symlinked and metadata-only records are not listed');
-  const status = (await svc.call('status', { task_id: legacy })).body.answer as Record<string, unknown>;
+  const status = (await svc.call('status', { task_id: legacy })).body.answer;
   t.equal(status['run_id'], 'old-run', 'execution_id is read as run_id');
   t.notOk('execution_id' in status);
   t.same([status['exit_code'], status['steps'], status['error']], [0, [], ''], 'defaults filled');
@@ -182,11 +182,11 @@ t.test('the index follows Task directories added or removed behind its back', as
   const done = await submitOk(t, svc, { task: 'demo', x: 1, y: 1, task_name: 'outside-1' });
   await waitTask(svc, done);
   await rm(join(svc.workspace, 'base', done.task_id), { recursive: true });
-  await waitFor(async () => ((await svc.call('list_task_ids')).body.answer as string[]).length === 0, 5000, 'the removed Task to disappear');
+  await waitFor(async () => (await svc.call('list_task_ids')).body.answer.length === 0, 5000, 'the removed Task to disappear');
   t.pass('a directory removed outside the Jobs disappears');
   const synced = 'synced#demo#from-elsewhere';
   await writeRecord(svc.workspace, synced, 'status.json', { task_id: synced, run_id: 'r1', task_type: 'synced', state: 'succeeded', created_at: '2026-01-01T00:00:00.000Z' });
-  await waitFor(async () => ((await svc.call('list_task_ids')).body.answer as string[]).includes(synced), 5000, 'the new type and Task to appear');
+  await waitFor(async () => (await svc.call('list_task_ids')).body.answer.includes(synced), 5000, 'the new type and Task to appear');
   t.pass('a Task directory of a new type written outside the Jobs appears');
   const late = 'base#demo#late-record';
   await mkdir(join(svc.workspace, 'base', late));

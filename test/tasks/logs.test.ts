@@ -1,11 +1,9 @@
 import t from 'tap';
-import type { TaskLogChunk } from '../../schemas/tasks.js';
 import { makeWorkspace, startTaskService, submitOk, waitTask, writeFixturePlugin } from './task-helpers.js';
 
 const UNIT = 'é€😀a'; // 2 + 3 + 4 + 1 bytes
 const REPEAT = 500;
 
-type Chunk = TaskLogChunk;
 
 t.test('read_task_log windows never split a UTF-8 character', async (t) => {
   const workspace = await makeWorkspace(t);
@@ -15,7 +13,7 @@ t.test('read_task_log windows never split a UTF-8 character', async (t) => {
   t.equal((await waitTask(svc, handle)).status.state, 'succeeded');
   const full = UNIT.repeat(REPEAT);
   const size = Buffer.byteLength(full);
-  const read = async (args: Record<string, unknown>) => (await svc.call('read_task_log', { task_id: handle.task_id, ...args })).body.answer as Chunk;
+  const read = async (args: Record<string, unknown>) => (await svc.call('read_task_log', { task_id: handle.task_id, ...args })).body.answer;
 
   let offset = 0;
   let text = '';
@@ -70,7 +68,7 @@ t.test('stream_task over SSE: progress and log events as they happen, then the t
   t.ok(progress.every((p) => p['name'] === 'sleep'));
   const result = sse.events.at(-1)!;
   t.equal(result['success'], true);
-  t.equal((result['answer'] as { state: string }).state, 'succeeded');
+  t.equal(sse.result!.answer.state, 'succeeded');
 
   const replay = await svc.events('stream_task', { task_id: handle.task_id });
   t.same(replay.events.filter((e) => e['kind'] === 'log').map((e) => e['content']).join(''), text, 'a finished Task replays its log');

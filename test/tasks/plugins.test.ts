@@ -24,7 +24,7 @@ t.test('plugin discovery: definitions described by a child process, runs, artifa
   const workspace = await makeWorkspace(t);
   await writeFixturePlugin(workspace);
   const svc = await startTaskService(t, { workspace });
-  const defs = (await svc.call('list_installed_task_definitions')).body.answer as Array<{ name: string; source: string; plugin: string | null; task_type: string }>;
+  const defs = (await svc.call('list_installed_task_definitions')).body.answer;
   t.same(defs.map((d) => d.name), ['artifacts', 'custom-exit', 'demo', 'echo-log', 'hostile-files', 'many-steps', 'sleep', 'stubborn'], 'sorted by registration name');
   const stubborn = defs.find((d) => d.name === 'stubborn')!;
   t.same([stubborn.source, stubborn.plugin, stubborn.task_type], ['plugin', 'taskyard-fixture', 'fixture'], 'plain-object definitions are accepted');

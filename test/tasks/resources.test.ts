@@ -23,7 +23,7 @@ export default [defineTask({ ...seen('gpu-env'), resources: { gpus: 1, cpus: 1 }
 `;
 
 async function visibleOf(svc: TestService, taskId: string): Promise<string> {
-  const { content } = (await svc.call('read_task_log', { task_id: taskId, offset: 0 })).body.answer as { content: string };
+  const { content } = (await svc.call('read_task_log', { task_id: taskId, offset: 0 })).body.answer;
   return /visible=(\S*)/.exec(content)?.[1] ?? '';
 }
 
@@ -32,9 +32,9 @@ t.test('local admission by GPUs: two of four one-GPU Tasks run on distinct GPUs,
   await writeFixturePlugin(workspace, { name: 'gpu-fixture', tasks: GPU_TASKS });
   const svc = await startTaskService(t, { workspace, config: { service: { gpus: 2 }, tasks: { 'gpu-hog': { resources: { gpus: 3 } } } } });
 
-  const def = (await svc.call('get_task_definition', { task: 'gpu-env' })).body.answer as { resources: unknown };
+  const def = (await svc.call('get_task_definition', { task: 'gpu-env' })).body.answer;
   t.same(def.resources, { gpus: 1, cpus: 1 }, 'the definition shows its resources');
-  const hogDef = (await svc.call('get_task_definition', { task: 'gpu-hog' })).body.answer as { resources: unknown };
+  const hogDef = (await svc.call('get_task_definition', { task: 'gpu-hog' })).body.answer;
   t.same(hogDef.resources, { gpus: 3 }, 'config tasks.<name>.resources overrides the definition');
 
   const handles: Handle[] = [];
@@ -47,7 +47,7 @@ t.test('local admission by GPUs: two of four one-GPU Tasks run on distinct GPUs,
   t.equal((await statusOf(svc, c.task_id)).state, 'queued', 'the third waits');
   t.equal((await statusOf(svc, d.task_id)).state, 'queued', 'the fourth waits');
 
-  const machine = (await svc.call('machine_status')).body.answer as { gpu_leases: Array<{ index: number; task_id: string; run_id: string }> };
+  const machine = (await svc.call('machine_status')).body.answer;
   t.same(
     machine.gpu_leases.map((l) => l.task_id).sort(),
     [a.task_id, b.task_id].sort(),
@@ -67,7 +67,7 @@ t.test('local admission by GPUs: two of four one-GPU Tasks run on distinct GPUs,
   for (const h of [b, c, d]) await svc.call('cancel', { task_id: h.task_id });
   const cancelled = await waitTask(svc, d);
   t.equal(cancelled.status.state, 'cancelled', 'a queued Task is cancelled without ever starting');
-  t.same(((await svc.call('machine_status')).body.answer as { gpu_leases: unknown[] }).gpu_leases, [], 'no lease is left');
+  t.same((await svc.call('machine_status')).body.answer.gpu_leases, [], 'no lease is left');
 });
 
 /** The GPUs a running Task logged (bounded wait for its first line). */
@@ -101,7 +101,7 @@ t.test('a restart gives an adopted run back the GPU it holds', async (t) => {
 
   const second = await startTaskService(t, { workspace, config });
   t.equal((await statusOf(second, held.task_id)).state, 'running', 'adopted');
-  const leases = ((await second.call('machine_status')).body.answer as { gpu_leases: Array<{ index: number; task_id: string }> }).gpu_leases;
+  const leases = (await second.call('machine_status')).body.answer.gpu_leases;
   t.same(leases.map((l) => [l.index, l.task_id]), [[0, held.task_id]], 'the adopted run still holds GPU 0');
   const next = await submitOk(t, second, { task: 'sleep', seconds: 0 });
   t.equal((await statusOf(second, next.task_id)).state, 'queued', 'the next GPU Task waits for it');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
 import { parseSse, waitFor } from '../helpers/service.js';
-import { groupGone, isRunning, killTaskProcesses, makeWorkspace, startTaskService, type Handle, type Status } from './task-helpers.js';
+import { groupGone, isRunning, killTaskProcesses, makeWorkspace, startTaskService } from './task-helpers.js';
 
 const TOKEN = SERVICE_PROCESS_TOKEN;
 
@@ -49,11 +49,11 @@ t.test('restart: a live worker is adopted again, a dead one is marked "worker lo
   const workspace = await makeWorkspace(t);
   t.teardown(() => killTaskProcesses(workspace));
   const first = await startServiceProcess(t, workspace);
-  const keep = (await first.call('submit', { task: 'sleep', seconds: 120, steps: 240, task_name: 'keep' })).answer as Handle;
-  const lose = (await first.call('submit', { task: 'sleep', seconds: 120, task_name: 'lose' })).answer as Handle;
+  const keep = (await first.call('submit', { task: 'sleep', seconds: 120, steps: 240, task_name: 'keep' })).answer;
+  const lose = (await first.call('submit', { task: 'sleep', seconds: 120, task_name: 'lose' })).answer;
   const running = async (svc: ServiceProcess, id: string) =>
     waitFor(async () => {
-      const status = (await svc.call('status', { task_id: id })).answer as Status;
+      const status = (await svc.call('status', { task_id: id })).answer;
       return status.state === 'running' ? status : null;
     }, 15_000, `${id} running`);
   const keepPid = (await running(first, keep.task_id)).pid!;
@@ -70,16 +70,16 @@ t.test('restart: a live worker is adopted again, a dead one is marked "worker lo
   const impostor = await writeForeignRecord(workspace, 'impostor');
 
   const second = await startServiceProcess(t, workspace);
-  const impostorStatus = (await second.call('status', { task_id: impostor })).answer as Status;
+  const impostorStatus = (await second.call('status', { task_id: impostor })).answer;
   t.same([impostorStatus.state, impostorStatus.error.startsWith('RuntimeError: worker lost')], ['failed', true], 'a live pid that is not the run\'s runner is not adopted');
-  const lost = (await second.call('status', { task_id: lose.task_id })).answer as Status;
+  const lost = (await second.call('status', { task_id: lose.task_id })).answer;
   t.equal(lost.state, 'failed');
   t.match(lost.error, /^RuntimeError: worker lost/);
   t.not(lost.exit_code, 0);
   const lostWait = await second.call('wait_task', { task_id: lose.task_id, run_id: lose.run_id });
   t.equal(lostWait.success, false);
 
-  const adopted = (await second.call('status', { task_id: keep.task_id })).answer as Status;
+  const adopted = (await second.call('status', { task_id: keep.task_id })).answer;
   t.same([adopted.state, adopted.pid, adopted.run_id], ['running', keepPid, keep.run_id], 'the live worker is still running under the new service');
   const log = await firstLogEvent(second.url, keep.task_id);
   t.match(log['content'], /step \d+\/240/, 'the adopted Task is followable');
@@ -87,7 +87,7 @@ t.test('restart: a live worker is adopted again, a dead one is marked "worker lo
   const waiting = second.call('wait_task', { task_id: keep.task_id, run_id: keep.run_id });
   t.equal((await second.call('cancel', { task_id: keep.task_id })).answer, true, 'the adopted Task is cancellable');
   const waited = await waiting;
-  t.same([(waited.answer as Status).state, (waited.answer as Status).exit_code], ['cancelled', 130]);
+  t.same([waited.answer.state, waited.answer.exit_code], ['cancelled', 130]);
   await waitFor(() => groupGone(keepPid), 5000, 'the adopted group to end');
   t.pass('adopted process group gone');
 
@@ -101,7 +101,7 @@ t.test('a running record written by another tool while the service runs is settl
   const id = await writeForeignRecord(svc.workspace, 'foreign');
   const settled = await waitFor(async () => {
     const res = await svc.call('status', { task_id: id });
-    const status = res.body.answer as Status;
+    const status = res.body.answer;
     return res.body.success && status.state !== 'running' ? status : null;
   }, 15_000, 'the foreign record to be settled');
   t.equal(settled.state, 'failed');

@@ -26,7 +26,7 @@ t.test('every Task has events.jsonl from submit on, and the demo records its ste
   const streamed = await svc.events('stream_task', { task_id: equal.task_id });
   const names = streamed.events.filter((e) => e['kind'] === 'progress').map((e) => e['name']);
   t.same([...new Set(names)], ['initialize', 'add_equal_operands', 'finish'], 'stream_task shows the steps of an equal-operand demo');
-  t.same((streamed.events.at(-1)!['answer'] as { result: unknown })['result'], { result: 8, branch: 'equal', operands: ['x', 'y'], artifacts: {} });
+  t.same(streamed.result!.answer.result, { result: 8, branch: 'equal', operands: ['x', 'y'], artifacts: {} });
 });
 
 t.test('queued Tasks cost nothing while nothing changes: no timer or watch per queued Task', async (t) => {
@@ -37,7 +37,7 @@ t.test('queued Tasks cost nothing while nothing changes: no timer or watch per q
   const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout' || r === 'FSEventWrap').length;
   const before = timers();
   const queued: Handle[] = [];
-  for (let i = 0; i < 100; i++) queued.push((await svc.call('submit', { task: 'demo', x: i, y: 0 })).body.answer as Handle);
+  for (let i = 0; i < 100; i++) queued.push((await svc.call('submit', { task: 'demo', x: i, y: 0 })).body.answer);
   t.ok(timers() - before < 10, `100 queued Tasks added ${timers() - before} timers and watches`);
   t.equal((await statusOf(svc, queued[99]!.task_id)).state, 'queued');
   // Cancel all but the first two, then let those run: the queue moves on once the slot is free.

@@ -19,11 +19,11 @@ t.test('the runtime seam: reloadDefinitions, isRegistrationActive and the typed 
   const rt = runtime!;
   // One front door: what the facade is made of is not reachable from the capabilities that hold it.
   for (const part of ['index', 'runs', 'catalog', 'spareDirs', 'submitters']) t.notOk(part in rt, `Tasks exposes no ${part}`);
-  t.same(((await svc.call('list_installed_task_definitions')).body.answer as Array<{ name: string }>).map((d) => d.name), ['demo', 'sleep']);
+  t.same((await svc.call('list_installed_task_definitions')).body.answer.map((d) => d.name), ['demo', 'sleep']);
 
   await writeFixturePlugin(svc.workspace);
   await rt.reloadDefinitions();
-  const names = ((await svc.call('list_installed_task_definitions')).body.answer as Array<{ name: string }>).map((d) => d.name);
+  const names = (await svc.call('list_installed_task_definitions')).body.answer.map((d) => d.name);
   t.ok(names.includes('echo-log'), 'a plugin installed after start is described on reload');
 
   const seen: string[] = [];

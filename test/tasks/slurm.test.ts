@@ -96,7 +96,7 @@ if (reason) {
     t.ok(kinds.has('log') || kinds.has('progress'), `stream_task emits progress or log events (${[...kinds].join(', ')})`);
     const final = streamed.events.at(-1) as { kind: string; response?: { answer: { state: string } } };
     t.equal(JSON.stringify(final).includes('"succeeded"'), true, 'the stream ends with the succeeded status');
-    const log = (await svc.call('read_task_log', { task_id: sleep.task_id, offset: 0 })).body.answer as { content: string };
+    const log = (await svc.call('read_task_log', { task_id: sleep.task_id, offset: 0 })).body.answer;
     t.match(log.content, /step 4\/4/, 'the job output is the Task log');
 
     const env = await submitOk(t, svc, { task: 'show-env' });
@@ -110,14 +110,14 @@ if (reason) {
   t.test('cancel: scancel sends SIGTERM, then SIGKILL after KillWait to a Task that ignores it', async (t) => {
     const deaf = await submitOk(t, svc, { task: 'deaf' });
     await waitState(svc, deaf.task_id, 'running', 20_000);
-    await waitFor(async () => ((await svc.call('read_task_log', { task_id: deaf.task_id, offset: 0 })).body.answer as { content: string }).content.includes('deaf: waiting'), 10_000, 'the deaf Task to wait');
+    await waitFor(async () => (await svc.call('read_task_log', { task_id: deaf.task_id, offset: 0 })).body.answer.content.includes('deaf: waiting'), 10_000, 'the deaf Task to wait');
     const job = await jobOf(deaf);
     const started = Date.now();
     t.equal((await svc.call('cancel', { task_id: deaf.task_id })).body.answer, true, 'cancel answers true');
     const status = await statusOf(svc, deaf.task_id);
     t.same([status.state, status.exit_code], ['cancelled', 130]);
     t.ok(Date.now() - started >= 3000, `the Task outlived SIGTERM until SIGKILL (KillWait=5; ${Date.now() - started} ms)`);
-    const log = (await svc.call('read_task_log', { task_id: deaf.task_id, offset: 0 })).body.answer as { content: string };
+    const log = (await svc.call('read_task_log', { task_id: deaf.task_id, offset: 0 })).body.answer;
     t.match(log.content, /got SIGTERM, ignoring it/, 'the runner itself got SIGTERM (the script execs it)');
     t.equal(await settles(job, 'CANCELLED'), 'CANCELLED');
   });
@@ -133,7 +133,7 @@ if (reason) {
 
   t.test('12 Tasks at once on the node\'s 2 free CPUs: Slurm queues them and all succeed', async (t) => {
     const handles = await Promise.all(Array.from({ length: 12 }, (_, i) => svc.call('submit', { task: 'demo', x: i, y: 1 })));
-    const ends = await Promise.all(handles.map((r) => waitTask(svc, r.body.answer as Handle)));
+    const ends = await Promise.all(handles.map((r) => waitTask(svc, r.body.answer)));
     t.same(ends.filter((e) => e.status.state !== 'succeeded').map((e) => e.status), [], 'every run succeeded');
     t.same(ends.map((e) => (e.status['result'] as { result: number }).result), Array.from({ length: 12 }, (_, i) => i + 1));
   });
@@ -167,7 +167,7 @@ if (reason) {
 
   t.test('a time limit exceeded fails the run with TIMEOUT', async (t) => {
     t.equal(overtime.success, true, `the overtime submit succeeded: ${JSON.stringify(overtime.answer)}`);
-    const done = await waitTask(svc, overtime.answer as Handle);
+    const done = await waitTask(svc, overtime.answer);
     t.equal(done.status.state, 'failed');
     t.match(done.status.error, /^RuntimeError: Slurm job \d+ ended TIMEOUT/);
   });

@@ -21,7 +21,7 @@ t.test('who submitted a run survives a restart, follows a resubmit, and leaves w
   const replaced = await submitAs(first.url, AGENT, 'replaced');
   for (const { task_id, run_id } of [kept, gone, replaced]) await first.call('wait_task', { task_id, run_id });
   // The service token submits `replaced` again: the new run is the service's.
-  const again = (await first.call('submit', { task: 'demo', x: 1, y: 2, task_name: 'replaced' })).body.answer as { task_id: string; run_id: string };
+  const again = (await first.call('submit', { task: 'demo', x: 1, y: 2, task_name: 'replaced' })).body.answer;
   await first.call('wait_task', { task_id: again.task_id, run_id: again.run_id });
   t.same((await first.call('delete_tasks', { task_ids: [gone.task_id] })).body.answer, [gone.task_id]);
   const by = async (svc: typeof first, id: string) => (await svc.call('status', { task_id: id })).body.metadata['submitted_by'];

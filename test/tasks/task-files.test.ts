@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { openAppendFileSync, openRegularFile, openRegularFileSync, UnsafeFileError } from '../../workers/safe-file.js';
 import { parseSse, waitFor, type TestService } from '../helpers/service.js';
-import { makeWorkspace, startTaskService, statusOf, submitOk, waitTask, writeFixturePlugin, type Status } from './task-helpers.js';
+import { makeWorkspace, startTaskService, statusOf, submitOk, waitTask, writeFixturePlugin } from './task-helpers.js';
 
 /** Bounds a call that used to hang: the test fails instead of waiting for good. */
 async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
@@ -136,10 +136,10 @@ t.test('a FIFO named task.log is refused at once and blocks nothing', async (t) 
     t.same([res.status, res.body.success, res.body.answer], [200, false, refusal(id, 'named pipe')]);
   }
   const [list, state, handle] = await within(10_000, 'list_entries, status and submit', Promise.all([listing, status, submitted]));
-  t.same([list.body.success, (list.body.answer as { entries: Array<{ name: string }> }).entries.some((e) => e.name === 'base')], [true, true], 'list_entries answers');
-  t.same([state.body.success, (state.body.answer as Status).state], [true, 'succeeded'], 'status answers');
+  t.same([list.body.success, list.body.answer.entries.some((e) => e.name === 'base')], [true, true], 'list_entries answers');
+  t.same([state.body.success, state.body.answer.state], [true, 'succeeded'], 'status answers');
   t.equal(handle.body.success, true, 'submit answers');
-  const next = handle.body.answer as { task_id: string; run_id: string };
+  const next = handle.body.answer;
   const done = await within(20_000, 'the next Task', waitTask(svc, { ...next, task: 'demo' }));
   t.equal(done.status.state, 'succeeded', 'and the submitted Task runs to its end');
 });

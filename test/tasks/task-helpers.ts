@@ -28,26 +28,26 @@ export async function submitOk(t: Test, svc: TestService, args: Record<string, u
   const res = await svc.call('submit', args);
   t.equal(res.status, 200, 'submit answers 200');
   t.equal(res.body.success, true, `submit ${JSON.stringify(args)} succeeds: ${JSON.stringify(res.body.answer)}`);
-  return res.body.answer as Handle;
+  return res.body.answer;
 }
 
 export type Status = TaskStatus;
 
 export async function waitTask(svc: TestService, handle: Handle): Promise<{ success: boolean; status: Status }> {
   const res = await svc.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id });
-  return { success: res.body.success, status: res.body.answer as Status };
+  return { success: res.body.success, status: res.body.answer };
 }
 
 /** Submit → wait_task; a run that does not succeed fails the test. */
 export async function runToEnd(t: Test, svc: TestService, args: Record<string, unknown>): Promise<Handle> {
-  const handle = (await svc.call('submit', args)).body.answer as Handle;
+  const handle = (await svc.call('submit', args)).body.answer;
   const done = await waitTask(svc, handle);
   if (done.status.state !== 'succeeded') t.fail(`expected succeeded, got ${JSON.stringify(done.status)}`);
   return handle;
 }
 
 export async function statusOf(svc: TestService, taskId: string): Promise<Status> {
-  return (await svc.call('status', { task_id: taskId })).body.answer as Status;
+  return (await svc.call('status', { task_id: taskId })).body.answer;
 }
 
 /** Waits (bounded) until the Task reaches `state`. */

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runToEnd, startTaskService, statusOf, waitTask, type Handle } from './task-helpers.js';
+import { runToEnd, startTaskService, statusOf, waitTask } from './task-helpers.js';
 
 /**
  * Terminal is final: the moment wait_task shows a run terminal, its ID is free (deletable, and a
@@ -18,7 +18,7 @@ t.test('terminal is final', async (t) => {
     let skipped = 0;
     for (let i = 0; i < CYCLES; i++) {
       const handle = await runToEnd(t, svc, { task: 'demo', x: i, y: 1 });
-      const deleted = (await svc.call('delete_tasks', { task_ids: [handle.task_id] })).body.answer as string[];
+      const deleted = (await svc.call('delete_tasks', { task_ids: [handle.task_id] })).body.answer;
       if (deleted[0] !== handle.task_id) skipped++;
     }
     t.equal(skipped, 0, 'every Task shown terminal was deleted at once');
@@ -34,7 +34,7 @@ t.test('terminal is final', async (t) => {
         refusals.push(String(next.body.answer));
         continue;
       }
-      handle = next.body.answer as Handle;
+      handle = next.body.answer;
       const done = await waitTask(svc, handle);
       t.equal(done.status.state, 'succeeded');
     }

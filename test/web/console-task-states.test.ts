@@ -60,7 +60,7 @@ t.test('the lineage graph routes every edge around the boxes it does not join', 
 t.test('a running Task: no exit code yet, its lineage node says running; cancel asks first; texts fit each state', async (t) => {
   const { svc, page, errors } = await startConsole(t, { service: shared });
   const handle = await svc.call('submit', { task: 'sleep', seconds: 60, task_name: 'busy' });
-  const id = (handle.body.answer as { task_id: string }).task_id;
+  const id = handle.body.answer.task_id;
   await page.goto(taskPage(svc.url, id));
   await page.waitForSelector('.page-head [data-state="running"]');
   const exitCode = page.locator('section[aria-label="Status"] dt:text-is("exit code") + dd');
@@ -71,7 +71,7 @@ t.test('a running Task: no exit code yet, its lineage node says running; cancel 
   // Dismissing the confirmation cancels nothing.
   page.once('dialog', (d) => void d.dismiss());
   await page.click('button:text-is("Cancel")');
-  t.equal(((await svc.call('status', { task_id: id })).body.answer as { state: string }).state, 'running', 'a dismissed confirmation cancels nothing');
+  t.equal((await svc.call('status', { task_id: id })).body.answer.state, 'running', 'a dismissed confirmation cancels nothing');
   let question = '';
   page.once('dialog', (d) => {
     question = d.message();
@@ -86,8 +86,8 @@ t.test('a running Task: no exit code yet, its lineage node says running; cancel 
 
   // A succeeded Task whose definition has no steps says so, not "No steps started yet."
   await svc.call('submit', { task: 'demo', x: 2, y: 2, task_name: 'plain' });
-  await waitFor(async () => ((await svc.call('status', { task_id: 'base#demo#plain' })).body.answer as { state: string }).state === 'succeeded', 20_000);
-  const status = (await svc.call('status', { task_id: 'base#demo#plain' })).body.answer as { steps: unknown[]; created_at: string };
+  await waitFor(async () => (await svc.call('status', { task_id: 'base#demo#plain' })).body.answer.state === 'succeeded', 20_000);
+  const status = (await svc.call('status', { task_id: 'base#demo#plain' })).body.answer;
   await page.goto(taskPage(svc.url, 'base#demo#plain'));
   await page.waitForSelector('.page-head [data-state="succeeded"]');
   const steps = await page.textContent('section[aria-label="Steps"]');
@@ -98,7 +98,9 @@ t.test('a running Task: no exit code yet, its lineage node says running; cancel 
   const created = page.locator('section[aria-label="Status"] dt:text-is("created") + dd time');
   t.equal(await created.getAttribute('title'), status.created_at);
   const shown = (await created.textContent())!;
-  const expected = await page.evaluate((iso) => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' }).format(Date.parse(iso)), status.created_at);
+  const createdAt = status.created_at;
+  if (createdAt === null) throw new Error('a succeeded Task has its created_at');
+  const expected = await page.evaluate((iso) => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' }).format(Date.parse(iso)), createdAt);
   t.equal(shown, expected);
   await page.goto(`${svc.url}/#/tasks`);
   const row = page.locator('.vt-spacer .vt-row:has-text("plain") time');
@@ -109,7 +111,7 @@ t.test('a running Task: no exit code yet, its lineage node says running; cancel 
 t.test('metadata is not clipped', async (t) => {
   const { svc, page, errors } = await startConsole(t, { service: shared });
   await svc.call('submit', { task: 'demo', x: 123456789, y: 987654321, task_name: 'wide-metadata-name-for-wrapping' });
-  await waitFor(async () => ((await svc.call('status', { task_id: 'base#demo#wide-metadata-name-for-wrapping' })).body.answer as { state: string }).state === 'succeeded', 20_000);
+  await waitFor(async () => (await svc.call('status', { task_id: 'base#demo#wide-metadata-name-for-wrapping' })).body.answer.state === 'succeeded', 20_000);
   await page.goto(taskPage(svc.url, 'base#demo#wide-metadata-name-for-wrapping'));
   await page.waitForSelector('section[aria-label="Metadata"] .code');
   const clipped = await page.$eval('section[aria-label="Metadata"] .code', (el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1);
@@ -138,8 +140,8 @@ t.test('forms: Markdown descriptions, red only after touching, no "null" placeho
 
 t.test('Machine page lists which Task holds which GPU; the Task page names its Slurm job', async (t) => {
   const { svc, page, errors } = await startConsole(t, { config: { service: { gpus: 2 }, tasks: { sleep: { resources: { gpus: 1 } } } } });
-  const handle = (await svc.call('submit', { task: 'sleep', seconds: 120 })).body.answer as { task_id: string; run_id: string };
-  await waitFor(async () => ((await svc.call('status', { task_id: handle.task_id })).body.answer as { state: string }).state === 'running', 15_000, 'the sleep to run');
+  const handle = (await svc.call('submit', { task: 'sleep', seconds: 120 })).body.answer;
+  await waitFor(async () => (await svc.call('status', { task_id: handle.task_id })).body.answer.state === 'running', 15_000, 'the sleep to run');
 
   await page.click('nav[aria-label="Sections"] >> text=Machine');
   await page.waitForSelector('table[aria-label="GPU leases"] tbody tr');

@@ -75,7 +75,7 @@ t.test('follow a sleep Task’s log live, then cancel it', async (t) => {
   // Two log lines a second: enough to see the log grow; every line redraws the page, and a faster
   // Task costs CPU for as long as the test runs and keeps moving the Cancel button under the mouse.
   const handle = await svc.call('submit', { task: 'sleep', seconds: 60, steps: 120, task_name: 'nap' });
-  const id = (handle.body.answer as { task_id: string }).task_id;
+  const id = handle.body.answer.task_id;
   await page.goto(`${svc.url}/#/tasks/${encodeURIComponent(id)}`);
   await page.waitForSelector('.log:has-text("step 3/120")');
   await page.waitForSelector('.page-head [data-state="running"]');
@@ -92,7 +92,7 @@ t.test('follow a sleep Task’s log live, then cancel it', async (t) => {
   await page.waitForSelector('[role=status]:has-text("Cancellation requested")');
   await page.waitForSelector('.page-head [data-state="cancelled"]');
   const status = await svc.call('status', { task_id: id });
-  t.equal((status.body.answer as { state: string }).state, 'cancelled');
+  t.equal(status.body.answer.state, 'cancelled');
   t.ok(await page.isEnabled('button:text-is("Delete")'), 'a finished Task can be deleted');
   // The live log came from stream_task events; after the end only the bytes past the window's
   // end may be read (never from the start again).
@@ -102,7 +102,7 @@ t.test('follow a sleep Task’s log live, then cancel it', async (t) => {
   page.once('dialog', (d) => void d.accept());
   await page.click('button:text-is("Delete")');
   await page.waitForURL(/#\/tasks$/);
-  await waitFor(async () => !((await svc.call('list_task_ids')).body.answer as string[]).includes(id), 5000, 'the Task to be deleted');
+  await waitFor(async () => !(await svc.call('list_task_ids')).body.answer.includes(id), 5000, 'the Task to be deleted');
   t.same(errors, []);
 });
 
@@ -147,7 +147,7 @@ t.test('the Tasks page reads the list once, then only the changes since (query_t
   await page.waitForSelector('.vt-row:has-text("feed-two")');
   await page.waitForSelector('.page-head :text("2 of 2 Tasks")');
   t.match(await page.textContent('.vt-spacer .vt-row'), /feed-two/, 'the new Task is listed first');
-  await waitFor(async () => ((await svc.call('status', { task_id: 'base#demo#feed-one' })).body.answer as { state: string }).state === 'succeeded', 15_000, 'first Task finished');
+  await waitFor(async () => (await svc.call('status', { task_id: 'base#demo#feed-one' })).body.answer.state === 'succeeded', 15_000, 'first Task finished');
   t.same((await svc.call('delete_tasks', { task_ids: ['base#demo#feed-one'] })).body.answer, ['base#demo#feed-one']);
   await page.waitForSelector('.page-head :text("1 of 1 Tasks")');
   t.equal(await page.locator('.vt-row:has-text("feed-one")').count(), 0, 'a deleted Task leaves the table');

@@ -183,8 +183,8 @@ t.test('Task artifacts: download buttons, image artifacts drawn, svg inert', asy
   const { svc, page, errors } = await startConsole(t, { workspace });
   const submitted = await svc.call('submit', { task: 'plot', task_name: 'plots' });
   t.equal(submitted.body.success, true, JSON.stringify(submitted.body.answer));
-  const handle = submitted.body.answer as { task_id: string; run_id: string };
-  t.equal(((await svc.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id })).body.answer as { state: string }).state, 'succeeded');
+  const handle = submitted.body.answer;
+  t.equal((await svc.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id })).body.answer.state, 'succeeded');
 
   await page.goto(`${svc.url}/#/tasks/${encodeURIComponent(handle.task_id)}`);
   await page.waitForSelector('section[aria-label="Artifacts"] tr[data-artifact="numbers"] button.download');

@@ -6,7 +6,6 @@ import { connectMcp } from '../helpers/mcp-client.js';
 import { memoryDir } from '../helpers/memory-dir.js';
 import { startTestService } from '../helpers/service.js';
 import { put } from './fixtures.js';
-import type { WorkspaceEntry, WorkspaceListing } from '../../schemas/workspace.js';
 
 // One service for the tests that read or delete only names of their own; a test that lists or
 // reads back the whole workspace root starts its own.
@@ -29,7 +28,7 @@ t.test('list_entries: directories first, then by name; entry fields; private dir
 
   const res = await svc.call('list_entries', {});
   t.equal(res.status, 200);
-  const listing = res.body.answer as WorkspaceListing;
+  const listing = res.body.answer;
   t.equal(listing.path, '');
   t.equal(listing.truncated, false);
   t.same(listing.entries.map((e) => e.name), ['alpha', 'link-dir', 'zeta', 'A.md', 'b.csv', 'etc-link', 'image.png', 'link-file.csv', 'private-link']);
@@ -42,7 +41,7 @@ t.test('list_entries: directories first, then by name; entry fields; private dir
   t.match(byName.get('private-link'), { kind: 'symlink', supported: false });
   for (const e of listing.entries) t.ok(!Number.isNaN(Date.parse(e.modified_at)), `${e.name} modified_at is a date`);
 
-  const sub = (await svc.call('list_entries', { path: 'link-dir/' })).body.answer as WorkspaceListing;
+  const sub = (await svc.call('list_entries', { path: 'link-dir/' })).body.answer;
   t.same(sub, { path: 'link-dir', truncated: false, entries: [{ ...sub.entries[0], name: 'x.txt', path: 'link-dir/x.txt' }] });
   t.same((await svc.call('list_entries', { path: 'nope' })).body.answer, 'FileNotFoundError: no such directory: nope');
   t.same((await svc.call('list_entries', { path: 'b.csv' })).body.answer, 'NotADirectoryError: not a directory: b.csv');
@@ -55,7 +54,7 @@ t.test('list_entries: at most 5000 entries, truncated, directories kept first', 
   await mkdir(join(dir, 'zz-dir'), { recursive: true });
   // Written synchronously: 5,005 awaited writes cost this process more than the listing under test.
   for (let i = 0; i < 5005; i++) writeFileSync(join(dir, `f${String(i).padStart(5, '0')}.txt`), '');
-  const listing = (await svc.call('list_entries', { path: 'many' })).body.answer as WorkspaceListing;
+  const listing = (await svc.call('list_entries', { path: 'many' })).body.answer;
   t.equal(listing.entries.length, 5000);
   t.equal(listing.truncated, true);
   t.equal(listing.entries[0]?.name, 'zz-dir');
@@ -75,7 +74,7 @@ t.test('list_task_runs: task directories with metadata.json only', async (t) => 
   await put(ws, 'base/base#demo#file', 'not a dir');
 
   const res = await svc.call('list_task_runs', { task_type: 'base' });
-  const listing = res.body.answer as WorkspaceListing;
+  const listing = res.body.answer;
   t.equal(listing.path, 'base');
   t.same(listing.entries.map((e) => [e.name, e.path, e.kind]), [
     ['base#demo#run-a', 'base/base#demo#run-a', 'directory'],

@@ -332,7 +332,7 @@ t.test('path attacks against every workspace Job change nothing outside', async 
   t.match((await svc.call('preview_file', { path: 'self/.taskyard/token' })).body, { success: false, answer: /^PermissionError: path is private/ });
 
   // Unicode names are ordinary names: listed, previewed, deleted.
-  const unicode = (await svc.call('list_entries', { path: 'ünï' })).body.answer as { entries: Array<{ path: string }> };
+  const unicode = (await svc.call('list_entries', { path: 'ünï' })).body.answer;
   t.same(unicode.entries.map((e) => e.path), ['ünï/日本語.txt']);
   t.match((await svc.call('preview_file', { path: 'ünï/日本語.txt' })).body.answer, { kind: 'text', content: 'こんにちは' });
   t.same((await svc.call('delete_entries', { paths: ['ünï/日本語.txt'] })).body.answer, [{ deleted: 'ünï/日本語.txt', kind: 'file' }]);
