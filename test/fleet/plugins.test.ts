@@ -54,7 +54,7 @@ t.test('a plugin is installed, run, upgraded and uninstalled without a restart',
   t.same((await svc.call('list_plugins')).body.answer, [{ name: PLUGIN, version: '2.0.0', tasks: ['greet', 'linger'] }]);
 
   const lingering = (await svc.call('submit', { task: 'linger' })).body.answer;
-  await waitFor(async () => (await svc.call('status', { task_id: lingering.task_id })).body.answer.state === 'running', 10_000, 'linger to run');
+  await waitFor(async () => (await svc.call('status', { task_id: lingering.task_id })).body.answer.state === 'running', 30_000, 'linger to run');
   const refused = await svc.call('uninstall_plugin', { name: PLUGIN });
   t.equal(refused.body.success, false);
   t.match(refused.body.answer, /^RuntimeError: plugin taskyard-plugin-greet cannot be removed while its Task linger is queued or running/);
