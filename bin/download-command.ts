@@ -8,7 +8,7 @@ import { CallError, EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection, type Connection } from './connection.js';
 import { callJob, headers, request } from './job-client.js';
 import { subCommand } from './sub-command.js';
-import type { ArtifactRecord, TaskStatus } from '../schemas/tasks.js';
+import type { ArtifactRecord } from '../schemas/tasks.js';
 
 const USAGE = `usage: taskyard download PATH [-o FILE]
        taskyard download --task TASK_ID --artifact NAME [-o FILE]
@@ -57,7 +57,7 @@ export function parseFields(fields: readonly string[]): DownloadArgs {
 async function locateArtifact(conn: Connection, taskId: string, name: string): Promise<{ path: string; sha256: string }> {
   const response = await callJob(conn, 'status', { task_id: taskId });
   if (!response.success) throw new CallError(`status of ${taskId}: ${JSON.stringify(response.answer)}`);
-  const status = response.answer as TaskStatus;
+  const status = response.answer;
   // A Task's output carries its artifacts by logical name (spec: Base output parameters).
   const artifacts = (status.result['artifacts'] ?? {}) as Record<string, ArtifactRecord>;
   const record = artifacts[name];

@@ -1,6 +1,7 @@
 import { CallError } from './cli-errors.js';
 import type { Connection } from './connection.js';
 import type { JobDescriptor, JobResponse } from '../schemas/job-response.js';
+import type { JobReply } from '../schemas/job-answers.js';
 import type { WithJsonSchemas } from '../schemas/json-schema.js';
 import type { StreamEvent } from '../schemas/events.js';
 import { readSseEvents } from '../protocol/sse-reader.js';
@@ -68,10 +69,11 @@ export async function fetchCatalog(conn: Connection): Promise<JobInfo[]> {
   return (body.answer as { items: JobInfo[] }).items;
 }
 
-/** `POST /jobs/{name}`: the JobResponse. */
-export async function callJob(conn: Connection, job: string, args: Record<string, unknown>): Promise<JobResponse> {
+/** `POST /jobs/{name}`: the JobResponse, its answer typed as the Job's (checked by `success` first). */
+export async function callJob<N extends string>(conn: Connection, job: N, args: Record<string, unknown>): Promise<JobReply<N>> {
   const init = { method: 'POST', headers: headers(conn, { 'content-type': 'application/json', accept: 'application/json' }), body: JSON.stringify({ arguments: args }) };
-  return readAnswer(await request(conn, `/jobs/${encodeURIComponent(job)}`, init));
+  // The one place the wire's answer is taken as the answer the Job declares (its output schema in the catalog).
+  return (await readAnswer(await request(conn, `/jobs/${encodeURIComponent(job)}`, init))) as JobReply<N>;
 }
 
 /** `POST /jobs/{name}/events`: the events as they arrive, up to and including `result`. */

@@ -5,7 +5,7 @@ import { checkRequired, parseFields, parseJsonArguments } from './field-values.j
 import { callJob, fetchCatalog, streamJob, type JobInfo } from './job-client.js';
 import { generalHelp, jobHelp, OPTIONS, parameterLines } from './job-help.js';
 import type { SchemaNode } from './schema-node.js';
-import type { TaskDefinition, TaskHandle } from '../schemas/tasks.js';
+import type { TaskDefinition } from '../schemas/tasks.js';
 import type { WithJsonSchemas } from '../schemas/json-schema.js';
 import { followTask } from './task-follow.js';
 import { printResponse } from './text-output.js';
@@ -45,7 +45,7 @@ async function submitJobFor(conn: Connection, submit: JobInfo, task: string, job
   if (!jobs.some((j) => j.name === 'get_task_definition')) return submit;
   const response = await callJob(conn, 'get_task_definition', { task });
   if (!response.success) throw new UsageError(String(response.answer));
-  const definition = response.answer as WithJsonSchemas<TaskDefinition>;
+  const definition: WithJsonSchemas<TaskDefinition> = response.answer;
   const inputs = definition.input_schema;
   const input_schema: SchemaNode = {
     ...submit.input_schema,
@@ -88,14 +88,22 @@ async function runJob(name: string, options: GlobalOptions, fields: string[]): P
     throw err;
   }
   if (options.stream) return runStreamed(conn, name, args);
+  if (options.follow) return submitAndFollow(conn, args, options.output);
   const response = await callJob(conn, name, args);
-  if (options.follow && response.success) {
-    const handle = response.answer as TaskHandle;
-    console.error(`submitted ${handle.task_id}  (run ${handle.run_id})`);
-    return followTask(conn, handle.task_id, { progress: true });
-  }
   printResponse(response, options.output);
   return response.success ? EXIT.success : EXIT.failure;
+}
+
+/** `submit --follow`: the submitted Task followed to its end; a refused submit is printed like any answer. */
+async function submitAndFollow(conn: Connection, args: Record<string, unknown>, output: string | undefined): Promise<number> {
+  const response = await callJob(conn, 'submit', args);
+  if (!response.success) {
+    printResponse(response, output);
+    return EXIT.failure;
+  }
+  const handle = response.answer;
+  console.error(`submitted ${handle.task_id}  (run ${handle.run_id})`);
+  return followTask(conn, handle.task_id, { progress: true });
 }
 
 /** General help, with the service's Jobs when it can be reached (and a note when it cannot). */

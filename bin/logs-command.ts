@@ -1,4 +1,3 @@
-import type { TaskLogChunk } from '../schemas/tasks.js';
 import { CallError, EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection, type Connection } from './connection.js';
 import { callJob } from './job-client.js';
@@ -20,7 +19,7 @@ async function printLog(conn: Connection, taskId: string): Promise<number> {
   for (;;) {
     const response = await callJob(conn, 'read_task_log', { task_id: taskId, offset, limit: WINDOW_BYTES });
     if (!response.success) throw new CallError(String(response.answer));
-    const chunk = response.answer as TaskLogChunk;
+    const chunk = response.answer;
     process.stdout.write(chunk.content);
     if (!chunk.has_more_after || chunk.next_offset <= offset) return EXIT.success;
     offset = chunk.next_offset;

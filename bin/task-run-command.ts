@@ -6,7 +6,6 @@ import { randomUUID } from 'node:crypto';
 import { Value } from '@sinclair/typebox/value';
 import { TaskStatus, type BaseTaskOutput } from '../schemas/tasks.js';
 import { check, describeIssues } from '../schemas/validator.js';
-import { PACKAGE_ROOT } from '../core/build-info.js';
 import { fullInputSchema } from '../supervisor/tasks/base-fields.js';
 import { identityVariables, taskEnvironment } from '../supervisor/tasks/engines/task-environment.js';
 import { RUNNER } from '../runner/runner-file.js';

@@ -12,6 +12,7 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
+import type { JobReply } from '../schemas/job-answers.js';
 import type { TaskHandle, TaskStatus } from '../schemas/tasks.js';
 import { createJobContext, type JobContext } from '../core/job.js';
 import { stepText } from './mcp-progress.js';
@@ -30,11 +31,18 @@ const POLL_MS = 1000;
 const PAGE = 100;
 const ID_PREFIX = 'taskyard-run:';
 
-/** The fields of a TaskStatus an MCP task is made of (a submitted Task always has its creation time). */
-type RunStatus = Pick<TaskStatus, 'task_id' | 'run_id' | 'state' | 'started_at' | 'finished_at' | 'error'> & {
-  created_at: string;
+/** The fields of a TaskStatus an MCP task is made of. */
+type RunStatus = Pick<TaskStatus, 'task_id' | 'run_id' | 'state' | 'created_at' | 'started_at' | 'finished_at' | 'error'> & {
   steps?: ReadonlyArray<{ name: string; percentage: number | null }>;
 };
+
+/**
+ * An MCP task must name when it was created. A submit always records it, but a record another
+ * tool wrote may not (`created_at` is nullable): its first known time stands in, else the epoch.
+ */
+function createdAtOf(status: RunStatus): string {
+  return status.created_at ?? status.started_at ?? status.finished_at ?? new Date(0).toISOString();
+}
 
 type RunRef = Pick<TaskHandle, 'task_id' | 'run_id'>;
 
@@ -80,8 +88,8 @@ function toMcpTask(status: RunStatus, taskId = mcpTaskId(status)): Task {
     status: mcpStatus,
     statusMessage: `Task ${status.task_id}: ${detail}`,
     ttl: null,
-    createdAt: status.created_at,
-    lastUpdatedAt: status.finished_at ?? status.started_at ?? status.created_at,
+    createdAt: createdAtOf(status),
+    lastUpdatedAt: status.finished_at ?? status.started_at ?? createdAtOf(status),
     pollInterval: POLL_MS,
   };
 }
@@ -118,17 +126,19 @@ export class McpTasks {
   }
 
   /** Calls a public Job; with `emit`, it runs as for an event stream and its events go there. */
-  async #call(name: string, args: Record<string, unknown>, signal?: AbortSignal, emit?: JobContext['emit'], caller?: CallerTag): Promise<JobResponse> {
+  async #call<N extends string>(name: N, args: Record<string, unknown>, signal?: AbortSignal, emit?: JobContext['emit'], caller?: CallerTag): Promise<JobReply<N>> {
     const entry = this.registry.get(name);
     if (!entry) throw new McpError(ErrorCode.MethodNotFound, `${name} is not available on this service`);
     const ctx = createJobContext(() => (signal ? [signal, this.shutdown] : [this.shutdown]), emit !== undefined, emit, caller);
-    return await plainAnswer((await this.registry.execute(entry, this.registry.prepare(entry, args), ctx, 'mcp')) ?? { answer: 'no result', success: false, metadata: {} });
+    const response = await plainAnswer((await this.registry.execute(entry, this.registry.prepare(entry, args), ctx, 'mcp')) ?? { answer: 'no result', success: false, metadata: {} });
+    // The built-in Job answers what it declares (JOB_ANSWERS); the one place that is taken as its type.
+    return response as JobReply<N>;
   }
 
   async #status(taskId: string): Promise<RunStatus> {
     const response = await this.#call('status', { task_id: taskId });
     if (!response.success) throw new McpError(ErrorCode.InvalidParams, `Task not found: ${String(response.answer)}`);
-    return response.answer as RunStatus;
+    return response.answer;
   }
 
   /** The current state of a run; a run replaced by a newer one is reported failed. */
@@ -149,7 +159,7 @@ export class McpTasks {
     if (tool === 'submit') {
       const response = await this.#call('submit', args, callerGone, undefined, caller);
       if (!response.success) throw new McpError(ErrorCode.InvalidParams, String(response.answer));
-      return this.#run({ ...(response.answer as RunRef), token });
+      return this.#run({ ...response.answer, token });
     }
     const status = await this.#status(String(args['task_id']));
     const runId = tool === 'wait_task' ? String(args['run_id']) : status.run_id;
@@ -186,7 +196,9 @@ export class McpTasks {
       if (!Number.isInteger(start) || start < 0) throw new McpError(ErrorCode.InvalidParams, `Invalid cursor: ${request.params?.cursor}`);
       // Running shell commands first, then the Task records, newest first.
       const commands = shell.list();
-      const runs = (await this.#call('list_task_statuses', {})).answer as RunStatus[];
+      const listed = await this.#call('list_task_statuses', {});
+      if (!listed.success) throw new McpError(ErrorCode.InternalError, `Tasks could not be listed: ${String(listed.answer)}`);
+      const runs = listed.answer;
       const end = start + PAGE;
       const tasks = [...commands.slice(start, end), ...runs.slice(Math.max(0, start - commands.length), Math.max(0, end - commands.length)).map((status) => toMcpTask(status))];
       return { tasks, ...(end < commands.length + runs.length ? { nextCursor: String(end) } : {}) } as never;

@@ -1,5 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { Type } from '../vendor/typebox.js';
+import type { JobResponse } from './job-response.js';
 import { AgentSessionPage, AgentSessionView } from './agent.js';
 import { MachineHealth, MachineInfo, ShellOutput } from './machine.js';
 import { PluginChange, PluginInfo, SyncResult } from './plugins.js';
@@ -64,3 +65,10 @@ export type JobName = keyof JobAnswers;
 
 /** The answer type of Job `N` in map `M`; `unknown` for a Job the map does not name. */
 export type AnswerIn<M, N extends string> = N extends keyof M ? M[N] : unknown;
+
+/**
+ * A JobResponse of Job `N` as a client reads it: on success the Job's answer (`unknown` for a Job
+ * the map does not name); on a business failure whatever the Job answered then (most Jobs the
+ * error text `<Type>: <message>`, `shell` its ShellOutput), to be read after `success`.
+ */
+export type JobReply<N extends string> = Omit<JobResponse, 'success' | 'answer'> & ({ success: true; answer: AnswerIn<JobAnswers, N> } | { success: false; answer: unknown });

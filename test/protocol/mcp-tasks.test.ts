@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import { isAlive } from '../../workers/process-tree.js';
@@ -56,6 +56,23 @@ t.test('a task-augmented submit is an MCP task backed by the Task run, through t
   t.equal((await mcp.experimental.tasks.getTask(task.taskId)).status, 'completed');
   const listed = await mcp.experimental.tasks.listTasks();
   t.ok(listed.tasks.some((x) => x.taskId === task.taskId), 'tasks/list shows it');
+});
+
+t.test('tasks/list gives a record another tool wrote without created_at a creation time', async (t) => {
+  // TaskStatus allows created_at null; an MCP task must name a creation time (the SDK client
+  // refused the whole tasks/list page when one was null).
+  const id = 'base#demo#foreign-no-time';
+  const dir = join(svc.workspace, 'base', id);
+  await mkdir(dir, { recursive: true });
+  const status = { task_id: id, run_id: 'run-foreign', task_type: 'base', task_name: 'demo', config: { task_name: 'foreign-no-time', source_tasks: '' }, state: 'succeeded', pid: null, created_at: null, started_at: null, finished_at: '2026-01-02T03:04:05.000Z', steps: [], result: {}, error: '', exit_code: 0, log_path: '' };
+  await writeFile(join(dir, 'status.json'), JSON.stringify(status));
+  await waitFor(async () => (await svc.call('status', { task_id: id })).body.success, 10_000, 'the service to index the written record');
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const listed = await mcp.experimental.tasks.listTasks();
+  const foreign = listed.tasks.find((x) => x.statusMessage?.startsWith(`Task ${id}:`));
+  t.ok(foreign, 'tasks/list shows the written record');
+  t.equal(foreign?.createdAt, '2026-01-02T03:04:05.000Z', 'its first known time stands in for the creation time');
+  await rm(dir, { recursive: true, force: true });
 });
 
 t.test('tasks/cancel really cancels the Task', async (t) => {
