@@ -13,7 +13,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { plainAnswer, type JobResponse } from '../schemas/job-response.js';
 import type { JobReply } from '../schemas/job-answers.js';
-import type { TaskHandle, TaskStatus } from '../schemas/tasks.js';
+import { TaskStatus, type TaskHandle } from '../schemas/tasks.js';
+import type { TSchema } from '@sinclair/typebox';
 import { createJobContext, type JobContext } from '../core/job.js';
 import { stepText } from './mcp-progress.js';
 import { TaskProgress } from './mcp-task-progress.js';
@@ -24,6 +25,12 @@ import { baseUrlOf, resourceLinks } from './mcp-resource-links.js';
 
 /** Tools that accept task-augmented calls: their MCP task is a run of a service Task. */
 export const TASK_TOOLS: ReadonlySet<string> = new Set(['submit', 'wait_task', 'stream_task', 'shell']);
+/**
+ * What tasks/result answers for a task-augmented call of a tool, where that differs from the
+ * tool's own answer: a submit's MCP task is its run, so it ends with the run's terminal TaskStatus
+ * (what `wait_task` answers), not the TaskHandle a plain submit answers.
+ */
+export const TASK_RESULT_ANSWERS: Readonly<Record<string, TSchema>> = { submit: TaskStatus };
 /** The Jobs an MCP task is served through; without all of them public, no tasks capability. */
 const NEEDED = ['status', 'wait_task', 'cancel', 'list_task_statuses'];
 /** How often a client should poll `tasks/get` (ms); tasks/result blocks until the end anyway. */

@@ -1,8 +1,9 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { JobResponse } from '../schemas/job-response.js';
-import { TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
+import { JobResponse, responseSchemaOf } from '../schemas/job-response.js';
+import { Type } from '../vendor/typebox.js';
+import { TASK_RESULT_ANSWERS, TASK_TOOLS, toolResult, type McpTasks } from './mcp-tasks.js';
 import { describeIssues, type ValidationIssue } from '../schemas/validator.js';
 import { PACKAGE_VERSION } from '../core/build-info.js';
 import { HttpError } from '../core/errors.js';
@@ -51,12 +52,15 @@ function toolOf(entry: RegisteredJob, withTasks: boolean): Tool {
   let tool = built.get(entry);
   if (!tool) {
     const { job } = entry;
+    // A client validates every result of a tool against its outputSchema, tasks/result included:
+    // where a task's result differs from the tool's own answer, the schema allows both.
+    const taskAnswer = withTasks ? TASK_RESULT_ANSWERS[job.name] : undefined;
     tool = {
       ...(withTasks && TASK_TOOLS.has(job.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
       name: job.name,
       description: job.description,
       inputSchema: job.input,
-      outputSchema: entry.response,
+      outputSchema: taskAnswer ? responseSchemaOf(job.name, Type.Union([job.output, taskAnswer])) : entry.response,
       ...(job.annotations ? { annotations: { ...job.annotations } } : {}),
     };
     built.set(entry, tool);

@@ -58,6 +58,21 @@ t.test('a task-augmented submit is an MCP task backed by the Task run, through t
   t.ok(listed.tasks.some((x) => x.taskId === task.taskId), 'tasks/list shows it');
 });
 
+t.test("a client that listed the tools accepts a task-augmented submit's result (the run's TaskStatus) against submit's outputSchema", async (t) => {
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const { tools } = await mcp.listTools(); // the SDK client now validates every result of a tool against its outputSchema
+  t.ok(tools.find((x) => x.name === 'submit')?.outputSchema, 'submit has an outputSchema');
+  const { rest } = await startTask(mcp, 'submit', { task: 'sleep', seconds: 0.2 });
+  const last = (await rest).at(-1) as { type: string; result?: CallToolResult; error?: Error };
+  t.equal(last.type, 'result', `the result, not a validation error: ${last.error?.message ?? ''}`);
+  t.match(last.result?.structuredContent, { success: true, answer: { state: 'succeeded' } });
+  // A plain submit still answers its TaskHandle, which the same schema accepts.
+  const plain = await mcp.callTool({ name: 'submit', arguments: { task: 'sleep', seconds: 0.1 } });
+  t.match(plain.structuredContent, { success: true, answer: { task_id: /^base#sleep#/ } });
+  const { task_id, run_id } = (plain.structuredContent as { answer: { task_id: string; run_id: string } }).answer;
+  await svc.call('wait_task', { task_id, run_id });
+});
+
 t.test('tasks/list gives a record another tool wrote without created_at a creation time', async (t) => {
   // TaskStatus allows created_at null; an MCP task must name a creation time (the SDK client
   // refused the whole tasks/list page when one was null).
