@@ -232,16 +232,15 @@ export class Tasks {
   }
 
   /**
-   * The JSON text of a Task's status; an unknown Task, or one with metadata only, is a KeyError.
-   * `meta` receives who submitted its current run, when known (one lookup serves both: status is polled hard).
+   * The JSON text of a Task's status, and who submitted its current run when known (one lookup
+   * serves both: status is polled hard); an unknown Task, or one with metadata only, is a KeyError.
    */
-  statusText(id: string, meta: SubmittedBy): string {
+  statusText(id: string): { json: string; meta: SubmittedBy } {
     const record = this.#index.get(id);
     const json = record && this.#index.jsonOf(record);
     if (!json) throw new KeyError(record ? `task ${id} has metadata but no status record` : `Unknown task ${id}`);
     const token = this.#submitters.of(record!);
-    if (token !== undefined) meta.submitted_by = token;
-    return json;
+    return { json, meta: token === undefined ? {} : { submitted_by: token } };
   }
 
   /** IDs of the Tasks that have a status, sorted. */
@@ -254,15 +253,16 @@ export class Tasks {
     return this.#index.listing();
   }
 
-  /** `query_task_statuses`; `submittedBy` receives who submitted each listed Task (when known). */
-  queryStatuses(query: QueryTaskStatusesInput, submittedBy: Record<string, string>): SerializedAnswer<TaskStatusPage> {
+  /** `query_task_statuses`: the page, and who submitted each Task it shows (when known). */
+  queryStatuses(query: QueryTaskStatusesInput): { page: SerializedAnswer<TaskStatusPage>; submittedBy: Record<string, string> } {
     const shown: TaskRecord[] = [];
     const page = queryStatuses(this.#index, query, shown);
+    const submittedBy: Record<string, string> = {};
     for (const record of shown) {
       const token = this.#submitters.of(record);
       if (token !== undefined) submittedBy[record.id] = token;
     }
-    return page;
+    return { page, submittedBy };
   }
 
   /** A window of a Task's log by byte offsets (read_task_log); an unknown Task is a KeyError. */

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, createReadStream } from 'node:fs';
-import { link, lstat, mkdir, open, readdir, realpath, rm, rmdir, stat, unlink } from 'node:fs/promises';
+import { link, lstat, mkdir, open, readdir, realpath, rm, rmdir, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FileCopy } from '../../schemas/workspace.js';

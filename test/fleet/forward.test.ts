@@ -8,7 +8,7 @@ import { readSseEvents } from '../../protocol/sse-reader.js';
 import { DEFAULT_CAPABILITIES } from '../../app/default-capabilities.js';
 import { closedPort, startPlainServer } from '../../harness/http-server.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
-import { newProbeState, probeCapability, type ProbeState } from './probe-jobs.js';
+import { newProbeState, probeCapability } from './probe-jobs.js';
 
 const MiB = 1024 * 1024;
 /** The bodies of the fake target's large answers that only start like a JobResponse. */

@@ -15,7 +15,13 @@ export type Lie =
   /** sbatch: queues the job, then prints a site banner and `Submitted batch job N` only. */
   | 'banner'
   /** sbatch: queues the job, then prints a banner without its id. */
-  | 'no-id';
+  | 'no-id'
+  /** sbatch: queues the job, then never answers. */
+  | 'hang'
+  /** sbatch: queues the job, then puts a directory where its job file (slurm_job.json) goes. */
+  | 'block-job-file'
+  /** sbatch: queues the job, then kills its caller (the service) with SIGKILL. */
+  | 'kill-service';
 
 const COMMANDS = ['sbatch', 'squeue', 'scontrol', 'scancel'] as const;
 type Command = (typeof COMMANDS)[number];
@@ -51,6 +57,13 @@ case "$mode" in
   unknown) echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1 ;;
   banner) out=$('${real}' "$@") || exit $?; printf 'Welcome to the test cluster. Be kind to the scheduler.\\nSubmitted batch job %s\\n' "\${out%%;*}"; exit 0 ;;
   no-id) '${real}' "$@" > /dev/null || exit $?; echo 'Welcome to the test cluster. Your job is on its way.'; exit 0 ;;
+  hang) '${real}' "$@" > /dev/null; exec sleep 600 ;;
+  block-job-file)
+    for arg; do case "$arg" in --chdir=*) dir="\${arg#--chdir=}" ;; esac; done
+    out=$('${real}' "$@") || exit $?
+    mkdir -p "$dir/slurm_job.json/in-the-way"
+    echo "$out"; exit 0 ;;
+  kill-service) out=$('${real}' "$@") || exit $?; kill -9 "$PPID"; echo "$out"; exit 0 ;;
 esac
 exec '${real}' "$@"
 `;

@@ -5,7 +5,7 @@ import t from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { waitFor } from '../helpers/service.js';
 import { makeWorkspace, startTaskService, submitOk, waitState, waitTask } from './task-helpers.js';
-import type { GraphNode, TaskGraph } from '../../schemas/tasks.js';
+import type { TaskGraph } from '../../schemas/tasks.js';
 
 
 const GHOST = 'base#demo#ghost';

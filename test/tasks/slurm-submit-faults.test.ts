@@ -1,8 +1,8 @@
-import { spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { lyingSlurm } from '../helpers/lying-slurm.js';
 import { startSlurm, slurmUnavailable } from '../helpers/slurm.js';
 import { startTestService, waitFor } from '../helpers/service.js';
 import { exited, startServiceProcess } from '../helpers/service-process.js';
@@ -11,28 +11,9 @@ import { makeWorkspace, submitOk, waitTask } from './task-helpers.js';
 /**
  * Faults around one submit to Slurm (issue 33): an sbatch that never answers, a job file that
  * cannot be written, and a service killed between sbatch and its job file. A real one-node
- * cluster for every test; the service's `sbatch` is a script that runs the real one, then does
- * what the test asked (from a control file), so the job really is queued each time.
+ * cluster for every test; the service's `sbatch` runs the real one, then does what the test
+ * asked (helpers/lying-slurm.ts), so the job really is queued each time.
  */
-
-/** The fake sbatch's modes: after the real sbatch queued the job, it hangs, blocks the job file, or kills the service. */
-type Fault = 'hang' | 'block-job-file' | 'kill-service';
-
-function fakeSbatch(real: string, control: string): string {
-  return `#!/bin/sh
-mode=$(cat '${control}' 2>/dev/null)
-case "$mode" in
-  hang) '${real}' "$@" > /dev/null; exec sleep 600 ;;
-  block-job-file)
-    for arg; do case "$arg" in --chdir=*) dir="\${arg#--chdir=}" ;; esac; done
-    out=$('${real}' "$@") || exit $?
-    mkdir -p "$dir/slurm_job.json/in-the-way"
-    echo "$out"; exit 0 ;;
-  kill-service) out=$('${real}' "$@") || exit $?; kill -9 "$PPID"; echo "$out"; exit 0 ;;
-esac
-exec '${real}' "$@"
-`;
-}
 
 const reason = slurmUnavailable();
 if (reason) {
@@ -40,13 +21,9 @@ if (reason) {
   t.pass('skipped');
 } else {
   const cluster = await startSlurm(t, 2);
-  const dir = await mkdtemp(join(tmpdir(), 'taskyard-fake-sbatch-'));
-  t.teardown(() => rm(dir, { recursive: true, force: true }));
-  const control = join(dir, 'mode');
-  await writeFile(join(dir, 'sbatch'), fakeSbatch(spawnSync('sh', ['-c', 'command -v sbatch'], { encoding: 'utf8' }).stdout.trim(), control), { mode: 0o755 });
-  const fault = (how: Fault) => writeFile(control, how);
-  const noFault = () => rm(control, { force: true });
-  const config = { executor: { kind: 'slurm', sbatch_timeout_s: 2 }, environment: { SLURM_CONF: cluster.conf, PATH: `${dir}:${process.env['PATH'] ?? '/usr/bin:/bin'}` } };
+  const fake = await lyingSlurm(t);
+  const noFault = () => fake.truth('sbatch');
+  const config = { executor: { kind: 'slurm', sbatch_timeout_s: 2 }, environment: { SLURM_CONF: cluster.conf, PATH: fake.path } };
   const shared = await makeWorkspace(t);
   const svc = await startTestService(t, { workspace: shared, config });
 
@@ -55,35 +32,42 @@ if (reason) {
     (await cluster.run('squeue', ['-h', '-t', 'all', '-o', '%j|%T'])).split('\n').filter((line) => line.startsWith(`${taskId}@${runId}|`)).map((line) => line.split('|')[1]);
   const onDisk = async (workspace: string, taskId: string) => JSON.parse(await readFile(join(workspace, taskId.split('#')[0]!, taskId, 'status.json'), 'utf8')) as { state: string; run_id: string };
 
-  t.test('an sbatch that does not answer: killed after executor.sbatch_timeout_s, its job cancelled by name, the run failed', async (t) => {
-    t.teardown(noFault);
-    await fault('hang');
-    const sleep = await submitOk(t, svc, { task: 'sleep', seconds: 60 });
-    const done = await waitTask(svc, sleep);
-    t.equal(done.status.state, 'failed');
-    t.match(done.status.error, /^RuntimeError: the task runner could not start: sbatch did not answer within 2 s \(is slurmctld up\?\); any job named \S+ was cancelled$/);
-    t.same(await jobsNamed(sleep.task_id, sleep.run_id), ['CANCELLED'], 'the job sbatch queued is cancelled: nothing is left queued');
-    t.equal((await onDisk(shared, sleep.task_id)).state, 'failed', 'nothing ran to write over the failed record');
-  });
-
-  t.test('a job file that cannot be written: the job is cancelled by name, the run fails with the reason', async (t) => {
-    t.teardown(noFault);
-    await fault('block-job-file');
-    const sleep = await submitOk(t, svc, { task: 'sleep', seconds: 60 });
-    const done = await waitTask(svc, sleep);
-    t.equal(done.status.state, 'failed');
-    t.match(done.status.error, /^RuntimeError: the task runner could not start: writing slurm_job\.json failed \(E\w+: .*\); any job named \S+ was cancelled$/);
-    t.same(await jobsNamed(sleep.task_id, sleep.run_id), ['CANCELLED'], 'the job is cancelled: it cannot run unfollowed');
-    t.equal((await onDisk(shared, sleep.task_id)).state, 'failed', 'nothing ran to write over the failed record');
-  });
+  const refusedStarts = [
+    {
+      fault: 'hang',
+      what: 'an sbatch that does not answer: killed after executor.sbatch_timeout_s, its job cancelled by name, the run failed',
+      error: /^RuntimeError: the task runner could not start: sbatch did not answer within 2 s \(is slurmctld up\?\); any job named \S+ was cancelled$/,
+      cancelled: 'the job sbatch queued is cancelled: nothing is left queued',
+    },
+    {
+      fault: 'block-job-file',
+      what: 'a job file that cannot be written: the job is cancelled by name, the run fails with the reason',
+      error: /^RuntimeError: the task runner could not start: writing slurm_job\.json failed \(E\w+: .*\); any job named \S+ was cancelled$/,
+      cancelled: 'the job is cancelled: it cannot run unfollowed',
+    },
+  ] as const;
+  for (const { fault, what, error, cancelled } of refusedStarts) {
+    t.test(what, async (t) => {
+      t.teardown(noFault);
+      await fake.lie('sbatch', fault);
+      const sleep = await submitOk(t, svc, { task: 'sleep', seconds: 60 });
+      const done = await waitTask(svc, sleep);
+      t.equal(done.status.state, 'failed');
+      t.match(done.status.error, error);
+      t.same(await jobsNamed(sleep.task_id, sleep.run_id), ['CANCELLED'], cancelled);
+      t.equal((await onDisk(shared, sleep.task_id)).state, 'failed', 'nothing ran to write over the failed record');
+    });
+  }
 
   t.test('a service killed between sbatch and writing slurm_job.json: the next one finds the job by its name and adopts it', async (t) => {
     t.teardown(noFault);
     const workspace = await makeWorkspace(t);
+    const dir = await mkdtemp(join(tmpdir(), 'taskyard-slurm-config-'));
+    t.teardown(() => rm(dir, { recursive: true, force: true }));
     const file = join(dir, 'service.yaml');
     await writeFile(file, JSON.stringify({ ...config, service: { gpus: 0 } }));
     const first = await startServiceProcess(t, workspace, { config: file });
-    await fault('kill-service');
+    await fake.lie('sbatch', 'kill-service');
     // The service dies inside the submit (sbatch's parent is the service): the call may get no answer.
     await first.call('submit', { task: 'sleep', seconds: 1, task_name: 'by-name' }).catch(() => undefined);
     await exited(first.child);

@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { startSlurm, slurmUnavailable, type SlurmCluster } from '../helpers/slurm.js';
-import { startTestService, waitFor, type TestService } from '../helpers/service.js';
+import { startSlurm, slurmUnavailable } from '../helpers/slurm.js';
+import { startTestService, waitFor } from '../helpers/service.js';
 import { makeWorkspace, statusOf, submitOk, waitState, waitTask, writeFixturePlugin, type Handle } from './task-helpers.js';
 
 /** Tasks for the cluster: one that ignores SIGTERM, one with a time limit Slurm enforces, one that runs until told. */

@@ -25,7 +25,7 @@ const shared = await startTestService(t);
 await seed(shared.workspace);
 
 t.test('browse to a CSV and page through it', async (t) => {
-  const { svc, page, errors } = await startConsole(t, { service: shared });
+  const { page, errors } = await startConsole(t, { service: shared });
   await page.click('nav[aria-label="Sections"] >> text=Workspace');
   await page.click('.entries a:text-is("data/")');
   await page.waitForURL(/path=data/);

@@ -2,7 +2,7 @@ import { Type } from '../../../vendor/typebox.js';
 import { ok, SerializedAnswer } from '../../../schemas/job-response.js';
 import { READ_ONLY, defineJob } from '../../../core/job.js';
 import { QueryTaskStatusesInput, TaskLogChunk, TaskStatus, TaskStatusPage } from '../../../schemas/tasks.js';
-import type { SubmittedBy, Tasks } from '../tasks.js';
+import type { Tasks } from '../tasks.js';
 
 const LOG_OFFSET = -1;
 const LOG_LIMIT = 65536;
@@ -40,8 +40,7 @@ export function queryJobs(rt: Tasks) {
       annotations: READ_ONLY,
       run: async (query) => {
         // Who submitted each shown Task: beside the page, since TaskStatus has no such field.
-        const submittedBy: Record<string, string> = {};
-        const page = rt.queryStatuses(query, submittedBy);
+        const { page, submittedBy } = rt.queryStatuses(query);
         return ok(page, { submitted_by: submittedBy });
       },
     }),
@@ -52,8 +51,7 @@ export function queryJobs(rt: Tasks) {
       input: Type.Object({ task_id: Type.String() }),
       annotations: READ_ONLY,
       run: async ({ task_id }) => {
-        const meta: SubmittedBy = {};
-        const json = rt.statusText(task_id, meta);
+        const { json, meta } = rt.statusText(task_id);
         return ok(SerializedAnswer.ofJson<TaskStatus>(json), meta);
       },
     }),
