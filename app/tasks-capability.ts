@@ -17,7 +17,7 @@ export const tasksCapability = declareCapability({
   name: 'tasks',
   provides: ['tasks'],
   build: async (env) => {
-    const tasks = new Tasks(env.workspace, env.config, await localCapacity(env.config), env.runAs ?? null);
+    const tasks = new Tasks(env.workspace, env.config, await localCapacity(env.config), env.runAs ?? null, typeof env.token === 'string');
     await tasks.start();
     const jobs = [...definitionJobs(tasks), submitJob(tasks), ...followJobs(tasks), ...queryJobs(tasks), ...lineageJobs(tasks), ...controlJobs(tasks)];
     return {

@@ -1,8 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { defineTask, TaskError } from './task-sdk.js';
+import { commandTask } from './command-tasks.js';
 
 /**
- * The native Tasks (task_type `base`). Schemas are plain JSON Schema so spawning a runner never
+ * The native Tasks: `demo` and `sleep` (task_type `base`), and `command` (command-tasks.ts). Schemas are plain JSON Schema so spawning a runner never
  * loads TypeBox (~60 ms here); `defineTask` types each `run`'s input and answer from them.
  */
 
@@ -91,5 +92,5 @@ const sleep = defineTask({
   },
 });
 
-/** Native definitions by registration name. */
-export const BUILTIN_TASKS = [demo, sleep] as const;
+/** Native definitions: the demos, and `command` (which the catalog lists only where `shell` may be public). */
+export const BUILTIN_TASKS = [demo, sleep, commandTask] as const;

@@ -5,12 +5,14 @@
  * document `{definitions, errors}` (DescribeAnswer, schemas/describe-answer.ts) last on stdout
  * (plugin code may print before it), then exits; before loading each plugin it prints
  * `DESCRIBE_LOADING<name>` on stderr. A plugin is a package under `<plugins-dir>/node_modules`
- * whose package.json has `"taskyard": {"tasks": "./tasks.js"}`.
+ * whose package.json has `"taskyard": {"tasks": "./tasks.js"}`, or names a manifest of command
+ * Tasks there (`"./taskyard.yaml"`, `.yml` or `.json`; runner/command-tasks.ts).
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { join, relative, resolve, sep, isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DESCRIBE_LOADING, DESCRIBE_MARKER, definitionsOfModule, normalizeTask } from './task-sdk.js';
+import { DESCRIBE_LOADING, DESCRIBE_MARKER, definitionsOfModule, normalizeTask, type DefinitionFields } from './task-sdk.js';
+import { isManifestFile, readManifest } from './command-tasks.js';
 import type { DescribeAnswer } from '../schemas/describe-answer.js';
 import { becomeRunAsUser } from './run-as.js';
 
@@ -62,10 +64,12 @@ async function describe(pluginsDir: string, plugins: readonly string[]): Promise
       plugin = found.plugin;
       // Said before the plugin's code runs: if it takes this process down, the parent knows whose it was.
       process.stderr.write(`\n${DESCRIBE_LOADING}${name}\n`);
-      const mod = await importModule(found.module);
-      for (const candidate of definitionsOfModule(mod)) {
+      const declared: (() => DefinitionFields)[] = isManifestFile(found.module)
+        ? (await readManifest(found.module)).map((def) => () => def)
+        : definitionsOfModule(await importModule(found.module)).map((candidate) => () => normalizeTask(candidate));
+      for (const definition of declared) {
         try {
-          const def = normalizeTask(candidate);
+          const def = definition();
           definitions.push({ name: def.name, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema, resources: def.resources, ...found });
         } catch (err) {
           errors.push(`plugin ${found.plugin}: ${(err as Error).message}`);

@@ -10,18 +10,21 @@
 import { readFileSync } from 'node:fs';
 import { openAppendFileSync } from '../workers/safe-file.js';
 import { describeError } from '../core/errors.js';
-import { join } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { ArtifactRecord, TaskStatus } from '../schemas/tasks.js';
+import type { TaskStatus } from '../schemas/tasks.js';
 import { restoreExtraCaCerts } from './extra-ca-certs.js';
 import { buildOutput } from './output-check.js';
-import { isTerminal, TASK_FILES, writeJsonAtomicSync } from '../core/task-record/record-files.js';
+import { isTerminal, TASK_FILES, TASK_REPORT_FILES, writeJsonAtomicSync } from '../core/task-record/record-files.js';
 import { StatusPublisher } from './status-publisher.js';
 import { createTaskContext } from './task-context.js';
 import { takeRun } from './take-run.js';
 import { becomeRunAsUser } from './run-as.js';
 import { importModule } from './import-module.js';
-import { definitionsOfModule, normalizeTask, TaskError, type TaskDefinitionEntry } from './task-sdk.js';
+import { definitionsOfModule, normalizeTask, TaskError } from './task-sdk.js';
+import { isCommandTask, isManifestFile, readManifest, type AnyTaskDefinition } from './command-tasks.js';
+import { RunReports } from './run-reports.js';
+import { runCommand } from './command-run.js';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -29,13 +32,21 @@ function required(name: string): string {
   return value;
 }
 
-async function loadDefinition(registration: string, moduleFile: string): Promise<TaskDefinitionEntry> {
-  const mod = moduleFile
-    ? await importModule<Record<string, unknown>>(pathToFileURL(moduleFile).href)
-    : { default: (await import('./builtins.js')).BUILTIN_TASKS };
-  for (const candidate of definitionsOfModule(mod)) {
-    const def = normalizeTask(candidate);
-    if (def.name === registration) return def;
+/** Where the Python helper (`import taskyard_task`) lives: `python/` at the package root. */
+const PYTHON_HELPER_DIR = resolve(dirname(process.argv[1] ?? '.'), '..', '..', 'python');
+
+async function loadDefinition(registration: string, moduleFile: string): Promise<AnyTaskDefinition> {
+  if (moduleFile === '') {
+    const builtin = (await import('./builtins.js')).BUILTIN_TASKS.find((d) => d.name === registration);
+    if (builtin) return builtin;
+  } else if (isManifestFile(moduleFile)) {
+    const declared = (await readManifest(moduleFile)).find((d) => d.name === registration);
+    if (declared) return declared;
+  } else {
+    for (const candidate of definitionsOfModule(await importModule<Record<string, unknown>>(pathToFileURL(moduleFile).href))) {
+      const def = normalizeTask(candidate);
+      if (def.name === registration) return def;
+    }
   }
   throw new TaskError('KeyError', `task ${registration} is no longer provided by ${moduleFile || 'the built-ins'}`);
 }
@@ -46,6 +57,7 @@ function describeFailure(err: unknown): { error: string; exit_code: number } {
 }
 
 let publisher: StatusPublisher | undefined;
+let reports: RunReports | undefined;
 let finished = false;
 
 /**
@@ -58,6 +70,7 @@ function fail(err: unknown): never {
     const failure = describeFailure(err);
     process.stderr.write(`${failure.error}\n${err instanceof Error && err.stack ? `${err.stack}\n` : ''}`);
     try {
+      reports?.close();
       publisher?.finish({ state: 'failed', result: {}, ...failure });
     } catch (writeErr) {
       process.stderr.write(`task runner: the failed status could not be written: ${(writeErr as Error).message}\n`);
@@ -108,22 +121,26 @@ async function main(): Promise<void> {
   // Built-in Tasks open no TLS connection: only plugin code needs the extra CAs (loading node:tls
   // for them costs ~4 ms per run).
   await restoreExtraCaCerts({ tls: moduleFile !== '' });
+  // Every Python process the Task starts can `import taskyard_task` (python/taskyard_task.py).
+  process.env['PYTHONPATH'] = [PYTHON_HELPER_DIR, ...(process.env['PYTHONPATH'] ? [process.env['PYTHONPATH']] : [])].join(delimiter);
   const def = await loadDefinition(registration, moduleFile);
-  const artifacts = new Map<string, ArtifactRecord>();
-  const ctx = createTaskContext(
-    {
-      workspace: required('TASKYARD_WORKSPACE'),
-      dir,
-      registration,
-      taskId: status.task_id,
-      runId: status.run_id,
-      createdAt: status.created_at ?? '',
-      logFd: openAppendFileSync(join(dir, TASK_FILES.log)),
-    },
-    publisher,
-    artifacts,
-  );
-  const output = buildOutput(dir, await def.run({ ...status.config }, ctx), def.output_schema, artifacts);
+  const workspace = required('TASKYARD_WORKSPACE');
+  const logFd = openAppendFileSync(join(dir, TASK_FILES.log));
+  const runReports = (reports = new RunReports({ dir, registration, logFd }, publisher));
+  const input = { ...status.config };
+  let answer: unknown;
+  if (isCommandTask(def)) {
+    const inputsFile = join(dir, TASK_REPORT_FILES.inputs);
+    writeJsonAtomicSync(inputsFile, input, { durable: false });
+    await runCommand(def.command(input, { workspace, dir, inputsFile }), runReports, logFd, inputsFile);
+    answer = def.answersExitCode ? { ...runReports.output, exit_code: 0 } : runReports.output;
+  } else {
+    const ctx = createTaskContext({ workspace, registration, taskId: status.task_id, runId: status.run_id, createdAt: status.created_at ?? '' }, runReports);
+    answer = await def.run(input, ctx);
+  }
+  runReports.endOpenSteps();
+  runReports.close();
+  const output = buildOutput(dir, answer, def.output_schema, runReports.artifacts, isCommandTask(def));
   const exitCode = 0;
   writeJsonAtomicSync(join(dir, TASK_FILES.metadata), {
     task_id: status.task_id,

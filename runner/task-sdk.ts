@@ -34,6 +34,8 @@ export interface TaskContext {
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
   /** Percentage (0-100) of the current step; writes are coalesced, the last value always lands. */
   progress(percentage: number): void;
+  /** Records one point of a metric series (metrics.jsonl); `step` is the x a chart puts it at (time, without). */
+  metric(name: string, value: number, options?: { step?: number }): void;
   /** Registers a file under the Task directory as an artifact; size and sha256 are computed here. */
   artifact(name: string, relativePath: string): Promise<ArtifactRecord>;
 }
@@ -132,12 +134,14 @@ function checkResources(value: unknown, where: string): TaskResources {
   return out;
 }
 
+/** The fields every Task definition has, whatever runs it: what the catalog lists. */
+export type DefinitionFields = Omit<TaskDefinitionEntry, 'run'>;
+
 /**
- * Checks a definition (made by `defineTask` or written as a plain object with the same fields, or
- * with `task_type`/`input_schema`/`output_schema`) and returns it normalised.
+ * Checks the fields every definition has (name, task type, description, schemas, resources),
+ * written as `taskType`/`input`/`output` or `task_type`/`input_schema`/`output_schema`.
  */
-export function normalizeTask(value: unknown): TaskDefinitionEntry {
-  if (!isObject(value)) throw new DefinitionError('a Task definition must be an object');
+export function checkDefinitionFields(value: Record<string, unknown>): DefinitionFields {
   const name = value['name'];
   if (typeof name !== 'string' || !REGISTRATION_NAME.test(name)) {
     throw new DefinitionError(`Task name ${JSON.stringify(name)} is invalid: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`);
@@ -152,17 +156,26 @@ export function normalizeTask(value: unknown): TaskDefinitionEntry {
   if (typeof description !== 'string' || description.trim().length < MIN_DESCRIPTION || !/[A-Za-z]/.test(description)) {
     throw new DefinitionError(`${where}: a detailed description is required (at least ${MIN_DESCRIPTION} characters of real text)`);
   }
-  const run = value['run'];
-  if (typeof run !== 'function') throw new DefinitionError(`${where}: run must be a function`);
-  return Object.freeze({
+  return {
     name,
     task_type: taskType,
     description: description.trim(),
     input_schema: plainObjectSchema(value['input'] ?? value['input_schema'], `${where}: input schema`, RESERVED_INPUTS),
     output_schema: plainObjectSchema(value['output'] ?? value['output_schema'], `${where}: output schema`, RESERVED_OUTPUTS),
     resources: Object.freeze(checkResources(value['resources'], where)),
-    run: run as TaskDefinitionEntry['run'],
-  });
+  };
+}
+
+/**
+ * Checks a definition (made by `defineTask` or written as a plain object with the same fields, or
+ * with `task_type`/`input_schema`/`output_schema`) and returns it normalised.
+ */
+export function normalizeTask(value: unknown): TaskDefinitionEntry {
+  if (!isObject(value)) throw new DefinitionError('a Task definition must be an object');
+  const fields = checkDefinitionFields(value);
+  const run = value['run'];
+  if (typeof run !== 'function') throw new DefinitionError(`Task '${fields.name}': run must be a function`);
+  return Object.freeze({ ...fields, run: run as TaskDefinitionEntry['run'] });
 }
 
 /**

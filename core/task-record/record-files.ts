@@ -14,6 +14,15 @@ export const TASK_FILES = Object.freeze({
   log: 'task.log',
 });
 
+/**
+ * Files a runner adds beside the spec's records (docs/task-protocol.md): the metric points a Task
+ * reported, and the validated inputs a command Task reads.
+ */
+export const TASK_REPORT_FILES = Object.freeze({
+  metrics: 'metrics.jsonl',
+  inputs: 'inputs.json',
+});
+
 /** Exit code recorded for a cancelled Task (128 + SIGINT, as shells report it). */
 export const CANCELLED_EXIT_CODE = 130;
 

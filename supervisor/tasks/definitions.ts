@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { TaskDefinition, TaskResources } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../runner/builtins.js';
+import { COMMAND_TASK } from '../../runner/command-tasks.js';
 import { DESCRIBE_LOADING, DESCRIBE_MARKER } from '../../runner/task-sdk.js';
 import { parseDescribeAnswer, type DescribeAnswer as Described } from '../../schemas/describe-answer.js';
 import { ValueError } from '../../core/errors.js';
@@ -122,10 +123,12 @@ export class DefinitionCatalog {
   #described: Described = { definitions: [], errors: [] };
 
   /** `describerEnv`: variables for the describer (who it runs as, runAsVariables). */
+  /** `commandTask`: whether the built-in `command` is offered (only where a token guards the service). */
   constructor(
     workspace: string,
     overrides: ResourceOverrides = {},
     readonly describerEnv: Readonly<Record<string, string>> = {},
+    readonly commandTask = false,
   ) {
     this.#pluginsDir = pluginsDirOf(workspace);
     this.#overrides = overrides;
@@ -153,6 +156,7 @@ export class DefinitionCatalog {
   #build(described: Described): void {
     const entries = new Map<string, CatalogEntry>();
     for (const def of BUILTIN_TASKS) {
+      if (def.name === COMMAND_TASK && !this.commandTask) continue;
       entries.set(def.name, entryOf({ name: def.name, source: 'native', plugin: null, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema, resources: def.resources }, '', this.#overrides));
     }
     const errors = [...described.errors];

@@ -80,10 +80,11 @@ export class Tasks {
 
   /** `capacity`: what the local executor may lease (see capacity.ts). */
   /** `runAs`: whom Task code runs as (`service.run_as`), or null. */
-  constructor(workspace: string, config: Config, capacity: Capacity, runAs: RunAs | null = null) {
+  /** `commandTask`: whether the catalog offers `command` (it runs any program: only where a token guards the service, as `shell`). */
+  constructor(workspace: string, config: Config, capacity: Capacity, runAs: RunAs | null = null, commandTask = false) {
     this.workspace = workspace;
     this.#index = new TaskIndex(workspace, join(workspace, STATE_DIR, INDEX_FILE));
-    this.#catalog = new DefinitionCatalog(workspace, config.tasks, runAsVariables(runAs));
+    this.#catalog = new DefinitionCatalog(workspace, config.tasks, runAsVariables(runAs), commandTask);
     this.#poolDir = join(workspace, STATE_DIR, 'runners');
     this.#spareDirs = new SpareRunDirs(join(workspace, STATE_DIR, 'spare-runs'), SPARE_RUN_DIRS);
     this.#submitters = new Submitters(join(workspace, STATE_DIR, 'submitters.jsonl'));
@@ -145,7 +146,7 @@ export class Tasks {
 
   /** A catalog of the plugin prefix under `root` (a staged change), described as the live one is. */
   stagedCatalog(root: string): DefinitionCatalog {
-    return new DefinitionCatalog(root, {}, this.#catalog.describerEnv);
+    return new DefinitionCatalog(root, {}, this.#catalog.describerEnv, this.#catalog.commandTask);
   }
 
   /** Takes over a staged catalog's description once its prefix was moved from `from` to `to` (DefinitionCatalog.adopt). */

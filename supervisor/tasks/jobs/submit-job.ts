@@ -4,6 +4,8 @@ import { nowIso } from '../../../core/task-record/record-files.js';
 import { defineJob } from '../../../core/job.js';
 import type { Tasks } from '../tasks.js';
 import { TaskHandle } from '../../../schemas/tasks.js';
+import { PermissionError } from '../../../core/errors.js';
+import { COMMAND_TASK } from '../../../runner/command-tasks.js';
 
 /** submit: starts a Task in its own process and answers its TaskHandle. */
 export function submitJob(rt: Tasks) {
@@ -20,6 +22,10 @@ export function submitJob(rt: Tasks) {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     run: async (args, ctx) => {
       const { task, ...inputs } = args as { task: string } & Record<string, unknown>;
+      // `command` runs any program, as `shell` does: only a caller who may call `shell` may start it.
+      if (task === COMMAND_TASK && !ctx.caller?.scope.get('shell')) {
+        throw new PermissionError('the command Task runs arbitrary commands: submit it with a token that may call shell');
+      }
       const handle = await rt.submit(task, inputs, ctx.caller?.token);
       const at = nowIso();
       await ctx.emit({ kind: 'progress', name: 'submit', started_at: at, finished_at: at, percentage: 100 });
