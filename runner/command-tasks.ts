@@ -80,7 +80,7 @@ export const commandTask: CommandTaskDefinition = Object.freeze({
   task_type: 'command',
   description:
     'Runs a command (argv, without a shell) as a tracked Task, in the Task directory unless `cwd` (workspace-relative) says ' +
-    'otherwise, with the Task environment (GPU leases) plus `env`. Its stdout and stderr go to task.log; it may report steps, ' +
+    'otherwise, with the Task environment plus `env`; `resources` (cpus, gpus, memory_mb, time_limit_s) is what this run holds. Its stdout and stderr go to task.log; it may report steps, ' +
     'progress, metrics, artifacts and output fields over the Task protocol (docs/task-protocol.md; Python: import taskyard_task). ' +
     'Exit code 0 succeeds with {exit_code, ...reported output}; any other fails with the code and the last stderr line.',
   input_schema: {
@@ -89,6 +89,17 @@ export const commandTask: CommandTaskDefinition = Object.freeze({
       argv: { type: 'array', items: { type: 'string' }, minItems: 1, description: 'The program and its arguments, run without a shell' },
       cwd: { type: 'string', description: 'Working directory, relative to the workspace (default: the Task directory)' },
       env: { type: 'object', additionalProperties: { type: 'string' }, description: 'Variables added to the Task environment' },
+      resources: {
+        type: 'object',
+        description: 'What this run holds (GPUs are leased and named in CUDA_VISIBLE_DEVICES; on Slurm these become sbatch options)',
+        properties: {
+          cpus: { type: 'integer', minimum: 1, maximum: 4096 },
+          gpus: { type: 'integer', minimum: 0, maximum: 64 },
+          memory_mb: { type: 'integer', minimum: 1 },
+          time_limit_s: { type: 'integer', minimum: 1 },
+        },
+        additionalProperties: false,
+      },
     },
     required: ['argv'],
   },

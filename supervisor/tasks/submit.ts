@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { TaskHandle, TaskResources, TaskStatus } from '../../schemas/tasks.js';
+import type { TaskDefinition, TaskHandle, TaskResources, TaskStatus } from '../../schemas/tasks.js';
 import { check, describeIssues } from '../../schemas/validator.js';
 import { isTerminal, nowIso, TASK_FILES } from '../../core/task-record/record-files.js';
 import { BusinessError, FileExistsError } from '../../core/errors.js';
@@ -45,6 +45,18 @@ function createRunDirOrExplain(spareDirs: SpareRunDirs, dir: string, status: Tas
 }
 
 /**
+ * What this run holds: the definition's resources (config overrides included), each field
+ * overridden by the run's own `resources` input where the Task declares one (the `command` Task
+ * does: a command's needs vary from run to run). The input was checked by the Task's schema.
+ */
+function runResources(definition: TaskDefinition, config: Record<string, unknown>): TaskResources {
+  const declared = (definition.input_schema as { properties?: Record<string, unknown> }).properties ?? {};
+  const asked = config['resources'];
+  if (!('resources' in declared) || typeof asked !== 'object' || asked === null) return definition.resources;
+  return { ...definition.resources, ...(asked as TaskResources) };
+}
+
+/**
  * `submit`: checks the Task and its inputs before anything is written, names the instance,
  * refuses to replace an active Task, creates the run's directory whole (or nothing) and hands the
  * run to its owner. `submitter`: the name of the caller's token, noted once the record is on disk.
@@ -53,11 +65,12 @@ export async function submitTask(taskParts: SubmitParts, task: string, inputs: R
   const entry = taskParts.catalog.require(task);
   const { definition } = entry;
   checkTaskName(inputs['task_name']);
-  taskParts.checkResources(definition.name, definition.resources);
   // Catalog schemas are plain JSON Schema; ajv needs nothing TypeBox-specific.
   const parsed = check(definition.input_schema, inputs, { defaults: true });
   if (!parsed.ok) throw new BusinessError('ValidationError', `invalid input for task ${task}: ${describeIssues(parsed.issues)}`);
   const config = parsed.value as Record<string, unknown> & { task_name: string | null; source_tasks: string };
+  const resources = runResources(definition, config);
+  taskParts.checkResources(definition.name, resources);
   config.source_tasks = normalizeSourceTasks(config.source_tasks).join(',');
   const fixedName = typeof config.task_name === 'string' && config.task_name !== '';
   config.task_name = fixedName ? config.task_name : anonymousName();
@@ -87,7 +100,7 @@ export async function submitTask(taskParts: SubmitParts, task: string, inputs: R
       log_path: relativeTaskPath(parts, id, TASK_FILES.log),
     };
     const { durable } = createRunDirOrExplain(taskParts.spareDirs, dir, status);
-    taskParts.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources: definition.resources }, status);
+    taskParts.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources }, status);
     // The run starts while its record is flushed; the submit is answered once it is on disk.
     await durable;
     if (submitter !== undefined) taskParts.submitters.record(id, status.run_id, submitter);
