@@ -19,7 +19,7 @@ t.test('the runtime seam: reloadDefinitions, isRegistrationActive and the typed 
   const rt = runtime!;
   // One front door: what the facade is made of is not reachable from the capabilities that hold it.
   for (const part of ['index', 'runs', 'catalog', 'spareDirs', 'submitters']) t.notOk(part in rt, `Tasks exposes no ${part}`);
-  t.same((await svc.call('list_installed_task_definitions')).body.answer.map((d) => d.name), ['demo', 'sleep']);
+  t.same((await svc.call('list_installed_task_definitions')).body.answer.map((d) => d.name), ['command', 'demo', 'sleep']);
 
   await writeFixturePlugin(svc.workspace);
   await rt.reloadDefinitions();

@@ -22,8 +22,9 @@ export function submitJob(rt: Tasks) {
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     run: async (args, ctx) => {
       const { task, ...inputs } = args as { task: string } & Record<string, unknown>;
-      // `command` runs any program, as `shell` does: only a caller who may call `shell` may start it.
-      if (task === COMMAND_TASK && !ctx.caller?.scope.get('shell')) {
+      // `command` runs any program, as `shell` does: only a caller who may call `shell` may start it
+      // (an open service does not offer it: the catalog's Unknown task answers first).
+      if (task === COMMAND_TASK && rt.definition(task) && !ctx.caller?.scope.get('shell')) {
         throw new PermissionError('the command Task runs arbitrary commands: submit it with a token that may call shell');
       }
       const handle = await rt.submit(task, inputs, ctx.caller?.token);
