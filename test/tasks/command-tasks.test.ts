@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { collectTree } from '../../workers/process-tree.js';
-import { parseSse, TEST_TOKEN, waitFor, type TestService } from '../helpers/service.js';
-import { makeWorkspace, startTaskService, statusOf, submitOk, waitState, waitTask, type Handle } from './task-helpers.js';
+import type { TestService } from '../helpers/service.js';
+import { makeWorkspace, startTaskService, submitOk, waitTask, writeFixturePlugin, type Handle } from './task-helpers.js';
 
 /** A training-like script: two steps, progress, a metric per epoch, two artifacts, an output. */
 const TRAIN = `
@@ -43,19 +41,6 @@ with tt.step("validate"):
     raise ValueError("lr must be positive")
 `;
 
-/** Works in a step until cancelled; its clean-up writes a file. */
-const LONG = `
-import os, time, taskyard_task as tt
-with tt.step("train"):
-    try:
-        for i in range(6000):
-            tt.progress(min(100, i / 10))
-            time.sleep(0.05)
-    finally:
-        with open(os.path.join(tt.task_dir(), "cleaned-up"), "w") as f:
-            f.write("yes")
-`;
-
 async function writeScript(workspace: string, name: string, text: string): Promise<string> {
   await mkdir(join(workspace, 'scripts'), { recursive: true });
   const file = join(workspace, 'scripts', name);
@@ -65,11 +50,6 @@ async function writeScript(workspace: string, name: string, text: string): Promi
 
 function taskDir(workspace: string, handle: Handle): string {
   return join(workspace, 'command', handle.task_id);
-}
-
-/** The processes still carrying the run's mark (the runner, the command and anything they started). */
-async function processesOfRun(runId: string): Promise<number[]> {
-  return (await collectTree([], { entry: `TASKYARD_RUN_ID=${runId}` })).map((e) => e.pid);
 }
 
 async function runCommand(svc: TestService, argv: string[], extra: Record<string, unknown> = {}): Promise<{ handle: Handle; status: Awaited<ReturnType<typeof waitTask>>['status'] }> {
@@ -178,4 +158,36 @@ t.test('a shell script reports progress by writing protocol lines with echo; bad
   // TASKYARD_ variables are the runner's (the run mark among them): the env input may not set them.
   const refused = await runCommand(svc, ['sh', script], { env: { TASKYARD_RUN_ID: 'x' } });
   t.same([refused.status.state, refused.status.error], ['failed', 'ValueError: env: TASKYARD_RUN_ID is set by taskyard and cannot be given']);
+});
+
+t.test('the TypeScript SDK is a client of the same protocol: ctx.metric lands in metrics.jsonl', async (t) => {
+  const workspace = await makeWorkspace(t);
+  await writeFixturePlugin(workspace, {
+    name: 'metric-fixture',
+    tasks: `
+import { defineTask } from 'taskyard/task';
+export default [defineTask({
+  name: 'ts-metrics', taskType: 'metrics', description: 'Reports three loss points and one NaN, then answers.',
+  input: { type: 'object', properties: {} }, output: { type: 'object', properties: {} },
+  async run(input, ctx) {
+    for (let i = 0; i < 3; i++) ctx.metric('loss', 3 - i, { step: i });
+    ctx.metric('grad_norm', Number.NaN);
+    ctx.progress(100);
+    return {};
+  },
+})];
+`,
+  });
+  const svc = await startTaskService(t, { workspace });
+  const handle = await submitOk(t, svc, { task: 'ts-metrics' });
+  const { status } = await waitTask(svc, handle);
+  t.equal(status.state, 'succeeded', status.error);
+  t.same(status.steps.map((s) => [s.name, s.finished_at !== null]), [['ts-metrics', true]], 'progress outside a step went to the implicit step, closed at the end');
+  const points = (await readFile(join(workspace, 'metrics', handle.task_id, 'metrics.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.same(points.map(({ timestamp: _, ...p }) => p), [
+    { name: 'loss', value: 3, step: 0 },
+    { name: 'loss', value: 2, step: 1 },
+    { name: 'loss', value: 1, step: 2 },
+    { name: 'grad_norm', value: null },
+  ], 'the points, NaN as null');
 });

@@ -25,7 +25,7 @@ t.test('plugin discovery: definitions described by a child process, runs, artifa
   await writeFixturePlugin(workspace);
   const svc = await startTaskService(t, { workspace });
   const defs = (await svc.call('list_installed_task_definitions')).body.answer;
-  t.same(defs.map((d) => d.name), ['artifacts', 'custom-exit', 'demo', 'echo-log', 'hostile-files', 'many-steps', 'sleep', 'stubborn'], 'sorted by registration name');
+  t.same(defs.map((d) => d.name), ['artifacts', 'command', 'custom-exit', 'demo', 'echo-log', 'hostile-files', 'many-steps', 'sleep', 'stubborn'], 'sorted by registration name');
   const stubborn = defs.find((d) => d.name === 'stubborn')!;
   t.same([stubborn.source, stubborn.plugin, stubborn.task_type], ['plugin', 'taskyard-fixture', 'fixture'], 'plain-object definitions are accepted');
 

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
@@ -105,6 +106,38 @@ if (reason) {
     t.equal(envDone.status.state, 'succeeded', `show-env succeeded: ${JSON.stringify(envDone.status)}`);
     t.equal((envDone.status['result'] as { probe: string }).probe, 'a,b,c d', 'the job environment comes from a file: commas survive');
     t.equal((envDone.status['result'] as { cwd: string }).cwd, join(workspace, 'slurm', env.task_id), 'the job works in the Task directory');
+  });
+
+  t.test('a Python command Task runs as a Slurm job: steps, metrics and output; a cancel reaches Python', async (t) => {
+    const script = join(workspace, 'train.py');
+    await writeFile(script, [
+      'import os, sys, time, taskyard_task as tt',
+      'with tt.step("train"):',
+      '    for epoch in range(3):',
+      '        tt.metric("loss", 1 / (epoch + 1), step=epoch)',
+      '        tt.progress((epoch + 1) * 100 / 3)',
+      'tt.output({"job": os.environ.get("SLURM_JOB_ID", "")})',
+      'if len(sys.argv) > 1:',
+      '    try:',
+      '        time.sleep(600)',
+      '    finally:',
+      '        open(os.path.join(tt.task_dir(), "cleaned-up"), "w").close()',
+      '',
+    ].join('\n'));
+    const run = await submitOk(t, svc, { task: 'command', argv: ['python3', script] });
+    const done = await waitTask(svc, run);
+    t.equal(done.status.state, 'succeeded', done.status.error);
+    const job = await jobOf(run);
+    t.same(done.status.result, { job, exit_code: 0, artifacts: {} }, 'the command ran inside the Slurm job');
+    t.same(done.status.steps.map((s) => [s.name, s.percentage]), [['train', 100]]);
+    const points = (await readFile(join(workspace, 'command', run.task_id, 'metrics.jsonl'), 'utf8')).trim().split('\n');
+    t.equal(points.length, 3, 'its metric points');
+
+    const long = await submitOk(t, svc, { task: 'command', argv: ['python3', script, 'wait'] });
+    await waitFor(async () => (await statusOf(svc, long.task_id)).steps[0]?.finished_at, 30_000, 'the train step to end');
+    await svc.call('cancel', { task_id: long.task_id });
+    t.equal((await waitTask(svc, long)).status.state, 'cancelled');
+    t.ok(existsSync(join(workspace, 'command', long.task_id, 'cleaned-up')), "scancel's SIGTERM reached Python: its finally block ran");
   });
 
   t.test('cancel: scancel sends SIGTERM, then SIGKILL after KillWait to a Task that ignores it', async (t) => {
