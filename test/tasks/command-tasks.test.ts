@@ -105,6 +105,19 @@ t.test('a Python training-like Task reports steps, progress, metrics, two artifa
   t.same((stream.result?.answer as { result?: unknown } | undefined)?.result, status.result);
 });
 
+t.test('lineage: a command Task derives from another through source_tasks and reads its files', async (t) => {
+  const workspace = await makeWorkspace(t);
+  const svc = await startTaskService(t, { workspace });
+  const first = await runCommand(svc, ['sh', '-c', 'echo weights > model.txt; echo \'{"type":"artifact","name":"model","path":"model.txt"}\' >&3'], { task_name: 'make-model' });
+  t.equal(first.status.state, 'succeeded', first.status.error);
+  const read = 'import taskyard_task as tt; src = tt.inputs()["source_tasks"]; tt.output(model=open(tt.source_task_dir(src) + "/model.txt").read().strip())';
+  const second = await runCommand(svc, ['python3', '-c', read], { source_tasks: first.handle.task_id });
+  t.equal(second.status.state, 'succeeded', second.status.error);
+  t.equal((second.status.result as { model?: string }).model, 'weights', 'source_task_dir finds the source Task');
+  const graph = (await svc.call('get_task_graph', { task_id: second.handle.task_id })).body.answer;
+  t.same(graph.nodes.find((n) => n.task_id === second.handle.task_id)?.parent_ids, [first.handle.task_id], 'get_task_graph shows the lineage');
+});
+
 t.test('a Python exception fails the Task with its type and message; the traceback is in task.log', async (t) => {
   const workspace = await makeWorkspace(t);
   const svc = await startTaskService(t, { workspace });
