@@ -4,8 +4,7 @@
  * typed Tasks, each a fixed command. Both run through runner/command-run.ts and report over the
  * Task protocol. The runner bundle imports this: node built-ins only at load time.
  */
-import { realpathSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import { isObject } from '../core/is-object.js';
 import type { CommandSpec } from './command-run.js';
@@ -165,7 +164,7 @@ export function isManifestFile(file: string): boolean {
 
 /** The Tasks a manifest file declares (`{tasks: [...]}`); a bad entry fails the whole manifest, naming it. */
 export async function readManifest(file: string): Promise<CommandTaskDefinition[]> {
-  const text = await readFile(file, 'utf8');
+  const text = readFileSync(file, 'utf8');
   let doc: unknown;
   try {
     doc = /\.json$/i.test(file) ? JSON.parse(text) : (await importModule<{ parse(text: string): unknown }>('yaml')).parse(text);

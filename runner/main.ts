@@ -24,7 +24,6 @@ import { importModule } from './import-module.js';
 import { definitionsOfModule, normalizeTask, TaskError } from './task-sdk.js';
 import { isCommandTask, isManifestFile, readManifest, type AnyTaskDefinition } from './command-tasks.js';
 import { RunReports } from './run-reports.js';
-import { runCommand } from './command-run.js';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -132,6 +131,8 @@ async function main(): Promise<void> {
   if (isCommandTask(def)) {
     const inputsFile = join(dir, TASK_REPORT_FILES.inputs);
     writeJsonAtomicSync(inputsFile, input, { durable: false });
+    // Loaded for command runs only: node:child_process costs a TypeScript Task's start several ms.
+    const { runCommand } = await import('./command-run.js');
     await runCommand(def.command(input, { workspace, dir, inputsFile }), runReports, logFd, inputsFile);
     answer = def.answersExitCode ? { ...runReports.output, exit_code: 0 } : runReports.output;
   } else {
