@@ -136,7 +136,8 @@ def metric(name, value, step=None):
     """One point of the metric series ``name``; ``step`` (an int) is its x, else the time it was recorded."""
     if not isinstance(name, str) or not name:
         raise ValueError("metric name must be a non-empty string")
-    value = float(value)
+    item = getattr(value, "item", None)
+    value = float(item() if callable(item) else value)
     report = {"type": "metric", "name": name, "value": value if math.isfinite(value) else None}
     if step is not None:
         report["step"] = int(step)
