@@ -5,6 +5,7 @@ import { resolveConnection, type Connection } from './connection.js';
 import { callJob, request } from './job-client.js';
 import { followTaskToEnd, type FollowEnd } from './task-follow.js';
 import type { TaskHandle } from '../schemas/tasks.js';
+import type { JobReply } from '../schemas/job-answers.js';
 
 const USAGE = `usage: taskyard run [--task-name NAME] [--source-tasks IDS] [--gpus N] [--cwd DIR] [--env NAME=VALUE ...]
                     [--url URL | --target ADDRESS] [--token TOKEN] -- PROGRAM [ARG ...]
@@ -35,6 +36,9 @@ not be reached, 2 on a usage error.`;
 /** What a usage error shows: the synopsis, not the whole help. */
 const SYNOPSIS = `${USAGE.split('\n\n')[0]}\n(taskyard run --help explains each option)`;
 
+/** The most GPUs a Task may hold (TaskResources.gpus). */
+const MAX_GPUS = 64;
+
 /** The exit code of an interrupted (cancelled) run, as a shell gives for Ctrl-C. */
 const EXIT_CANCELLED = 130;
 
@@ -57,6 +61,20 @@ function envOf(pairs: readonly string[]): Record<string, string> {
   return env;
 }
 
+/** This command's own options (before `--`); a mistake in them is a usage error. */
+function optionValues(fields: string[]) {
+  try {
+    return parseArgs({
+      args: fields,
+      options: { 'task-name': { type: 'string' }, 'source-tasks': { type: 'string', multiple: true }, gpus: { type: 'string' }, cwd: { type: 'string' }, env: { type: 'string', multiple: true } },
+      strict: true,
+      allowPositionals: false,
+    }).values;
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message.split('. ')[0]} (the command itself goes after --)`);
+  }
+}
+
 /** Splits the line at `--`: this command's options before it, the command after it. */
 function parseRun(argv: readonly string[]): RunRequest | 'help' {
   const at = argv.indexOf('--');
@@ -66,44 +84,15 @@ function parseRun(argv: readonly string[]): RunRequest | 'help' {
   const command = at === -1 ? [] : argv.slice(at + 1);
   if (at === -1 || command.length === 0 || command[0] === '') throw new UsageError('put the command after --, e.g. taskyard run -- python train.py --lr 0.1');
   if (options.stream || options.json !== undefined || options.output !== undefined) throw new UsageError('--stream, --json and --output are not options of run: it always follows the Task and prints its log');
-  let values: { 'task-name'?: string | undefined; 'source-tasks'?: string[] | undefined; gpus?: string | undefined; cwd?: string | undefined; env?: string[] | undefined };
-  try {
-    values = parseArgs({
-      args: fields,
-      options: { 'task-name': { type: 'string' }, 'source-tasks': { type: 'string', multiple: true }, gpus: { type: 'string' }, cwd: { type: 'string' }, env: { type: 'string', multiple: true } },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    throw new UsageError(`${(err as Error).message.split('. ')[0]} (the command itself goes after --)`);
-  }
-  const gpus = values.gpus;
-  if (gpus !== undefined && !/^\d{1,2}$/.test(gpus)) throw new UsageError(`--gpus takes a number of GPUs (0-64), got ${JSON.stringify(gpus)}`);
+  const values = optionValues(fields);
+  const gpus = values.gpus === undefined ? undefined : Number(values.gpus);
+  if (gpus !== undefined && !(/^\d+$/.test(values.gpus!) && gpus <= MAX_GPUS)) throw new UsageError(`--gpus takes a number of GPUs (0-${MAX_GPUS}), got ${JSON.stringify(values.gpus)}`);
   const inputs: Record<string, unknown> = { argv: command };
   if (values.cwd !== undefined) inputs['cwd'] = values.cwd;
   if (values.env?.length) inputs['env'] = envOf(values.env);
   if (values['task-name'] !== undefined) inputs['task_name'] = values['task-name'];
   if (values['source-tasks']?.length) inputs['source_tasks'] = values['source-tasks'].join(',');
-  return { options, inputs, gpus: gpus === undefined ? undefined : Number(gpus) };
-}
-
-/**
- * `--gpus N` against the GPUs the service gives every `command` run: submit has no per-run
- * resources, so a different count is refused here rather than run without what it needs. When
- * the definition cannot be read, submit's own refusal says why.
- */
-async function checkGpus(conn: Connection, wanted: number): Promise<void> {
-  const response = await callJob(conn, 'get_task_definition', { task: 'command' }).catch((err: unknown) => {
-    if (err instanceof CallError) return undefined;
-    throw err;
-  });
-  if (!response?.success) return;
-  const given = response.answer.resources.gpus ?? 0;
-  if (given === wanted) return;
-  throw new CallError(
-    `--gpus ${wanted}: this service runs every command Task with ${given} GPU${given === 1 ? '' : 's'} (tasks.command.resources.gpus in its config), ` +
-      `and submit takes no per-run GPU count. Set tasks.command.resources.gpus: ${wanted} in the service's config and restart it, or pass --gpus ${given}.`,
-  );
+  return { options, inputs, gpus };
 }
 
 /** Whether the service lets callers in without a token (it answers `GET /jobs` to a request without one). */
@@ -117,18 +106,42 @@ async function isOpen(conn: Connection): Promise<boolean> {
   }
 }
 
+/** What to tell the user of an open service, which runs no command for anyone who reaches it. */
+function openServiceText(conn: Connection): string {
+  return (
+    `${conn.url} runs without a token (taskyard serve --no-token), and an open service does not offer the command Task ` +
+    '(nor submit): anyone who reaches it could run any program.\nStart it with a token (without --no-token, `taskyard serve` makes one and keeps it in ' +
+    '<workspace>/.taskyard/token), then run again; for a loopback service the CLI reads that file, otherwise pass --token or TASKYARD_TOKEN.'
+  );
+}
+
+/**
+ * `--gpus N` against the GPUs the service gives every `command` run: submit has no per-run
+ * resources, so a different count is refused here rather than run without what it needs.
+ */
+async function checkGpus(conn: Connection, wanted: number): Promise<void> {
+  let response: JobReply<'get_task_definition'>;
+  try {
+    response = await callJob(conn, 'get_task_definition', { task: 'command' });
+  } catch (err) {
+    if (!(err instanceof CallError)) throw err;
+    throw new CallError((await isOpen(conn)) ? openServiceText(conn) : `--gpus ${wanted} cannot be checked against the service: ${err.message}`);
+  }
+  if (!response.success) throw new CallError(`--gpus ${wanted} cannot be checked against the service: ${String(response.answer)}`);
+  const given = response.answer.resources.gpus ?? 0;
+  if (given === wanted) return;
+  throw new CallError(
+    `--gpus ${wanted}: this service runs every command Task with ${given} GPU${given === 1 ? '' : 's'} (tasks.command.resources.gpus in its config), ` +
+      `and submit takes no per-run GPU count. Set tasks.command.resources.gpus: ${wanted} in the service's config and restart it, or pass --gpus ${given}.`,
+  );
+}
+
 /** Why submit refused the `command` Task, and what to do about it; other refusals as the service said them. */
 async function refusal(conn: Connection, answer: string): Promise<string> {
   const offered = !answer.startsWith('HTTP 404') && !answer.startsWith('PermissionError') && !answer.includes('Unknown task "command"');
   if (offered) return answer;
-  if (await isOpen(conn)) {
-    return (
-      `${conn.url} runs without a token (taskyard serve --no-token), and an open service does not offer the command Task ` +
-      '(nor submit): anyone who reaches it could run any program.\nStart it with a token (without --no-token, `taskyard serve` makes one and keeps it in ' +
-      '<workspace>/.taskyard/token), then run again; for a loopback service the CLI reads that file, otherwise pass --token or TASKYARD_TOKEN.'
-    );
-  }
-  return `${answer}\nThe command Task runs any program, as shell does: use the service token, or a scoped token whose jobs include shell (service.tokens in the service's config).`;
+  if (await isOpen(conn)) return openServiceText(conn);
+  return `${answer}\nThe command Task runs any program, as shell does: use the service token, or a scoped token whose jobs include submit and shell (service.tokens in the service's config).`;
 }
 
 /** Submits the `command` Task; a refusal (a failure, or no `submit` for this caller: 404) is a CallError that says why. */

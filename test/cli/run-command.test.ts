@@ -116,10 +116,13 @@ t.test('a service that does not offer the command Task to the caller: the refusa
   t.equal(refused.code, 1);
   t.match(refused.stderr, /runs without a token \(taskyard serve --no-token\), and an open service does not offer the command Task/);
   t.match(refused.stderr, /Start it with a token/);
+  const withGpus = await runCli(['run', '--gpus', '1', '--', 'true'], envOf(open));
+  t.equal(withGpus.code, 1);
+  t.match(withGpus.stderr, /runs without a token/, '--gpus, checked first, says the same');
   const scoped = await run(['--', 'true'], { TASKYARD_TOKEN: NO_SHELL });
   t.equal(scoped.code, 1);
   t.match(scoped.stderr, /PermissionError: the command Task runs arbitrary commands/);
-  t.match(scoped.stderr, /a scoped token whose jobs include shell/);
+  t.match(scoped.stderr, /a scoped token whose jobs include submit and shell/);
 });
 
 t.test('Ctrl-C cancels the Task, ends its processes and exits 130', async (t) => {
