@@ -1,6 +1,6 @@
 /**
- * The CLI's commands. `serve` starts the service; `plugin`, `sync`, `logs`, `task`, `download` and `chat` are
- * human commands; any other first word is a Job name. Each command loads only its own modules, so a
+ * The CLI's commands. `serve` starts the service; `plugin`, `sync`, `logs`, `task`, `run`, `download` and `chat`
+ * are human commands; any other first word is a Job name. Each command loads only its own modules, so a
  * Job call does not pay for importing the whole service. A new command is one line here.
  */
 type Command = (argv: string[]) => Promise<number>;
@@ -11,6 +11,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   sync: async () => (await import('./sync-command.js')).syncCommand,
   logs: async () => (await import('./logs-command.js')).logsCommand,
   task: async () => (await import('./task-run-command.js')).taskRunCommand,
+  run: async () => (await import('./run-command.js')).runCommandTask,
   download: async () => (await import('./download-command.js')).downloadCommand,
   chat: async () => (await import('./chat-command.js')).chatCommand,
 };

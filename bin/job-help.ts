@@ -8,6 +8,8 @@ const COMMANDS = `Commands:
   taskyard submit --task NAME [--input v ...] [--follow]
                                                  start a Task (submit --task NAME --help: its inputs)
   taskyard logs TASK_ID [--follow]               print a Task's log (--follow: until it ends)
+  taskyard run [--gpus N ...] -- PROGRAM [ARG ...]
+                                                 run a command as a Task, follow it, exit with its code
   taskyard plugin install <package.tgz | dir>    install a plugin (a directory is packed with npm pack)
   taskyard plugin uninstall NAME                 remove a plugin
   taskyard plugin list                           list installed plugins
