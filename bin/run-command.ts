@@ -5,7 +5,6 @@ import { resolveConnection, type Connection } from './connection.js';
 import { callJob, request } from './job-client.js';
 import { followTaskToEnd, type FollowEnd } from './task-follow.js';
 import type { TaskHandle } from '../schemas/tasks.js';
-import type { JobReply } from '../schemas/job-answers.js';
 
 const USAGE = `usage: taskyard run [--task-name NAME] [--source-tasks IDS] [--gpus N] [--cwd DIR] [--env NAME=VALUE ...]
                     [--url URL | --target ADDRESS] [--token TOKEN] -- PROGRAM [ARG ...]
@@ -17,9 +16,8 @@ steps and progress it reports (Python: \`import taskyard_task\`) and the final s
 
   --task-name NAME    the Task's name (1-32 letters, digits, hyphens; default a generated one)
   --source-tasks IDS  Task IDs it derives from, for lineage (commas, or the flag repeated)
-  --gpus N            the GPUs the command needs. submit takes no per-run GPU count: the service
-                      leases what its config gives the command Task (tasks.command.resources.gpus,
-                      default 0), so taskyard run refuses when that is not N
+  --gpus N            GPUs this run holds (the service leases them and names them in
+                      CUDA_VISIBLE_DEVICES; on Slurm they become the job's GPU request)
   --cwd DIR           working directory, relative to the service's workspace (default the Task's)
   --env NAME=VALUE    a variable for the command (repeat the flag for more)
 
@@ -45,9 +43,8 @@ const EXIT_CANCELLED = 130;
 /** What the command line asks to run. */
 interface RunRequest {
   readonly options: GlobalOptions;
-  /** The `command` Task's inputs: argv, and cwd, env, task_name, source_tasks when given. */
+  /** The `command` Task's inputs: argv, and cwd, env, resources, task_name, source_tasks when given. */
   readonly inputs: Record<string, unknown>;
-  readonly gpus: number | undefined;
 }
 
 /** `NAME=VALUE` pairs as the `env` input. */
@@ -92,7 +89,8 @@ function parseRun(argv: readonly string[]): RunRequest | 'help' {
   if (values.env?.length) inputs['env'] = envOf(values.env);
   if (values['task-name'] !== undefined) inputs['task_name'] = values['task-name'];
   if (values['source-tasks']?.length) inputs['source_tasks'] = values['source-tasks'].join(',');
-  return { options, inputs, gpus };
+  if (gpus !== undefined) inputs['resources'] = { gpus };
+  return { options, inputs };
 }
 
 /** Whether the service lets callers in without a token (it answers `GET /jobs` to a request without one). */
@@ -112,27 +110,6 @@ function openServiceText(conn: Connection): string {
     `${conn.url} runs without a token (taskyard serve --no-token), and an open service does not offer the command Task ` +
     '(nor submit): anyone who reaches it could run any program.\nStart it with a token (without --no-token, `taskyard serve` makes one and keeps it in ' +
     '<workspace>/.taskyard/token), then run again; for a loopback service the CLI reads that file, otherwise pass --token or TASKYARD_TOKEN.'
-  );
-}
-
-/**
- * `--gpus N` against the GPUs the service gives every `command` run: submit has no per-run
- * resources, so a different count is refused here rather than run without what it needs.
- */
-async function checkGpus(conn: Connection, wanted: number): Promise<void> {
-  let response: JobReply<'get_task_definition'>;
-  try {
-    response = await callJob(conn, 'get_task_definition', { task: 'command' });
-  } catch (err) {
-    if (!(err instanceof CallError)) throw err;
-    throw new CallError((await isOpen(conn)) ? openServiceText(conn) : `--gpus ${wanted} cannot be checked against the service: ${err.message}`);
-  }
-  if (!response.success) throw new CallError(`--gpus ${wanted} cannot be checked against the service: ${String(response.answer)}`);
-  const given = response.answer.resources.gpus ?? 0;
-  if (given === wanted) return;
-  throw new CallError(
-    `--gpus ${wanted}: this service runs every command Task with ${given} GPU${given === 1 ? '' : 's'} (tasks.command.resources.gpus in its config), ` +
-      `and submit takes no per-run GPU count. Set tasks.command.resources.gpus: ${wanted} in the service's config and restart it, or pass --gpus ${given}.`,
   );
 }
 
@@ -208,7 +185,6 @@ export function runCommandTask(argv: string[]): Promise<number> {
       return EXIT.success;
     }
     const conn = await resolveConnection(parsed.options);
-    if (parsed.gpus !== undefined) await checkGpus(conn, parsed.gpus);
     const interrupts = cancelOnInterrupt(conn);
     try {
       const { task_id, run_id } = await submit(conn, parsed.inputs);

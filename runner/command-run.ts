@@ -43,6 +43,17 @@ function lastLine(tail: Buffer): string {
   return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }
 
+/**
+ * The exception a Python process died of, read from the end of its stderr: the traceback's last
+ * line `<ExceptionType>: <message>`. A script that never imported taskyard_task still fails with
+ * the same error text as one that did.
+ */
+function pythonException(tail: Buffer): { type: string; message: string } | undefined {
+  if (!tail.toString('utf8').includes('Traceback (most recent call last):')) return undefined;
+  const match = /^([A-Za-z_][\w.]{0,99})(?:: ?(.*))?$/.exec(lastLine(tail));
+  return match ? { type: match[1]!.split('.').at(-1)!, message: match[2] ?? '' } : undefined;
+}
+
 /** Resolves once the stream ended, or after `ms`: whichever comes first. */
 function endedWithin(stream: Readable | null | undefined, ms: number): Promise<void> {
   if (!stream || stream.readableEnded || stream.destroyed) return Promise.resolve();
@@ -124,6 +135,8 @@ export async function runCommand(spec: CommandSpec, reports: RunReports, logFd: 
   const exitCode = code ?? 128 + (signal ? (constants.signals[signal] ?? 0) : 0);
   if (reports.error) throw commandFailure(reports.error.type, reports.error.message, exitCode === 0 ? 1 : exitCode);
   if (exitCode === 0) return;
+  const raised = code === 1 ? pythonException(tail) : undefined;
+  if (raised) throw commandFailure(raised.type, raised.message, exitCode);
   const said = lastLine(tail);
   const how = signal ? `the command was killed by ${signal}` : `the command exited with code ${code}`;
   throw commandFailure('CommandError', `${how}${said ? `: ${said}` : ''}`, exitCode);

@@ -137,6 +137,8 @@ t.test('exit codes, a missing program, and the last stderr line', async (t) => {
     [['sh', '-c', 'echo some output; echo "disk quota exceeded" >&2; exit 3'], 'CommandError: the command exited with code 3: disk quota exceeded', 3],
     [['no-such-program-xyz'], 'FileNotFoundError: command not found: no-such-program-xyz', 127],
     [['sh', '-c', 'kill -SEGV $$'], 'CommandError: the command was killed by SIGSEGV', 139],
+    // A script that never imported taskyard_task: its traceback's last line is the error.
+    [['python3', '-c', 'import json\njson.loads("{}")["lr"]'], "KeyError: 'lr'", 1],
   ];
   for (const [argv, error, code] of cases) {
     const { status } = await runCommand(svc, argv);
