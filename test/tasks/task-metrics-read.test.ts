@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
-import { appendFile, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectMcp } from '../helpers/mcp-client.js';
@@ -151,4 +151,19 @@ t.test('a big metrics.jsonl is read in bounded windows, a line longer than a win
   t.equal(values.length, POINTS, 'every point arrives once');
   t.ok(values.every((v, i) => v === i), 'none lost, none repeated');
   t.ok(pages >= 8, `read in ${pages} windows`);
+});
+
+t.test('the runner does not append metric points through a link planted at metrics.jsonl', async (t) => {
+  const svc = await startTaskService(t);
+  const outside = await mkdtemp(join(tmpdir(), 'taskyard-metrics-outside-'));
+  t.teardown(() => rm(outside, { recursive: true, force: true }));
+  const target = join(outside, 'target.txt');
+  await writeFile(target, 'untouched\n');
+  const script = `import os, taskyard_task as tt\nos.symlink(${JSON.stringify(target)}, "metrics.jsonl")\ntt.metric("loss", 0.5, step=1)\n`;
+  const handle = await submitOk(t, svc, { task: 'command', argv: ['python3', '-c', script] });
+  const { status } = await waitTask(svc, handle);
+  t.equal(status.state, 'succeeded', 'the Task still succeeds: its metric points are dropped, not the run');
+  t.equal(await readFile(target, 'utf8'), 'untouched\n', 'nothing written outside the Task directory');
+  const log = (await svc.call('read_task_log', { task_id: handle.task_id, offset: 0 })).body.answer;
+  t.match(log, { content: /metric points dropped from here on: .*metrics\.jsonl is not a regular file \(symbolic link\)/ }, 'the log says why');
 });
