@@ -1,11 +1,12 @@
 import t, { type Test } from 'tap';
 import { execFileSync } from 'node:child_process';
-import { appendFile, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { appendFile, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectMcp } from '../helpers/mcp-client.js';
 import type { TestService } from '../helpers/service.js';
 import type { TaskMetricsChunk } from '../../schemas/task-metrics.js';
+import { readMetricsWindow } from '../../supervisor/tasks/follow/metrics-reader.js';
 import { startTaskService, submitOk, waitTask, type Handle } from './task-helpers.js';
 
 /** A Python script reporting metrics through the stdlib helper the runner puts on PYTHONPATH. */
@@ -166,4 +167,36 @@ t.test('the runner does not append metric points through a link planted at metri
   t.equal(await readFile(target, 'utf8'), 'untouched\n', 'nothing written outside the Task directory');
   const log = (await svc.call('read_task_log', { task_id: handle.task_id, offset: 0 })).body.answer;
   t.match(log, { content: /metric points dropped from here on: .*metrics\.jsonl is not a regular file \(symbolic link\)/ }, 'the log says why');
+});
+
+t.test('unit: windows of any size, cut anywhere in a line, give every point once and in order', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-metrics-windows-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const file = join(dir, 'metrics.jsonl');
+  // Lines of varied lengths (names up to 60 characters, some steps missing), a few bad ones, a torn tail.
+  const lines = Array.from({ length: 300 }, (_, i) => (i % 37 === 5 ? 'oops\n' : `${JSON.stringify(i % 4 ? { name: 'm'.repeat(1 + (i % 60)), value: i, step: i, timestamp: 't' } : { name: 'plain', value: i, timestamp: 't' })}\n`));
+  await writeFile(file, `${lines.join('')}{"name":"torn","val`);
+  const expected = lines.flatMap((l, i) => (l === 'oops\n' ? [] : [i]));
+  for (const windowBytes of [40, 64, 97, 256, 1000, 1 << 20]) {
+    for (const maxPoints of [1, 7, 1000]) {
+      const seen: number[] = [];
+      let cursor = 0;
+      let calls = 0;
+      let back = false;
+      for (;;) {
+        const chunk = await readMetricsWindow(file, cursor, maxPoints, windowBytes);
+        for (const points of Object.values(chunk.series)) seen.push(...points.map((p) => p.value as number));
+        back ||= chunk.cursor < cursor;
+        cursor = chunk.cursor;
+        if (!chunk.has_more || ++calls > 10_000) break;
+      }
+      t.notOk(back, 'the cursor never steps back');
+      seen.sort((a, b) => a - b);
+      // A window smaller than a line skips that line (it is longer than any point may be): only then are points lost.
+      const longest = Math.max(...lines.map((l) => Buffer.byteLength(l)));
+      if (windowBytes > longest) t.same(seen, expected, `window ${windowBytes} B, ${maxPoints} points a call: every point once`);
+      else t.ok(seen.every((v, i) => i === 0 || v > seen[i - 1]!), `window ${windowBytes} B: no point twice`);
+      t.not(cursor, (await stat(file)).size, 'the torn tail is left unread');
+    }
+  }
 });
