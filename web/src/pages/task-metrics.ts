@@ -11,6 +11,9 @@ const PAGES_PER_DRAW = 8;
 /** How often a running Task's metrics are read again. */
 const POLL_MS = 1000;
 
+/** The table's columns, numbers aligned right under their headings. */
+const COLUMNS: ReadonlyArray<readonly [string, string | null]> = [['metric', null], ['latest', 'num'], ['step', 'num'], ['points', 'num'], ['recent', null]];
+
 interface Series {
   count: number;
   last: MetricPoint;
@@ -111,7 +114,7 @@ export class MetricsPanel {
       h(
         'table',
         { class: 'grid metrics-table' },
-        h('thead', {}, h('tr', {}, ['metric', 'latest', 'step', 'points', 'recent'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('thead', {}, h('tr', {}, COLUMNS.map(([c, cls]) => h('th', { scope: 'col', class: cls }, c)))),
         h(
           'tbody',
           {},
