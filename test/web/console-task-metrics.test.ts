@@ -37,6 +37,8 @@ t.test('a Task page lists each metric with its latest value, step and point coun
   // While it waits for `go`: the first three epochs, read as the page follows the Task.
   await page.waitForSelector(`${row('loss')} .metric-count:text-is("3")`);
   t.equal((await svc.call('status', { task_id: id })).body.answer.state, 'running', 'seen while the Task runs');
+  // It reports no steps (no progress events): the page still sees it start.
+  await page.waitForSelector('.page-head [data-state="running"]');
   t.equal(await page.textContent(`${row('loss')} .metric-step`), '2');
   t.equal(await page.textContent(`${row('loss')} .metric-latest`), '0.333333', 'the latest loss, 6 significant digits');
   t.equal(await page.textContent(`${row('lr')} .metric-step`), '—', 'a metric without steps');

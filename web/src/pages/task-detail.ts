@@ -1,6 +1,6 @@
 import { errorText } from '../api/client.js';
 import { TERMINAL_STATES, type TaskContext, type TaskStatus, type TaskStep } from '../api/types.js';
-import type { PageContext } from '../app/page.js';
+import { sleep, type PageContext } from '../app/page.js';
 import { href, navigate } from '../app/router.js';
 import { h, notice } from '../ui/dom.js';
 import { jsonView } from '../ui/highlight.js';
@@ -10,6 +10,9 @@ import { instanceName, stateBadge } from '../ui/task-bits.js';
 import { followTask, logReader } from './task-follow.js';
 import { MetricsPanel } from './task-metrics.js';
 import { artifactsSection, overviewSection, relationsSection, resultSection, slurmJobFacts, stepsSection } from './task-sections.js';
+
+/** How often a followed Task's status is re-read when nothing else says it changed (ms). */
+const STATUS_SAFETY_MS = 2000;
 
 /** A lineage box's link: the detail page of its Task. */
 const taskLink = (taskId: string): string => href(['tasks', taskId]);
@@ -103,6 +106,17 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   }
   signal.addEventListener('abort', () => clearTimeout(statusTimer), { once: true });
 
+  /**
+   * A Task that reports no steps sends no progress events (a plain command): while following,
+   * its status is also re-read on a slow timer, so the page sees it leave `queued`.
+   */
+  async function refreshStatusSlowly(): Promise<void> {
+    while (following && !signal.aborted) {
+      await sleep(STATUS_SAFETY_MS, signal);
+      if (following) refreshStatusSoon();
+    }
+  }
+
   let lastState: TaskStatus['state'] = 'queued';
   function showSteps(state = lastState): void {
     lastState = state;
@@ -153,6 +167,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     if (!TERMINAL_STATES.has(c.status.state) && !following) {
       following = true;
       void metrics.follow(() => following);
+      void refreshStatusSlowly();
       void followTask(api, taskId, log, { onStep: (s) => (steps.set(s.name, s), showSteps(), refreshStatusSoon()), onEnd: () => void load().finally(() => (following = false)) }, signal);
     } else if (TERMINAL_STATES.has(c.status.state)) {
       // A finished Task: its tail at first, or whatever was written after the stream ended.
