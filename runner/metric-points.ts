@@ -1,7 +1,8 @@
-import { closeSync, openSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { nowIso, TASK_REPORT_FILES, writeAllSync } from '../core/task-record/record-files.js';
 import { MAX_METRIC_NAME, MAX_METRIC_POINTS, MAX_METRIC_SERIES } from '../core/task-record/metric-limits.js';
+import { openAppendFileSync } from '../workers/safe-file.js';
 
 /** How long points wait to be appended together (a training loop may report thousands a second). */
 const APPEND_COALESCE_MS = 100;
@@ -22,6 +23,8 @@ export class MetricPoints {
   #points = 0;
   readonly #series = new Set<string>();
   #warned = false;
+  /** The file could not be opened or written: later points are dropped too. */
+  #failed = false;
 
   constructor(dir: string, warn: (message: string) => void) {
     this.#file = join(dir, TASK_REPORT_FILES.metrics);
@@ -29,6 +32,7 @@ export class MetricPoints {
   }
 
   add(name: string, value: number | null, step: number | undefined): void {
+    if (this.#failed) return;
     if (name.length > MAX_METRIC_NAME) return this.#drop(`metric names are at most ${MAX_METRIC_NAME} characters`);
     if (!this.#series.has(name) && this.#series.size >= MAX_METRIC_SERIES) return this.#drop(`a Task keeps at most ${MAX_METRIC_SERIES} metrics`);
     if (this.#points >= MAX_METRIC_POINTS) return this.#drop(`a Task keeps at most ${MAX_METRIC_POINTS} metric points`);
@@ -46,9 +50,16 @@ export class MetricPoints {
     if (this.#buffered.length === 0) return;
     const lines = this.#buffered.join('');
     this.#buffered = [];
-    // Opened on the first point: most Tasks report none, and then have no file.
-    this.#fd ??= openSync(this.#file, 'a', 0o644);
-    writeAllSync(this.#fd, lines);
+    try {
+      // Opened on the first point (most Tasks report none, and then have no file), as task.log
+      // is: a link or FIFO planted there is refused, never followed out of the Task directory.
+      this.#fd ??= openAppendFileSync(this.#file);
+      writeAllSync(this.#fd, lines);
+    } catch (err) {
+      // Lost metrics never fail the run (this may run in a timer, where a throw ends the runner).
+      this.#failed = true;
+      this.#drop(err instanceof Error ? err.message : String(err));
+    }
   }
 
   close(): void {

@@ -4,6 +4,7 @@ import type { JobResponse } from './job-response.js';
 import { AgentSessionPage, AgentSessionView } from './agent.js';
 import { MachineHealth, MachineInfo, ShellOutput } from './machine.js';
 import { PluginChange, PluginInfo, SyncResult } from './plugins.js';
+import { TaskMetricsChunk } from './task-metrics.js';
 import { TaskContextAnswer, TaskDefinition, TaskGraph, TaskHandle, TaskLogChunk, TaskStatus, TaskStatusPage } from './tasks.js';
 import { DeletedEntry, PreviewAnswer, WorkspaceListing } from './workspace.js';
 
@@ -36,6 +37,7 @@ export const JOB_ANSWERS = {
   query_task_statuses: TaskStatusPage,
   status: TaskStatus,
   read_task_log: TaskLogChunk,
+  read_task_metrics: TaskMetricsChunk,
   get_task_graph: TaskGraph,
   get_task_context: TaskContextAnswer,
   cancel: Type.Boolean(),

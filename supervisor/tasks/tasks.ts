@@ -26,11 +26,13 @@ import type { Lineage } from './graph.js';
 import type { TaskEvents } from './records/task-events.js';
 import { queryStatuses } from './status-query.js';
 import { submitTask, type SubmitParts } from './submit.js';
+import { readTaskMetrics } from './task-metrics.js';
 import { contextOf, lineageOf, type TaskContext } from './task-context.js';
 import { parseTaskId } from './records/task-ids.js';
 import { TaskIndex } from './records/task-index.js';
 import type { TaskRecord } from './records/task-record.js';
 import type { GpuLease } from '../../schemas/machine.js';
+import type { TaskMetricsChunk } from '../../schemas/task-metrics.js';
 import { taskEnvironment } from './engines/task-environment.js';
 import { runAsVariables, type RunAs } from '../common/run-as.js';
 import { WorkspaceWatch } from './follow/workspace-watch.js';
@@ -271,6 +273,11 @@ export class Tasks {
     const record = this.#index.get(id);
     if (!record) throw new KeyError(`Unknown task ${id}`);
     return readLogWindow(`${record.dir}/${TASK_FILES.log}`, offset, limit);
+  }
+
+  /** The metric points of a Task after byte `cursor` of its metrics.jsonl, one bounded window (read_task_metrics). */
+  readMetrics(id: string, cursor: number, maxPoints: number): Promise<TaskMetricsChunk> {
+    return readTaskMetrics(this.#index, id, cursor, maxPoints);
   }
 
   /** The lineage graph of a known Task. */

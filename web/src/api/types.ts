@@ -22,3 +22,5 @@ export type JobDescriptor = WithJsonSchemas<WireJobDescriptor>;
 export type TaskDefinition = WithJsonSchemas<WireTaskDefinition>;
 
 export const TERMINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
+
+export type { MetricPoint, TaskMetricsChunk } from '../../../schemas/task-metrics.js';

@@ -1,6 +1,6 @@
 import { errorText } from '../api/client.js';
 import { TERMINAL_STATES, type TaskContext, type TaskStatus, type TaskStep } from '../api/types.js';
-import type { PageContext } from '../app/page.js';
+import { sleep, type PageContext } from '../app/page.js';
 import { href, navigate } from '../app/router.js';
 import { h, notice } from '../ui/dom.js';
 import { jsonView } from '../ui/highlight.js';
@@ -8,7 +8,11 @@ import { lineageGraph } from '../ui/lineage-graph.js';
 import { LogWindow } from '../ui/log-window.js';
 import { instanceName, stateBadge } from '../ui/task-bits.js';
 import { followTask, logReader } from './task-follow.js';
+import { MetricsPanel } from './task-metrics.js';
 import { artifactsSection, overviewSection, relationsSection, resultSection, slurmJobFacts, stepsSection } from './task-sections.js';
+
+/** How often a followed Task's status is re-read when nothing else says it changed (ms). */
+const STATUS_SAFETY_MS = 2000;
 
 /** A lineage box's link: the detail page of its Task. */
 const taskLink = (taskId: string): string => href(['tasks', taskId]);
@@ -18,13 +22,14 @@ function card(title: string, body: Node, extra?: Node): HTMLElement {
 }
 
 /**
- * One Task: status, steps, the live log, output, artifacts, metadata and lineage, with cancel
+ * One Task: status, steps, metrics, the live log, output, artifacts, metadata and lineage, with cancel
  * and delete. While the Task is active the page follows it through `stream_task`; when it ends
  * the page reloads its context once.
  */
 export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskId: string): void {
   const { api, signal } = ctx;
   const log = new LogWindow(logReader(api, taskId, signal));
+  const metrics = new MetricsPanel(api, taskId, signal);
   const head = h('div', { class: 'page-head' });
   const message = h('div', { role: 'status' });
   const slots = { overview: h('div', {}), steps: h('div', {}), result: h('div', {}), artifacts: h('div', {}), metadata: h('div', {}), lineage: h('div', { class: 'lineage-wrap' }), input: h('div', {}), engine: h('div', {}) };
@@ -38,7 +43,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     h(
       'div',
       { class: 'detail-grid' },
-      h('div', { class: 'detail-main' }, card('Steps', slots.steps), card('Log', log.element), card('Result', slots.result), card('Artifacts', slots.artifacts), card('Lineage', slots.lineage)),
+      h('div', { class: 'detail-main' }, card('Steps', slots.steps), card('Metrics', metrics.element), card('Log', log.element), card('Result', slots.result), card('Artifacts', slots.artifacts), card('Lineage', slots.lineage)),
       h('div', { class: 'detail-side' }, card('Status', h('div', {}, slots.overview, slots.engine)), card('Input', slots.input), card('Metadata', slots.metadata)),
     ),
   );
@@ -101,6 +106,17 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   }
   signal.addEventListener('abort', () => clearTimeout(statusTimer), { once: true });
 
+  /**
+   * A Task that reports no steps sends no progress events (a plain command): while following,
+   * its status is also re-read on a slow timer, so the page sees it leave `queued`.
+   */
+  async function refreshStatusSlowly(): Promise<void> {
+    while (following && !signal.aborted) {
+      await sleep(STATUS_SAFETY_MS, signal);
+      if (following) refreshStatusSoon();
+    }
+  }
+
   let lastState: TaskStatus['state'] = 'queued';
   function showSteps(state = lastState): void {
     lastState = state;
@@ -147,8 +163,11 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     slots.artifacts.replaceChildren(artifactsSection(c.status, api, signal));
     slots.input.replaceChildren(jsonView(c.status.config));
     void showMetadata(c);
+    void metrics.refresh();
     if (!TERMINAL_STATES.has(c.status.state) && !following) {
       following = true;
+      void metrics.follow(() => following);
+      void refreshStatusSlowly();
       void followTask(api, taskId, log, { onStep: (s) => (steps.set(s.name, s), showSteps(), refreshStatusSoon()), onEnd: () => void load().finally(() => (following = false)) }, signal);
     } else if (TERMINAL_STATES.has(c.status.state)) {
       // A finished Task: its tail at first, or whatever was written after the stream ended.
