@@ -9,6 +9,7 @@ import { pluginsDirOf, readDependencies } from '../tasks/installed-plugins.js';
 import { STATE_DIR } from '../common/token-store.js';
 import { copyPrefix, pruneTarballs, readManifest, swapPrefix, TARBALLS } from './plugin-prefix.js';
 import { runNpm } from './run-npm.js';
+import { isManifestFile } from '../../runner/command-tasks.js';
 import { SerialQueue } from '../../core/serial-queue.js';
 import type { PluginInfo } from '../../schemas/plugins.js';
 
@@ -110,7 +111,10 @@ export class PluginManager {
     const errors = staged.errors.map((e) => e.replaceAll(`${prefix}/`, ''));
     if (errors.length) throw new ValueError(`plugin ${name} cannot be installed: ${errors.join('; ')}`);
     const tasks = staged.registrationsOf(name);
-    if (!tasks.length) throw new ValueError(`plugin ${name} declares no Tasks (its module ${manifest.tasks} exports an empty list)`);
+    if (!tasks.length) {
+      const why = isManifestFile(manifest.tasks) ? `its manifest ${manifest.tasks} lists none` : `its module ${manifest.tasks} exports an empty list`;
+      throw new ValueError(`plugin ${name} declares no Tasks (${why})`);
+    }
     for (const task of tasks) {
       const { input_schema, output_schema } = staged.get(task)!.definition;
       for (const [label, schema] of [['input', input_schema], ['output', output_schema]] as const) {
