@@ -97,21 +97,21 @@ async function writeManifestPlugins(workspace: string, plugins: Record<string, {
 const CHECKED_PY = `import os, sys
 import taskyard_task as tt
 open(os.path.join(os.environ["TASKYARD_WORKSPACE"], "started-" + tt.inputs()["task_name"]), "w").close()
-value = {"number": 0.9, "string": "0.9", "none": None}[sys.argv[1]]
+value = {"number": 0.9, "string": "0.9", "enum": 0.9, "none": None}[sys.argv[1]]
 if value is not None:
-    tt.output(final_loss=value)
+    tt.output(final_loss=value, mode="c" if sys.argv[1] == "enum" else "fast")
 `;
 const checkedTask = (name: string, reports: string) => `
   - name: ${name}
     task_type: checked
     description: Records that it started, then reports its output as ${reports}.
     input: {type: object, properties: {epochs: {type: integer, minimum: 1}}, required: [epochs]}
-    output: {type: object, properties: {final_loss: {type: number}}, required: [final_loss]}
+    output: {type: object, properties: {final_loss: {type: number}, mode: {enum: [fast, slow]}}, required: [final_loss]}
     command: [python3, "{plugin_dir}/checked.py", ${reports}]`;
 
 t.test('inputs are checked before the process starts, outputs when it ends', async (t) => {
   const workspace = await mkdtemp(join(root, 'ws-'));
-  const manifest = `tasks:${checkedTask('good', 'number')}${checkedTask('as-string', 'string')}${checkedTask('no-output', 'none')}\n`;
+  const manifest = `tasks:${checkedTask('good', 'number')}${checkedTask('as-string', 'string')}${checkedTask('no-output', 'none')}${checkedTask('off-enum', 'enum')}\n`;
   // Beside it, a manifest broken in place (edited after install): the listing names it, the rest works.
   const broken = `tasks:${checkedTask('broken', 'number').replace('{plugin_dir}', '{nope}')}\n`;
   await writeManifestPlugins(workspace, { checked: { manifest, files: { 'checked.py': CHECKED_PY } }, 'broken-plugin': { manifest: broken } });
@@ -139,14 +139,15 @@ t.test('inputs are checked before the process starts, outputs when it ends', asy
   t.notOk(started('refused'), 'nor did task run');
 
   const outcomes: Record<string, TaskStatus> = {};
-  for (const name of ['good', 'as-string', 'no-output']) {
+  for (const name of ['good', 'as-string', 'no-output', 'off-enum']) {
     const handle = (await svc.call('submit', { task: name, task_name: name, epochs: 1 })).body.answer;
     outcomes[name] = await waitDone(svc, handle.task_id, handle.run_id);
     t.ok(started(name), `${name} started`);
   }
-  t.match(outcomes['good'], { state: 'succeeded', result: { final_loss: 0.9 } });
+  t.match(outcomes['good'], { state: 'succeeded', result: { final_loss: 0.9, mode: 'fast' } });
   t.match(outcomes['as-string'], { state: 'failed', exit_code: 1, error: 'ValueError: output field final_loss must be of type "number", got "0.9"' });
   t.match(outcomes['no-output'], { state: 'failed', error: 'ValueError: output field(s) missing: final_loss' });
+  t.match(outcomes['off-enum'], { state: 'failed', error: 'ValueError: output field mode must be one of ["fast","slow"], got "c"' });
 });
 
 t.test('manifest errors name the plugin and the problem; the service keeps running', async (t) => {
@@ -168,6 +169,11 @@ t.test('manifest errors name the plugin and the problem; the service keeps runni
     await mkdir(dir);
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', taskyard: { tasks: './taskyard.yaml' } }));
     await writeFile(join(dir, 'taskyard.yaml'), manifest);
+    if (name === 'bad-placeholder') {
+      const local = await cliIn(null, dir)(['task', 'run', '.']);
+      t.equal(local.code, 2, 'task run refuses it too');
+      t.match(local.stderr, /^taskyard task: Task 'placeholder': command\[1\]: unknown placeholder \{plugin_root\}/);
+    }
     const install = await cli(['plugin', 'install', dir]);
     t.equal(install.code, name === 'new-plugin' ? 0 : 1, `${name}: ${install.stdout}${install.stderr}`);
     t.match(install.stdout, outcome, `${name}: says why`);
