@@ -112,13 +112,8 @@ const checkedTask = (name: string, reports: string) => `
 t.test('inputs are checked before the process starts, outputs when it ends', async (t) => {
   const workspace = await mkdtemp(join(root, 'ws-'));
   const manifest = `tasks:${checkedTask('good', 'number')}${checkedTask('as-string', 'string')}${checkedTask('no-output', 'none')}${checkedTask('off-enum', 'enum')}\n`;
-  // Beside it, a manifest broken in place (edited after install): the listing names it, the rest works.
-  const broken = `tasks:${checkedTask('broken', 'number').replace('{plugin_dir}', '{nope}')}\n`;
-  await writeManifestPlugins(workspace, { checked: { manifest, files: { 'checked.py': CHECKED_PY } }, 'broken-plugin': { manifest: broken } });
+  await writeManifestPlugins(workspace, { checked: { manifest, files: { 'checked.py': CHECKED_PY } } });
   const svc = await startTestService(t, { workspace });
-  const listing = (await svc.call('list_installed_task_definitions')).body;
-  t.equal(listing.success, false);
-  t.match(listing.answer, /^ValueError: invalid task definitions: plugin broken-plugin: Task 'broken': command\[1\]: unknown placeholder \{nope\}; use \{plugin_dir\}/);
   const started = (name: string) => existsSync(join(workspace, `started-${name}`));
 
   for (const [label, args] of [
@@ -154,8 +149,12 @@ t.test('manifest errors name the plugin and the problem; the service keeps runni
   const workspace = await mkdtemp(join(root, 'ws-'));
   const good = `tasks:\n  - name: fine\n    task_type: fine\n    description: Prints a line and succeeds.\n    input: {type: object, properties: {}}\n    output: {type: object, properties: {}}\n    command: [python3, -c, "print('fine')"]\n`;
   const task = (name: string) => good.replaceAll('fine', name);
-  await writeManifestPlugins(workspace, { 'fine-plugin': { manifest: good } });
+  // One installed manifest broken in place (edited after install): the listing names it, the rest works.
+  await writeManifestPlugins(workspace, { 'fine-plugin': { manifest: good }, 'broken-plugin': { manifest: task('broken').replace('-c, ', '"{nope}", ') } });
   const svc = await startTestService(t, { workspace });
+  const listing = (await svc.call('list_installed_task_definitions')).body;
+  t.equal(listing.success, false);
+  t.match(listing.answer, /^ValueError: invalid task definitions: plugin broken-plugin: Task 'broken': command\[1\]: unknown placeholder \{nope\}; use \{plugin_dir\}/);
   const cli = cliIn(svc, root);
   const cases = {
     'bad-placeholder': [task('placeholder').replace('-c, ', '"{plugin_root}", '), /plugin bad-placeholder cannot be installed: plugin bad-placeholder: Task 'placeholder': command\[1\]: unknown placeholder \{plugin_root\}; use \{plugin_dir\}, \{task_dir\}, \{workspace\}, \{inputs_file\}/],
@@ -177,8 +176,9 @@ t.test('manifest errors name the plugin and the problem; the service keeps runni
     const install = await cli(['plugin', 'install', dir]);
     t.equal(install.code, name === 'new-plugin' ? 0 : 1, `${name}: ${install.stdout}${install.stderr}`);
     t.match(install.stdout, outcome, `${name}: says why`);
+    t.notMatch(install.stdout, /broken-plugin/, `${name}: the broken neighbour is not its problem`);
   }
-  t.same((await svc.call('list_plugins')).body.answer.map((p) => p.name), ['fine-plugin', 'new-plugin'], 'refused installs changed nothing');
+  t.same((await svc.call('list_plugins')).body.answer.map((p) => p.name), ['broken-plugin', 'fine-plugin', 'new-plugin'], 'refused installs changed nothing; the broken neighbour did not hold back a good one');
   for (const name of ['fine', 'new']) {
     const handle = (await svc.call('submit', { task: name })).body.answer;
     t.equal((await waitDone(svc, handle.task_id, handle.run_id)).state, 'succeeded', `${name} runs`);
