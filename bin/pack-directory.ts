@@ -1,5 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { isManifestFile } from '../runner/command-tasks.js';
 import { runNpm } from '../supervisor/plugins/run-npm.js';
 import { UsageError } from './cli-errors.js';
 
@@ -10,8 +11,9 @@ export async function isDirectory(path: string): Promise<boolean> {
 
 /**
  * Packs a plugin's package directory with `npm pack` into `into`, after checking what would make
- * the installed plugin fail: a package.json with `taskyard.tasks`, and that module built. npm runs
- * without lifecycle scripts (as the service runs it), so a TypeScript plugin is built beforehand.
+ * the installed plugin fail: a package.json with `taskyard.tasks`, and that module built (or that
+ * manifest there: a plugin of command Tasks has no build). npm runs without lifecycle scripts (as
+ * the service runs it), so a TypeScript plugin is built beforehand.
  */
 export async function packDirectory(dir: string, into: string): Promise<string> {
   const manifestText = await readFile(join(dir, 'package.json'), 'utf8').catch(() => undefined);
@@ -23,9 +25,10 @@ export async function packDirectory(dir: string, into: string): Promise<string> 
     throw new UsageError(`${join(dir, 'package.json')} is not valid JSON: ${(err as Error).message}`);
   }
   const tasks = manifest.taskyard?.tasks;
-  if (typeof tasks !== 'string') throw new UsageError(`${join(dir, 'package.json')} has no "taskyard": {"tasks": "<module>"}: the service would not know which module holds the Tasks`);
+  if (typeof tasks !== 'string') throw new UsageError(`${join(dir, 'package.json')} has no "taskyard": {"tasks": "<module or manifest>"}: the service would not know where the Tasks are declared`);
   if (/\.[cm]?ts$/.test(tasks)) throw new UsageError(`taskyard.tasks of ${dir} names ${tasks}, a TypeScript file Node does not run: point it at the compiled .js (e.g. ./dist/tasks.js) and build`);
   if (!(await stat(resolve(dir, tasks)).then((s) => s.isFile(), () => false))) {
+    if (isManifestFile(tasks)) throw new UsageError(`the manifest ${tasks} that taskyard.tasks of ${dir} names does not exist`);
     throw new UsageError(`the task module ${tasks} of ${dir} does not exist yet: build the plugin first (\`npm run build\` in ${dir})`);
   }
   await runNpm(['pack', resolve(dir), '--pack-destination', into], into, new AbortController().signal);

@@ -101,12 +101,20 @@ function manifest(name: string): Record<string, unknown> {
   };
 }
 
-/** `taskyard plugin init NAME`: writes a buildable, testable, installable plugin into ./<name>. */
-export async function initPlugin(name: string): Promise<number> {
+/**
+ * The new plugin's directory (./<name>) and task type, after checking the name and that nothing is
+ * there yet: what every scaffold starts from.
+ */
+export async function newPluginDir(name: string): Promise<{ dir: string; taskType: string }> {
   if (!PACKAGE_NAME.test(name)) throw new UsageError(`${JSON.stringify(name)} is not an npm package name (lower case letters, digits, . _ -, optionally @scope/)`);
   const dir = resolve(basename(name));
   if (await stat(dir).then(() => true, () => false)) throw new UsageError(`${dir} already exists: choose another name or remove it`);
-  const taskType = basename(name).replace(/[^A-Za-z0-9_-]/g, '-');
+  return { dir, taskType: basename(name).replace(/[^A-Za-z0-9_-]/g, '-') };
+}
+
+/** `taskyard plugin init NAME`: writes a buildable, testable, installable plugin into ./<name>. */
+export async function initPlugin(name: string): Promise<number> {
+  const { dir, taskType } = await newPluginDir(name);
   await mkdir(join(dir, 'src', 'test'), { recursive: true });
   await writeFile(join(dir, 'package.json'), `${JSON.stringify(manifest(name), null, 2)}\n`);
   await writeFile(join(dir, 'tsconfig.json'), `${JSON.stringify(TSCONFIG, null, 2)}\n`);

@@ -11,7 +11,7 @@ import { identityVariables, taskEnvironment } from '../supervisor/tasks/engines/
 import { RUNNER } from '../runner/runner-file.js';
 import { anonymousName, formatTaskId, normalizeSourceTasks, relativeTaskPath, taskDirOf } from '../supervisor/tasks/records/task-ids.js';
 import { nowIso, TASK_FILES, writeJsonAtomic } from '../core/task-record/record-files.js';
-import type { TaskDefinitionEntry } from '../runner/task-sdk.js';
+import type { DefinitionFields } from '../runner/task-sdk.js';
 import { splitArgs } from './cli-args.js';
 import { EXIT, runCommand, UsageError } from './cli-errors.js';
 import { checkRequired, parseFields, parseJsonArguments } from './field-values.js';
@@ -19,18 +19,19 @@ import { parameterLines } from './job-help.js';
 import { loadTaskModule, pickDefinition } from './task-module.js';
 import { statusLine } from './text-output.js';
 
-const USAGE = `usage: taskyard task run MODULE [--task NAME] [--input value ...] [--workspace DIR]
+const USAGE = `usage: taskyard task run PLUGIN [--task NAME] [--input value ...] [--workspace DIR]
 
-Runs one Task of a plugin's task module (the compiled .js) here, without a service: it writes the
-queued record into a workspace (--workspace DIR, default a new temporary directory, kept so the
-files can be inspected), starts the same task runner the service starts, then prints the Task's
-status, log and artifacts. Inputs are flags, as for submit (\`taskyard task run MODULE --help\`
-lists them). Exit code 0 when the Task succeeded, 1 when it failed, 2 on a usage error.`;
-
-/** The runner the service starts for every Task; the same file runs Tasks here. */
+Runs one Task of a plugin here, without a service. PLUGIN is the plugin's directory (its
+package.json names the Tasks in taskyard.tasks), its task module (the compiled .js) or its
+manifest of command Tasks (taskyard.yaml). It writes the queued record into a workspace
+(--workspace DIR, default a new temporary directory, kept so the files can be inspected), starts
+the same task runner the service starts, then prints the Task's status, log and artifacts. Inputs
+are flags, as for submit, checked against the Task's input schema before anything starts
+(\`taskyard task run PLUGIN --help\` lists them). Exit code 0 when the Task succeeded, 1 when it
+failed, 2 on a usage error.`;
 
 /** The queued record, as `submit` writes it, so the runner sees exactly what the service gives it. */
-async function writeQueued(workspace: string, def: TaskDefinitionEntry, config: Record<string, unknown> & { task_name: string }): Promise<{ dir: string; status: TaskStatus }> {
+async function writeQueued(workspace: string, def: DefinitionFields, config: Record<string, unknown> & { task_name: string }): Promise<{ dir: string; status: TaskStatus }> {
   const parts = { type: def.task_type, registration: def.name, name: config.task_name };
   const id = formatTaskId(parts);
   const dir = taskDirOf(workspace, id, parts);
@@ -51,7 +52,7 @@ async function writeQueued(workspace: string, def: TaskDefinitionEntry, config: 
 }
 
 /** Starts the runner with the identity variables the service's executor passes; resolves with its exit code. */
-async function runRunner(workspace: string, dir: string, status: TaskStatus, def: TaskDefinitionEntry, module: string): Promise<number | null> {
+async function runRunner(workspace: string, dir: string, status: TaskStatus, def: DefinitionFields, module: string): Promise<number | null> {
   const log = await open(join(dir, TASK_FILES.log), 'a');
   try {
     const identity = { workspace, dir, taskId: status.task_id, runId: status.run_id, taskType: status.task_type, registration: def.name, module };
@@ -89,7 +90,7 @@ async function report(workspace: string, dir: string, exitCode: number | null): 
   return EXIT.failure;
 }
 
-/** `taskyard task run MODULE --task NAME ...`: returns the exit code. */
+/** `taskyard task run PLUGIN --task NAME ...`: returns the exit code. */
 export function taskRunCommand(argv: string[]): Promise<number> {
   return runCommand('taskyard task', USAGE, async () => {
     const { job: action, options, fields } = splitArgs(argv);
@@ -100,7 +101,7 @@ export function taskRunCommand(argv: string[]): Promise<number> {
       return EXIT.success;
     }
     if (action !== 'run') throw new UsageError(action === undefined ? 'name an action: run' : `unknown action ${JSON.stringify(action)}`);
-    if (noModule) throw new UsageError('name the task module to run (the compiled .js file that package.json names in taskyard.tasks)');
+    if (noModule) throw new UsageError('name the plugin to run: its directory, its task module (the compiled .js) or its manifest (taskyard.yaml)');
     const { file, definitions } = await loadTaskModule(modulePath);
     const taskAt = inputs.findIndex((t) => t === '--task' || t.startsWith('--task='));
     const taskName = taskAt === -1 ? undefined : (inputs[taskAt]!.split('=')[1] ?? inputs[taskAt + 1]);

@@ -9,6 +9,7 @@ import { pluginsDirOf, readDependencies } from '../tasks/installed-plugins.js';
 import { STATE_DIR } from '../common/token-store.js';
 import { copyPrefix, pruneTarballs, readManifest, swapPrefix, TARBALLS } from './plugin-prefix.js';
 import { runNpm } from './run-npm.js';
+import { isManifestFile } from '../../runner/command-tasks.js';
 import { SerialQueue } from '../../core/serial-queue.js';
 import type { PluginInfo } from '../../schemas/plugins.js';
 
@@ -33,6 +34,8 @@ export interface PluginHost {
   stagedCatalog(root: string): DefinitionCatalog;
   /** The live catalog takes over a staged description whose prefix moved from `from` to `to`. */
   adoptDefinitions(staged: DefinitionCatalog, from: string, to: string): void;
+  /** Problems the live catalog found describing the installed plugins. */
+  definitionErrors(): readonly string[];
   /** Registration names of a plugin's Tasks in the live catalog. */
   registrationsOf(plugin: string): string[];
   isRegistrationActive(registration: string): boolean;
@@ -106,11 +109,15 @@ export class PluginManager {
     if (!manifest.tasks) throw new ValueError(`package ${name} is not a taskyard plugin: its package.json has no "taskyard": {"tasks": "<module>"}`);
     const staged = this.#rt.stagedCatalog(root);
     await staged.reload();
-    // Paths in the describer's messages point into a private work area: show them relative to it.
-    const errors = staged.errors.map((e) => e.replaceAll(`${prefix}/`, ''));
+    // Only problems this change brings refuse it: a plugin already installed and broken (a manifest
+    // edited in place) is named by the listing and must not hold back every other install.
+    const errors = await this.#newProblems(staged.errors, prefix);
     if (errors.length) throw new ValueError(`plugin ${name} cannot be installed: ${errors.join('; ')}`);
     const tasks = staged.registrationsOf(name);
-    if (!tasks.length) throw new ValueError(`plugin ${name} declares no Tasks (its module ${manifest.tasks} exports an empty list)`);
+    if (!tasks.length) {
+      const why = isManifestFile(manifest.tasks) ? `its manifest ${manifest.tasks} lists none` : `its module ${manifest.tasks} exports an empty list`;
+      throw new ValueError(`plugin ${name} declares no Tasks (${why})`);
+    }
     for (const task of tasks) {
       const { input_schema, output_schema } = staged.get(task)!.definition;
       for (const [label, schema] of [['input', input_schema], ['output', output_schema]] as const) {
@@ -122,6 +129,16 @@ export class PluginManager {
       }
     }
     return { result: { name, version: manifest.version, tasks }, staged };
+  }
+
+  /**
+   * The staged set's problems that the live set does not have, each with its paths shown relative
+   * to its prefix (the staged one is a private work area).
+   */
+  async #newProblems(staged: readonly string[], prefix: string): Promise<string[]> {
+    const relative = (roots: readonly string[]) => (e: string) => roots.reduce((text, root) => text.replaceAll(`${root}/`, ''), e);
+    const live = new Set(this.#rt.definitionErrors().map(relative([this.#live, await realpath(this.#live).catch(() => this.#live)])));
+    return staged.map(relative([prefix, await realpath(prefix)])).filter((e) => !live.has(e));
   }
 
   /** `uninstall_plugin`: refused while one of the plugin's Tasks is queued or running. */

@@ -156,6 +156,11 @@ export class Tasks {
     this.#catalog.adopt(staged, from, to);
   }
 
+  /** Problems the live catalog found describing the installed plugins (what a broken definition fails the listing with). */
+  definitionErrors(): readonly string[] {
+    return this.#catalog.errors;
+  }
+
   /** Registration names a plugin's definitions have in the live catalog. */
   registrationsOf(plugin: string): string[] {
     return this.#catalog.registrationsOf(plugin);
