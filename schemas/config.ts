@@ -86,7 +86,7 @@ export const TargetEntry = Type.Object(
 export const DEFAULT_AGENT_TOOLS = Object.freeze([
   'version', 'machine_status', 'list_machines', 'list_entries', 'preview_file', 'list_task_runs',
   'list_installed_task_definitions', 'get_task_definition', 'list_task_ids', 'list_task_statuses',
-  'status', 'read_task_log', 'get_task_graph', 'get_task_context',
+  'status', 'read_task_log', 'read_task_metrics', 'get_task_graph', 'get_task_context',
 ]);
 
 /** `agent`: the model server behind the Agent Jobs; absent, every Agent Job says what to set. */

@@ -19,7 +19,8 @@ t.test('every block of the Python tutorial works from a clean directory', async 
   const output = await runGuide(t, svc, script);
   t.equal(output.code, 0, output.text.slice(-4000));
   const text = output.text;
-  t.match(text, /epoch 5\/5: loss [\d.]+\n/, 'step 1: the plain script ran as a command Task (curl submit, logs --follow)');
+  t.match(text, /task command#command#first-fit {2}\(run \w+\)\n[\s\S]*epoch 5\/5: loss [\d.]+\n[\s\S]*command#command#first-fit {2}succeeded/, 'step 1: taskyard run ran the script as a Task and followed it');
+  t.match(text, /epoch 5\/5: loss [\d.]+\n[\s\S]*epoch 5\/5: loss [\d.]+\n/, 'step 1: the plain script ran as a command Task (curl submit, logs --follow)');
   t.match(text, /command#command#\S+ {2}succeeded in [\d.]+ s\nresult: \{"exit_code":0\}/, 'step 1: its status');
   t.match(text, /command#command#fit-1 {2}succeeded[^\n]*\nresult: \{"final_loss":[\d.]+,"exit_code":0\}\nartifact model: model\.json/, 'step 2: output and artifact');
   t.match(text, /\{"name":"loss","value":[\d.]+,"step":2,"timestamp":/, 'step 2: its metrics');
