@@ -139,7 +139,13 @@ function fill(template: string, values: Readonly<Record<Placeholder, string>>): 
 /** One manifest entry as a command Task; `pluginDir` is the manifest's directory. */
 export function manifestTask(value: unknown, pluginDir: string): CommandTaskDefinition {
   if (!isObject(value)) throw new DefinitionError('a Task in a manifest must be an object');
-  const fields = checkDefinitionFields(value);
+  // A script without inputs or outputs need not write empty schemas for them.
+  const empty = { type: 'object', properties: {} };
+  const fields = checkDefinitionFields({
+    ...value,
+    input: value['input'] ?? value['input_schema'] ?? empty,
+    output: value['output'] ?? value['output_schema'] ?? empty,
+  });
   const where = `Task '${fields.name}'`;
   const argv = value['command'];
   if (!Array.isArray(argv) || argv.length === 0) throw new DefinitionError(`${where}: command must be a non-empty array of strings (the program and its arguments, no shell)`);
@@ -169,7 +175,8 @@ export async function readManifest(file: string): Promise<CommandTaskDefinition[
   try {
     doc = /\.json$/i.test(file) ? JSON.parse(text) : (await importModule<{ parse(text: string): unknown }>('yaml')).parse(text);
   } catch (err) {
-    throw new DefinitionError(`the manifest ${file} could not be parsed: ${(err as Error).message}`);
+    // The parser's first line says what and where; the source excerpt after it is noise in an answer.
+    throw new DefinitionError(`the manifest ${file} could not be parsed: ${(err as Error).message.split('\n', 1)[0]}`);
   }
   const tasks = isObject(doc) ? doc['tasks'] : undefined;
   if (!Array.isArray(tasks)) throw new DefinitionError(`the manifest ${file} must have a list under "tasks"`);
