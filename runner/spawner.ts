@@ -13,27 +13,26 @@
  * service, which hands it a run directly: a hop through this process cost every start ~0.4 ms,
  * and several when this process was busy starting the next runner. The service says when a
  * runner has answered its run (`taken`) and how many runs wait for one (`want`); the pool is
- * refilled then, in the background. Each runner serves one run and exits; this process reaps it
- * and reports its exit.
+ * refilled then, in the background. A runner serves one run and exits, or, after a command run,
+ * goes back to the service's pool (`kept`: still counted here); this process reaps it and reports
+ * its exit.
  *
  * Its environment is already the Tasks' base environment. When the service goes away (the IPC
  * channel closes) it exits; idle runners exit with the service (their channel closes), and running
  * ones are left alone: a restarted service adopts them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync, rmSync } from 'node:fs';
+import { closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
 import { HANDLE_LOST_WARNING, HandoverBackoff } from './handover-backoff.js';
 import { onMessageLines } from './message-check.js';
 import { RUNNER } from './runner-file.js';
-import { NO_RUN_YET, RUN_FLAG, RUNNER_CHANNEL_FD, RUNNER_EVENTS, SPAWNER_ORDERS, type SpawnerEvent, type SpawnerOrder, type StartSpec } from './spawner-messages.js';
+import { NO_RUN_YET, RUN_FLAG, RUNNER_CHANNEL_FD, RUNNER_EVENTS, SLOT_LOG_FLAGS, SPAWNER_ORDERS, type SpawnerEvent, type SpawnerOrder, type StartSpec } from './spawner-messages.js';
 
 /** How often the spawner checks that the service is still connected (see `main` below). */
 const DISCONNECT_CHECK_MS = 500;
-/** A fresh slot log, written only at its end (O_APPEND), never through a link. */
-const SLOT_LOG_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW;
 /** After this many runners died before they were ready, in a row, waiting runs fail instead of retrying. */
 const MAX_FAILED_STARTS = 3;
 
@@ -135,8 +134,9 @@ class Spawner {
     }
     const message: SpawnerOrder = checked.message;
     if (message.type === 'spawn') return startDirect(message);
-    if (message.type === 'taken') {
-      this.#offered.delete(message.pid);
+    if (message.type === 'taken' || message.type === 'kept') {
+      // A kept runner comes back to the pool after its run: it stays counted as offered.
+      if (message.type === 'taken') this.#offered.delete(message.pid);
       this.#backoff.recovered();
     } else if (message.waiting > 0) {
       if (this.#growth === 0) send({ type: 'idle-limit', max: 2 * this.#config.poolSize });

@@ -92,7 +92,7 @@ export async function throughput(svc: ServiceProcess, args: SubmitArgs, total: n
   const first = (await jobCall<Handle>(connections[0]!, 'submit', args(0))).answer;
   await jobCall(connections[0]!, 'wait_task', { task_id: first.task_id, run_id: first.run_id });
   const spawner = (await childPids(svc.child.pid!))[0]!;
-  const before = { service: await processCpu(svc.child.pid!), spawner: await processCpu(spawner) };
+  const before = { service: await processCpu(svc.child.pid!), spawner: await processCpu(spawner), runners: await runnersCpu(spawner) };
   let next = 0;
   let succeeded = 0;
   const running: number[] = [];
@@ -112,11 +112,24 @@ export async function throughput(svc: ServiceProcess, args: SubmitArgs, total: n
   const perSecond = (total / (performance.now() - start)) * 1000;
   // The runners' CPU shows on the spawner once it has reaped them: wait for the last ones' exits.
   await delay(500);
-  const after = { service: await processCpu(svc.child.pid!), spawner: await processCpu(spawner) };
+  const after = { service: await processCpu(svc.child.pid!), spawner: await processCpu(spawner), runners: await runnersCpu(spawner) };
   const perTask = (seconds: number) => (1000 * seconds) / total;
-  const cpu = { service: perTask(after.service.self - before.service.self), spawner: perTask(after.spawner.self - before.spawner.self), runners: perTask(after.spawner.reaped - before.spawner.reaped) };
+  const cpu = { service: perTask(after.service.self - before.service.self), spawner: perTask(after.spawner.self - before.spawner.self), runners: perTask(after.runners - before.runners) };
   for (const conn of connections) conn.close();
   return { perSecond, succeeded, running, cpu };
+}
+
+/**
+ * CPU seconds of the task runners so far: those the spawner reaped, and those alive (a runner
+ * that serves more than one command run is reaped late), each with the commands it reaped.
+ */
+async function runnersCpu(spawner: number): Promise<number> {
+  let seconds = (await processCpu(spawner)).reaped;
+  for (const pid of await childPids(spawner)) {
+    const cpu = await processCpu(pid).catch(() => ({ self: 0, reaped: 0 }));
+    seconds += cpu.self + cpu.reaped;
+  }
+  return seconds;
 }
 
 /**

@@ -1,0 +1,70 @@
+/**
+ * Between two command runs of one pooled runner: what the first left is ended, and the runner is
+ * put back as it was when it started, so the next run sees nothing of the last. A command run's
+ * code never runs inside the runner (runner/command-run.ts starts it as a child), so what a run
+ * changes in the runner is known: its environment (the run's identity, PYTHONPATH, the CA
+ * variable), its working directory, its title (the run_id a restarted service finds in /proc), its
+ * stdout and stderr (the slot log it renamed onto the run's `task.log`), and the processes the
+ * command left (ended by the run's mark and the runner's process group). Descriptors the runner
+ * opens are close-on-exec (libuv opens every file so), so no command inherits them; the run's
+ * files are closed by the run itself (see main.ts).
+ */
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { killLeftovers } from '../workers/kill-tree.js';
+import { parseStat } from '../workers/process-tree.js';
+import { NO_RUN_YET, RUN_FLAG, SLOT_LOG_FLAGS } from './spawner-messages.js';
+
+/** How long a command's leftovers get after SIGTERM before SIGKILL. */
+const LEFTOVER_GRACE_MS = 1_000;
+
+export class PooledRunnerState {
+  readonly #slotLog: string;
+  readonly #env: Readonly<Record<string, string | undefined>>;
+  readonly #cwd: string;
+  /** Clock ticks since boot when this runner started: whatever a run started is younger. */
+  readonly #since: number;
+
+  /** Taken before the runner's first run, with the slot log its stdout and stderr wrote to. */
+  constructor(slotLog: string) {
+    this.#slotLog = slotLog;
+    this.#env = { ...process.env };
+    this.#cwd = process.cwd();
+    this.#since = Number(parseStat(readFileSync('/proc/self/stat', 'utf8'))?.startTime ?? 0);
+  }
+
+  /**
+   * Ends what the run `runId` left and resets the runner. False when that could not be done
+   * (something of the run survived SIGKILL, the pool directory is gone): the runner must exit.
+   */
+  async endRun(runId: string): Promise<boolean> {
+    if (!(await killLeftovers(`TASKYARD_RUN_ID=${runId}`, this.#since, LEFTOVER_GRACE_MS))) return false;
+    try {
+      this.#reopenOutput();
+    } catch {
+      return false;
+    }
+    for (const name of Object.keys(process.env)) if (!(name in this.#env)) delete process.env[name];
+    Object.assign(process.env, this.#env);
+    process.chdir(this.#cwd);
+    process.title = [process.argv0, process.argv[1], RUN_FLAG, NO_RUN_YET].join(' ');
+    return true;
+  }
+
+  /**
+   * Points stdout and stderr (descriptors 1 and 2) at a fresh slot log, as the spawner started the
+   * runner: the next run renames it onto its own `task.log`, and nothing more reaches the last
+   * run's log. Node has no dup2, but open(2) always answers the lowest free descriptor: closing 1
+   * then opening gives 1 again (nothing else in the runner opens files meanwhile: this is
+   * synchronous, and no asynchronous file work is left between runs). Checked all the same.
+   */
+  #reopenOutput(): void {
+    for (const fd of [1, 2]) {
+      closeSync(fd);
+      const opened = openSync(this.#slotLog, SLOT_LOG_FLAGS, 0o644);
+      if (opened !== fd) {
+        closeSync(opened);
+        throw new Error(`the slot log opened as descriptor ${opened}, not ${fd}`);
+      }
+    }
+  }
+}
