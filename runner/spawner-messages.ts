@@ -40,14 +40,15 @@ const startSpecFields = { runId: nonEmptyText, cwd: nonEmptyText, logFile: nonEm
 /**
  * Service → spawner: start one task runner (`spawn`); a pooled runner it was handed has answered
  * its run, so it is no longer idle (`taken`), or took a command run and comes back to the pool
- * after it (`kept`: it still counts as the spawner's); runs are waiting for one (`want`).
- * `waiting` is how many runs wait for a pooled runner now: the spawner keeps that many starting
- * beyond its idle pool.
+ * after it (`kept`), and is idle again (`back`); runs are waiting for one (`want`). `waiting` is
+ * how many runs wait for a pooled runner now: the spawner keeps that many starting beyond its
+ * idle pool.
  */
 export type SpawnerOrder =
   | ({ type: 'spawn' } & StartSpec)
   | { type: 'taken'; pid: number; waiting: number }
   | { type: 'kept'; pid: number; waiting: number }
+  | { type: 'back'; pid: number }
   | { type: 'want'; waiting: number };
 
 /** `taken` and `want`: what the pool of runners is used for. */
@@ -57,6 +58,7 @@ export const SPAWNER_ORDERS = new MessageKinds<SpawnerOrder>('service to spawner
   spawn: startSpecFields,
   taken: { pid: processId, waiting: count },
   kept: { pid: processId, waiting: count },
+  back: { pid: processId },
   want: { waiting: count },
 });
 

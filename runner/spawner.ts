@@ -14,8 +14,8 @@
  * and several when this process was busy starting the next runner. The service says when a
  * runner has answered its run (`taken`) and how many runs wait for one (`want`); the pool is
  * refilled then, in the background. A runner serves one run and exits, or, after a command run,
- * goes back to the service's pool (`kept`: still counted here); this process reaps it and reports
- * its exit.
+ * goes back to the service's pool (`kept`, then `back`: it is replaced only when it is not back
+ * within KEPT_RETURN_MS); this process reaps it and reports its exit.
  *
  * Its environment is already the Tasks' base environment. When the service goes away (the IPC
  * channel closes) it exits; idle runners exit with the service (their channel closes), and running
@@ -33,6 +33,8 @@ import { NO_RUN_YET, RUN_FLAG, RUNNER_CHANNEL_FD, RUNNER_EVENTS, SLOT_LOG_FLAGS,
 
 /** How often the spawner checks that the service is still connected (see `main` below). */
 const DISCONNECT_CHECK_MS = 500;
+/** How long a runner kept for its command run may take to come back before the pool replaces it. */
+const KEPT_RETURN_MS = 1_000;
 /** After this many runners died before they were ready, in a row, waiting runs fail instead of retrying. */
 const MAX_FAILED_STARTS = 3;
 
@@ -104,6 +106,8 @@ class Spawner {
   /** Pooled runners starting, and those handed to the service that have not answered a run yet. */
   #starting = 0;
   readonly #offered = new Set<number>();
+  /** Pooled runners alive (idle, offered, or serving runs). */
+  readonly #live = new Set<number>();
   /** Runs the service says wait for a pooled runner. */
   #waiting = 0;
   /**
@@ -134,10 +138,21 @@ class Spawner {
     }
     const message: SpawnerOrder = checked.message;
     if (message.type === 'spawn') return startDirect(message);
+    if (message.type === 'back') {
+      // Idle again at the service: counted as offered, unless it exited meanwhile.
+      if (this.#live.has(message.pid)) this.#offered.add(message.pid);
+      return;
+    }
     if (message.type === 'taken' || message.type === 'kept') {
-      // A kept runner comes back to the pool after its run: it stays counted as offered.
-      if (message.type === 'taken') this.#offered.delete(message.pid);
+      this.#offered.delete(message.pid);
       this.#backoff.recovered();
+      if (message.type === 'kept' && message.waiting === 0) {
+        // It comes back after its run: replaced only if its run is a long one (not back by then),
+        // so a short command run costs no Node start at all.
+        this.#waiting = 0;
+        setTimeout(() => this.refill(), KEPT_RETURN_MS).unref();
+        return;
+      }
     } else if (message.waiting > 0) {
       if (this.#growth === 0) send({ type: 'idle-limit', max: 2 * this.#config.poolSize });
       this.#growth = this.#config.poolSize;
@@ -207,6 +222,7 @@ class Spawner {
       child.once('exit', (code, signal) => {
         if (!ready) return this.#failedStart(slotLog);
         // Idle, or handed a run: the service hears of the exit either way (it maps the pid).
+        this.#live.delete(child.pid!);
         if (this.#offered.delete(child.pid!)) this.refill();
         send({ type: 'exited', pid: child.pid!, code, signal });
       });
@@ -220,6 +236,7 @@ class Spawner {
         this.#starting--;
         this.#failedStarts = 0;
         this.#offered.add(child.pid!);
+        this.#live.add(child.pid!);
         stopReading(channel);
         send({ type: 'ready', pid: child.pid! }, channel);
       }, onRefused);

@@ -158,3 +158,14 @@ t.test("a restarted service adopts a reused runner's run, which then succeeds", 
   await waitFor(async () => !(await isRunning(runner)), 20_000, 'the runner to exit after the adopted run');
   t.pass('the runner exited');
 });
+
+t.test('runners kept by long command runs do not keep the next run waiting: the pool starts others', async (t) => {
+  const svc = await startTaskService(t, { config: { service: { runner_pool_size: 1 } } });
+  t.teardown(() => killTaskProcesses(svc.workspace));
+  const long = [];
+  for (let i = 0; i < 3; i++) long.push(await submitOk(t, svc, { task: 'command', argv: [PYTHON, '-c', 'import time\ntime.sleep(300)'] }));
+  for (const h of long) await waitState(svc, h.task_id, 'running', 30_000);
+  const short = (await waitTask(svc, await submitOk(t, svc, { task: 'command', argv: ['true'] }))).status;
+  t.equal(short.state, 'succeeded', 'a fourth run got a runner while three kept theirs');
+  for (const h of long) t.equal((await svc.call('cancel', { task_id: h.task_id })).body.answer, true);
+});

@@ -20,7 +20,7 @@ function refusal<U>(t: Test, checked: Checked<U>): string {
 }
 
 t.test('well-formed messages of every kind pass, typed, in each direction', async (t) => {
-  const orders = [{ type: 'spawn', ...spec }, { type: 'taken', pid: 12, waiting: 0 }, { type: 'kept', pid: 12, waiting: 1 }, { type: 'want', waiting: 3 }];
+  const orders = [{ type: 'spawn', ...spec }, { type: 'taken', pid: 12, waiting: 0 }, { type: 'kept', pid: 12, waiting: 1 }, { type: 'back', pid: 12 }, { type: 'want', waiting: 3 }];
   for (const order of orders) t.same(SPAWNER_ORDERS.check(order), { ok: true, message: order }, order.type);
   const events: SpawnerEvent[] = [
     { type: 'spawned', runId: spec.runId, pid: 7, startedAt: null },

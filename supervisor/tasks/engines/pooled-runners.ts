@@ -49,7 +49,7 @@ interface Waiter {
  * channels), idle until a run comes, and the runs waiting for one, in order. A run is written
  * straight to the runner's channel and its answer read from it; the spawner hears `taken` once
  * the runner answered (then it refills the pool), `kept` when it took a command run and comes
- * back after it (see #serve), and `want` when runs wait.
+ * back after it (see #serve), `back` once it is idle again, and `want` when runs wait.
  *
  * A runner that died before it took its run is told apart from one that died after: taking a run
  * begins with moving its slot log onto the run's `task.log`, so a runner whose channel closed
@@ -186,7 +186,8 @@ export class PooledRunners {
     runner.runEnded(ended.exitCode);
     if ((await channel.next()).type !== 'ready' || runner.stopping) return channel.destroy();
     const next = this.#renew(runner);
-    if (next) this.#add(next, channel, true);
-    else channel.destroy();
+    if (!next) return channel.destroy();
+    this.#notify({ type: 'back', pid: next.pid! });
+    this.#add(next, channel, true);
   }
 }
