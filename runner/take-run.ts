@@ -118,6 +118,7 @@ export function takeRun(): TakenRun {
   // Same length as the arguments it replaces (NO_RUN_YET is as long as a run_id), so it fits.
   process.title = [process.argv0, process.argv[1], RUN_FLAG, run.runId].join(' ');
   const reuse = reusable(process.env);
+  if (reuse) state.runTaken();
   return {
     acknowledge: (startedAt) => {
       send({ type: 'accepted', startedAt, reusable: reuse });
