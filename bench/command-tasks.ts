@@ -6,7 +6,9 @@
  * Also where one command-true Task's time and CPU go: a task runner's start (what a runner that
  * served more than one command run would save), the service and spawner, and the command.
  * `COMMAND_TASKS_N=100` (Tasks per batch), `COMMAND_TASKS_CLIENTS=8` (concurrent clients),
- * `COMMAND_TASKS_SEQ=50` (sequential submits timed).
+ * `COMMAND_TASKS_SEQ=50` (sequential submits timed); `COMMAND_TASKS_BASELINE=DIR` also measures
+ * `command: true` and the demo on the service built in DIR (e.g. a scratch build of the commit
+ * before runners served more than one command run), in the same run.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -24,8 +26,14 @@ import { spawnLoop, stats, submitLatency, throughput, type SubmitArgs, type Thro
 
 const PYTHON = '/usr/bin/python3';
 
-/** The Tasks compared, each with the bare command that is its floor (none for the demo). */
-const VARIANTS: ReadonlyArray<{ label: string; args: SubmitArgs; bare?: readonly string[] }> = [
+/** A Task compared, with the bare command that is its floor (none for the demo). */
+interface Variant {
+  label: string;
+  args: SubmitArgs;
+  bare?: readonly string[];
+}
+
+const VARIANTS: readonly Variant[] = [
   { label: 'command: true', args: () => ({ task: 'command', argv: ['true'] }), bare: ['true'] },
   { label: 'command: python3 -c pass', args: () => ({ task: 'command', argv: [PYTHON, '-c', 'pass'] }), bare: [PYTHON, '-c', 'pass'] },
   { label: 'stepped demo (TypeScript)', args: (i) => ({ task: 'demo', x: i, y: 2 }) },
@@ -68,19 +76,25 @@ export async function run(): Promise<void> {
   for (const v of VARIANTS) if (v.bare) floors.set(v.label, await spawnLoop(v.bare, total, clients));
   const starts = await runnerStarts(20);
 
-  // A token is configured, so `command` is offered (and the bench's caller may call shell).
-  const svc = await startServiceProcess();
   const latency = new Map<string, Awaited<ReturnType<typeof submitLatency>>>();
   const rates = new Map<string, Throughput>();
-  try {
-    for (const v of VARIANTS) latency.set(v.label, await submitLatency(svc, v.args, sequential));
-    for (const v of VARIANTS) rates.set(v.label, await throughput(svc, v.args, total, clients));
-  } finally {
-    await svc.stop();
-  }
+  const measure = async (variants: readonly Variant[], root?: string) => {
+    // A token is configured, so `command` is offered (and the bench's caller may call shell).
+    const svc = await startServiceProcess(root ? { root } : {});
+    try {
+      for (const v of variants) latency.set(v.label, await submitLatency(svc, v.args, sequential));
+      for (const v of variants) rates.set(v.label, await throughput(svc, v.args, total, clients));
+    } finally {
+      await svc.stop();
+    }
+  };
+  await measure(VARIANTS);
+  const baselineRoot = process.env['COMMAND_TASKS_BASELINE'];
+  const baseline: Variant[] = baselineRoot ? VARIANTS.filter((v) => v.label !== 'command: python3 -c pass').map((v) => ({ label: `  ${v.label}, service in COMMAND_TASKS_BASELINE`, args: v.args })) : [];
+  if (baselineRoot) await measure(baseline, baselineRoot);
 
   const latencyRows: Array<Array<string | number>> = [];
-  for (const v of VARIANTS) {
+  for (const v of [...VARIANTS, ...baseline]) {
     const floor = floors.get(v.label);
     if (floor) {
       const s = stats(floor.times);
@@ -98,7 +112,7 @@ export async function run(): Promise<void> {
 
   const demo = rates.get('stepped demo (TypeScript)')!;
   const rateRows: Array<Array<string | number>> = [];
-  for (const v of VARIANTS) {
+  for (const v of [...VARIANTS, ...baseline]) {
     const floor = floors.get(v.label);
     if (floor) rateRows.push([`bare spawn loop of ${v.bare!.join(' ')} (floor)`, floor.perSecond, '', '', '', floor.cpuMs.toFixed(1), '']);
     const t = rates.get(v.label)!;
