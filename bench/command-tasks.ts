@@ -131,9 +131,9 @@ export async function run(): Promise<void> {
   printTable('Where one command-true Task goes (CPU ms per Task, from the batch above)', ['part', 'CPU ms', '% of the Task'], [
     ['service (HTTP, index, records, follow)', commandTrue.cpu.service.toFixed(1), `${((100 * commandTrue.cpu.service) / allCpu).toFixed(0)} %`],
     ['spawner (starting and reaping runners)', commandTrue.cpu.spawner.toFixed(1), `${((100 * commandTrue.cpu.spawner) / allCpu).toFixed(0)} %`],
-    ['task runner (its Node start, the run, records)', runnerCpu.toFixed(1), `${((100 * runnerCpu) / allCpu).toFixed(0)} %`],
-    ['  of which the runner start alone (measured above)', starts.cpuMs.toFixed(1), `${((100 * starts.cpuMs) / allCpu).toFixed(0)} %`],
+    ['task runners (the run, its records, the command\'s start; their Node starts shared by the runs each served)', runnerCpu.toFixed(1), `${((100 * runnerCpu) / allCpu).toFixed(0)} %`],
     ['the command (bare spawn of true)', trueFloor.cpuMs.toFixed(1), `${((100 * trueFloor.cpuMs) / allCpu).toFixed(0)} %`],
+    ['(one task runner start, to ready: what a run paid when each runner served one)', starts.cpuMs.toFixed(1), ''],
   ]);
   printTable('Targets', ['measure', 'value', 'target'], [
     ['command true Tasks/s over demo Tasks/s', `${(commandTrue.perSecond / demo.perSecond).toFixed(2)}x`, '>= 4x'],
