@@ -103,11 +103,6 @@ export class LocalRunner implements Runner {
     this.#settle({ kind: 'exited', code: exitCode, signal: null });
   }
 
-  /** Whether the process went on to serve another run after this one's ended (see runEnded). */
-  get released(): boolean {
-    return this.#released;
-  }
-
   /** Whether the service is stopping its run (then it may serve no other). */
   get stopping(): boolean {
     return this.#stopping;
