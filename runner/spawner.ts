@@ -108,6 +108,8 @@ class Spawner {
   readonly #offered = new Set<number>();
   /** Pooled runners alive (idle, offered, or serving runs). */
   readonly #live = new Set<number>();
+  /** Runners serving a command run, which come back to the pool after it: when each was kept. */
+  readonly #kept = new Map<number, number>();
   /** Runs the service says wait for a pooled runner. */
   #waiting = 0;
   /**
@@ -140,18 +142,17 @@ class Spawner {
     if (message.type === 'spawn') return startDirect(message);
     if (message.type === 'back') {
       // Idle again at the service: counted as offered, unless it exited meanwhile.
-      if (this.#live.has(message.pid)) this.#offered.add(message.pid);
+      if (this.#kept.delete(message.pid) && this.#live.has(message.pid)) this.#offered.add(message.pid);
       return;
     }
     if (message.type === 'taken' || message.type === 'kept') {
       this.#offered.delete(message.pid);
       this.#backoff.recovered();
-      if (message.type === 'kept' && message.waiting === 0) {
-        // It comes back after its run: replaced only if its run is a long one (not back by then),
-        // so a short command run costs no Node start at all.
-        this.#waiting = 0;
-        setTimeout(() => this.refill(), KEPT_RETURN_MS).unref();
-        return;
+      if (message.type === 'kept') {
+        // It comes back after its run: counted as available for a while, replaced only if its run
+        // outlasts that, so a short command run costs no Node start at all.
+        this.#kept.set(message.pid, Date.now());
+        setTimeout(() => this.refill(), KEPT_RETURN_MS + 10).unref();
       }
     } else if (message.waiting > 0) {
       if (this.#growth === 0) send({ type: 'idle-limit', max: 2 * this.#config.poolSize });
@@ -180,7 +181,15 @@ class Spawner {
   refill(): void {
     if (!this.#config.poolDir || (this.#failedStarts >= MAX_FAILED_STARTS && this.#waiting === 0) || this.#backoff.holding) return;
     // Stops at a runner that could not be started: the next notice or exit tries again.
-    while (process.connected && this.#offered.size + this.#starting < this.#config.poolSize + this.#growth + this.#waiting && this.#startPooled());
+    while (process.connected && this.#offered.size + this.#starting + this.#returning() < this.#config.poolSize + this.#growth + this.#waiting && this.#startPooled());
+  }
+
+  /** Kept runners expected back soon (kept less than KEPT_RETURN_MS ago): not replaced yet. */
+  #returning(): number {
+    const since = Date.now() - KEPT_RETURN_MS;
+    let count = 0;
+    for (const keptAt of this.#kept.values()) if (keptAt > since) count++;
+    return count;
   }
 
   /** A runner that died before it was ready; after a few in a row, the waiting runs fail. */
@@ -223,6 +232,7 @@ class Spawner {
         if (!ready) return this.#failedStart(slotLog);
         // Idle, or handed a run: the service hears of the exit either way (it maps the pid).
         this.#live.delete(child.pid!);
+        this.#kept.delete(child.pid!);
         if (this.#offered.delete(child.pid!)) this.refill();
         send({ type: 'exited', pid: child.pid!, code, signal });
       });
