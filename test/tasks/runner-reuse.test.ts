@@ -87,6 +87,8 @@ t.test('a pooled runner serves the next command run; that run sees nothing of th
   t.equal(seen.env['TASKYARD_RUN_ID'], b.run_id, "run B carries its own run's mark");
   t.equal(seen.env['TASKYARD_TASK_ID'], b.task_id);
   t.equal(seen.env['TASKYARD_TASK_DIR'], bDir);
+  const helperDirs = (seen.env['PYTHONPATH'] ?? '').split(':').filter((dir) => dir.endsWith('/python'));
+  t.equal(helperDirs.length, 1, `the Python helper is on PYTHONPATH once, not once per run served: ${seen.env['PYTHONPATH']}`);
   t.equal(seen.cwd, await realpath(bDir), "run B runs in its own Task directory, not run A's cwd");
   for (const [fd, target] of Object.entries(seen.fds)) {
     t.notOk(target.includes(aDir) || target.includes('dir-a'), `run B's descriptor ${fd} (${target}) is nothing of run A's`);
