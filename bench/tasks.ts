@@ -14,22 +14,18 @@ import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { PACKAGE_ROOT } from '../core/build-info.js';
 import { startChildServer } from './lib/child-server.js';
-import { percentile, RawConnection, rawRequest, runLoad } from './lib/load.js';
-import { childPids, processCpu } from '../harness/process-cpu.js';
-import { BENCH_TOKEN, jobCall, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
+import { RawConnection, rawRequest, runLoad } from './lib/load.js';
+import { processCpu } from '../harness/process-cpu.js';
+import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { followAll } from './lib/sse-followers.js';
 import { isMain, printTable } from './lib/table.js';
 import { writeDemoRecords } from './lib/task-records.js';
 import { placeBenchPlugin } from './lib/bench-plugin.js';
+import { stats, submitLatency, throughput, type CpuPerTask, type Throughput } from './lib/task-load.js';
 
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
-const stats = (xs: number[]) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
-};
 
 async function call<T>(svc: ServiceProcess, name: string, args: Record<string, unknown>): Promise<{ answer: T; success: boolean }> {
   const res = await fetch(`${svc.url}/jobs/${name}`, { method: 'POST', headers: auth, body: JSON.stringify({ arguments: args }) });
@@ -61,85 +57,6 @@ async function bareSpawn(count: number): Promise<{ asIs: number[]; noCa: number[
   }
   await rm(dir, { recursive: true, force: true });
   return { asIs, noCa };
-}
-
-/**
- * Sequential demo submits: submit→running from the runner's started_at, submit→succeeded as
- * wait_task returns, both from the moment the client sends the submit. The client is a raw
- * keep-alive connection, as a script or agent that keeps one open sends: fetch spent ~0.7 ms of
- * its own before the request left, which no service can cut.
- */
-async function submitLatency(svc: ServiceProcess, count: number): Promise<{ running: number[]; succeeded: number[] }> {
-  const running: number[] = [];
-  const succeeded: number[] = [];
-  const conn = await RawConnection.open(svc.port);
-  try {
-    for (let i = 0; i < count + 3; i++) {
-      const start = Date.now();
-      const handle = (await jobCall<Handle>(conn, 'submit', { task: 'demo', x: i, y: 1 })).answer;
-      const done = await jobCall<{ started_at: string; state: string }>(conn, 'wait_task', { task_id: handle.task_id, run_id: handle.run_id });
-      if (i < 3) continue; // warm-up
-      succeeded.push(Date.now() - start);
-      running.push(Date.parse(done.answer.started_at) - start);
-    }
-  } finally {
-    conn.close();
-  }
-  return { running, succeeded };
-}
-
-/**
- * `total` submits from `clients` concurrent clients, each submitting then waiting for its Task:
- * sustained Tasks/s, and submit → running (the runner's started_at) of every Task. The clients are
- * raw keep-alive connections: fetch would spend ~3 ms of this machine's CPU per Task, CPU the
- * Tasks themselves need.
- */
-async function throughput(svc: ServiceProcess, total: number, clients: number, task: string): Promise<Throughput> {
-  const connections = await Promise.all(Array.from({ length: clients }, () => RawConnection.open(svc.port)));
-  // One run first: the spawner (which starts, and reaps, the runners) is up from then on.
-  const first = (await jobCall<Handle>(connections[0]!, 'submit', task === 'demo' ? { task, x: 0, y: 2 } : { task })).answer;
-  await jobCall(connections[0]!, 'wait_task', { task_id: first.task_id, run_id: first.run_id });
-  const spawner = (await childPids(svc.child.pid!))[0]!;
-  const before = { service: await processCpu(svc.child.pid!), spawner: await processCpu(spawner) };
-  let next = 0;
-  let succeeded = 0;
-  const running: number[] = [];
-  const start = performance.now();
-  await Promise.all(
-    connections.map(async (conn) => {
-      while (next < total) {
-        next++;
-        const submitted = Date.now();
-        const handle = (await jobCall<Handle>(conn, 'submit', task === 'demo' ? { task, x: next, y: 2 } : { task })).answer;
-        const done = await jobCall<{ started_at: string }>(conn, 'wait_task', { task_id: handle.task_id, run_id: handle.run_id });
-        if (done.success) succeeded++;
-        running.push(Date.parse(done.answer.started_at) - submitted);
-      }
-    }),
-  );
-  const perSecond = (total / (performance.now() - start)) * 1000;
-  // The runners' CPU shows on the spawner once it has reaped them: wait for the last ones' exits.
-  await delay(500);
-  const after = { service: await processCpu(svc.child.pid!), spawner: await processCpu(spawner) };
-  const perTask = (seconds: number) => (1000 * seconds) / total;
-  const cpu = { service: perTask(after.service.self - before.service.self), spawner: perTask(after.spawner.self - before.spawner.self), runners: perTask(after.spawner.reaped - before.spawner.reaped) };
-  for (const conn of connections) conn.close();
-  return { perSecond, succeeded, running, cpu };
-}
-
-interface Throughput {
-  perSecond: number;
-  succeeded: number;
-  /** submit → running (the runner's started_at) of every Task, ms. */
-  running: number[];
-  cpu: CpuPerTask;
-}
-
-/** CPU milliseconds per Task: the service, the spawner, and the task runners it started and reaped. */
-interface CpuPerTask {
-  service: number;
-  spawner: number;
-  runners: number;
 }
 
 /**
@@ -178,7 +95,7 @@ export async function latencyAndThroughput(): Promise<void> {
   const root = process.env['TASKS_ROOT'];
   const svc = await startServiceProcess(root ? { root } : {});
   try {
-    const { running, succeeded } = await submitLatency(svc, 100);
+    const { running, succeeded } = await submitLatency(svc, (i) => ({ task: 'demo', x: i, y: 1 }), 100);
     const spawnFloor = stats(spawnTimes.asIs);
     const rows: Array<Array<string | number>> = [
       ['bare node spawn, empty script, to exit (floor)', spawnFloor.p50, spawnFloor.p99, '1.00'],
@@ -191,7 +108,7 @@ export async function latencyAndThroughput(): Promise<void> {
     const noCaEnv = { ...process.env };
     delete noCaEnv['NODE_EXTRA_CA_CERTS'];
     const noCa = await spawnLoop(total, clients, noCaEnv);
-    const t = await throughput(svc, total, clients, 'demo');
+    const t = await throughput(svc, (i) => ({ task: 'demo', x: i, y: 2 }), total, clients);
     const plugin = quick ? undefined : await pluginThroughput(total, clients);
     const ratio = (rate: number) => (rate / noCa.perSecond).toFixed(2);
     const throughputRow = (label: string, r: Throughput) => [label, r.perSecond, ratio(r.perSecond), `${r.succeeded}/${total}`, stats(r.running).p50, stats(r.running).p99];
@@ -229,7 +146,7 @@ async function pluginThroughput(total: number, clients: number): Promise<Through
   await placeBenchPlugin(workspace, 'bench-noop', NOOP_PLUGIN);
   const svc = await startServiceProcess({ workspace });
   try {
-    return await throughput(svc, total, clients, 'noop');
+    return await throughput(svc, () => ({ task: 'noop' }), total, clients);
   } finally {
     await svc.stop();
     await rm(workspace, { recursive: true, force: true });

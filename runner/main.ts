@@ -7,7 +7,7 @@
  * one CommonJS file (`runner-main.cjs`, see bundle.mjs): loading this as several ES modules costs
  * ~8 ms. The entry `runner.cjs` runs it from V8's code cache (see runner-loader.ts).
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, readFileSync } from 'node:fs';
 import { openAppendFileSync } from '../workers/safe-file.js';
 import { describeError } from '../core/errors.js';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -57,26 +57,33 @@ function describeFailure(err: unknown): { error: string; exit_code: number } {
 
 let publisher: StatusPublisher | undefined;
 let reports: RunReports | undefined;
+let logFd: number | undefined;
 let finished = false;
+/** The run's terminal status is written (a runner may serve another run only then). */
+let recorded = false;
 
 /**
- * Records a failure and exits. When even that write fails (a full disk), the runner exits without
- * a terminal status and the service settles the record: it says why in the log.
+ * Records a failure; answers the exit code. When even that write fails (a full disk), the runner
+ * exits without a terminal status and the service settles the record: it says why in the log.
  */
-function fail(err: unknown): never {
-  if (!finished) {
-    finished = true;
-    const failure = describeFailure(err);
-    process.stderr.write(`${failure.error}\n${err instanceof Error && err.stack ? `${err.stack}\n` : ''}`);
-    try {
-      reports?.close();
-      publisher?.finish({ state: 'failed', result: {}, ...failure });
-    } catch (writeErr) {
-      process.stderr.write(`task runner: the failed status could not be written: ${(writeErr as Error).message}\n`);
-    }
-    process.exit(failure.exit_code);
+function recordFailure(err: unknown): number {
+  if (finished) return 1;
+  finished = true;
+  const failure = describeFailure(err);
+  process.stderr.write(`${failure.error}\n${err instanceof Error && err.stack ? `${err.stack}\n` : ''}`);
+  try {
+    reports?.close();
+    publisher?.finish({ state: 'failed', result: {}, ...failure });
+    recorded = publisher !== undefined;
+  } catch (writeErr) {
+    process.stderr.write(`task runner: the failed status could not be written: ${(writeErr as Error).message}\n`);
   }
-  process.exit(1);
+  return failure.exit_code;
+}
+
+/** Records a failure and exits. */
+function fail(err: unknown): never {
+  process.exit(recordFailure(err));
 }
 
 process.on('uncaughtException', fail);
@@ -94,8 +101,8 @@ function staleRun(status: TaskStatus): string | undefined {
   return `task runner: run ${runId ?? '?'} is not this Task's live run (its record says run ${status.run_id}, ${status.state}); nothing was started\n`;
 }
 
-async function main(): Promise<void> {
-  const acknowledge = takeRun();
+/** Runs the Task of the run just taken to its terminal record; answers the exit code. */
+async function runOnce(acknowledge: (startedAt: string | null) => void): Promise<number> {
   const dir = required('TASKYARD_TASK_DIR');
   let status: TaskStatus;
   try {
@@ -117,14 +124,14 @@ async function main(): Promise<void> {
   becomeRunAsUser(dir);
   const registration = required('TASKYARD_TASK_REGISTRATION');
   const moduleFile = process.env['TASKYARD_TASK_MODULE'] ?? '';
-  // Built-in Tasks open no TLS connection: only plugin code needs the extra CAs (loading node:tls
-  // for them costs ~4 ms per run).
-  await restoreExtraCaCerts({ tls: moduleFile !== '' });
+  // Built-in and manifest Tasks open no TLS connection in the runner: only plugin code needs the
+  // extra CAs (loading node:tls for them costs ~4 ms per run).
+  await restoreExtraCaCerts({ tls: moduleFile !== '' && !isManifestFile(moduleFile) });
   // Every Python process the Task starts can `import taskyard_task` (python/taskyard_task.py).
   process.env['PYTHONPATH'] = [PYTHON_HELPER_DIR, ...(process.env['PYTHONPATH'] ? [process.env['PYTHONPATH']] : [])].join(delimiter);
   const def = await loadDefinition(registration, moduleFile);
   const workspace = required('TASKYARD_WORKSPACE');
-  const logFd = openAppendFileSync(join(dir, TASK_FILES.log));
+  logFd = openAppendFileSync(join(dir, TASK_FILES.log));
   const runReports = (reports = new RunReports({ dir, registration, logFd }, publisher));
   const input = { ...status.config };
   let answer: unknown;
@@ -154,7 +161,24 @@ async function main(): Promise<void> {
   finished = true;
   // Round-trip through JSON so `result` carries the same nulls for non-finite numbers as metadata.
   publisher.finish({ state: 'succeeded', result: JSON.parse(JSON.stringify(output)) as Record<string, unknown>, error: '', exit_code: exitCode });
-  process.exit(exitCode);
+  recorded = true;
+  return exitCode;
+}
+
+/**
+ * One run, or (a pooled runner serving command runs, see take-run.ts and runner-reuse.ts) one
+ * after another: a failed command run is recorded here instead of exiting, and the runner goes
+ * back to the pool once its run's record is terminal.
+ */
+async function main(): Promise<void> {
+  for (;;) {
+    const run = takeRun();
+    const exitCode = await runOnce(run.acknowledge).catch(recordFailure);
+    if (logFd !== undefined) closeSync(logFd);
+    if (!recorded || !(await run.release(exitCode))) process.exit(exitCode);
+    publisher = reports = logFd = undefined;
+    finished = recorded = false;
+  }
 }
 
 main().catch(fail);

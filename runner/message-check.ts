@@ -31,6 +31,7 @@ export const processId = field<number>('a process id (a whole number > 0)', (v) 
 export const exitCode = field<number | null>('an exit code or null', (v) => v === null || Number.isSafeInteger(v));
 export const signalName = field<NodeJS.Signals | null>('a signal name or null', (v) => v === null || (typeof v === 'string' && /^SIG[A-Z0-9+-]+$/.test(v)));
 export const nullOnly = field<null>('null', (v) => v === null);
+export const truth = field<boolean>('true or false', (v) => typeof v === 'boolean');
 export const textOrNull = field<string | null>('a string or null', (v) => v === null || typeof v === 'string');
 export const textRecord = field<Record<string, string>>('an object of strings', (v) => isObject(v) && Object.values(v).every((x) => typeof x === 'string'));
 /** An object whose fields are all whole numbers >= 0 (TaskResources: cpus, gpus, memory_mb, time_limit_s). */

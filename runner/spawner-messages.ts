@@ -5,7 +5,8 @@
  * `import.meta` (see runner-file.ts).
  */
 import type { TaskResources } from '../schemas/tasks.js';
-import { count, countRecord, exitCode, MessageKinds, nonEmptyText, nullOnly, processId, signalName, text, textOrNull, textRecord } from './message-check.js';
+import { constants } from 'node:fs';
+import { count, countRecord, exitCode, MessageKinds, nonEmptyText, nullOnly, processId, signalName, text, textOrNull, textRecord, truth } from './message-check.js';
 
 /** The argument before a runner's run_id: `runner.cjs --run <run_id>`. */
 export const RUN_FLAG = '--run';
@@ -13,6 +14,8 @@ export const RUN_FLAG = '--run';
 export const NO_RUN_YET = '-'.repeat(32);
 /** A pooled runner's channel (to its spawner until ready, then to the service): JSON lines on a socket at this descriptor. */
 export const RUNNER_CHANNEL_FD = 3;
+/** A fresh slot log, written only at its end (O_APPEND), never through a link. */
+export const SLOT_LOG_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW;
 
 /**
  * What starting one run takes, whoever starts it: an engine (the executor seam), the spawner's
@@ -36,12 +39,16 @@ const startSpecFields = { runId: nonEmptyText, cwd: nonEmptyText, logFile: nonEm
 
 /**
  * Service → spawner: start one task runner (`spawn`); a pooled runner it was handed has answered
- * its run, so it is no longer idle (`taken`); runs are waiting for one (`want`). `waiting` is how
- * many runs wait for a pooled runner now: the spawner keeps that many starting beyond its idle pool.
+ * its run, so it is no longer idle (`taken`), or took a command run and comes back to the pool
+ * after it (`kept`), and is idle again (`back`); runs are waiting for one (`want`). `waiting` is
+ * how many runs wait for a pooled runner now: the spawner keeps that many starting beyond its
+ * idle pool.
  */
 export type SpawnerOrder =
   | ({ type: 'spawn' } & StartSpec)
   | { type: 'taken'; pid: number; waiting: number }
+  | { type: 'kept'; pid: number; waiting: number }
+  | { type: 'back'; pid: number }
   | { type: 'want'; waiting: number };
 
 /** `taken` and `want`: what the pool of runners is used for. */
@@ -50,6 +57,8 @@ export type PoolNotice = Exclude<SpawnerOrder, { type: 'spawn' }>;
 export const SPAWNER_ORDERS = new MessageKinds<SpawnerOrder>('service to spawner', {
   spawn: startSpecFields,
   taken: { pid: processId, waiting: count },
+  kept: { pid: processId, waiting: count },
+  back: { pid: processId },
   want: { waiting: count },
 });
 
@@ -84,16 +93,29 @@ export type RunAssignment = { type: 'run' } & StartSpec;
 
 export const RUN_ASSIGNMENTS = new MessageKinds<RunAssignment>('service to runner', { run: startSpecFields });
 
-/** Pooled runner → spawner (`ready`) and then → service. */
+/**
+ * Pooled runner → spawner (`ready`) and then → service. A runner that took a command run
+ * (`reusable`) says when the run is over (`ended`) and then `ready` again on the same channel.
+ */
 export type RunnerEvent =
   | { type: 'ready' }
-  /** It took the run and wrote `running` (started_at), or null when it failed before that. */
-  | { type: 'accepted'; startedAt: string | null }
+  /**
+   * It took the run and wrote `running` (started_at), or null when it failed before that.
+   * `reusable`: the run is a command run, whose code does not run in the runner: once it ends,
+   * the runner says `ended` and serves another run instead of exiting.
+   */
+  | { type: 'accepted'; startedAt: string | null; reusable: boolean }
   /** The run could not be taken over here (its log is on another file system): start a fresh runner. */
-  | { type: 'declined'; message: string };
+  | { type: 'declined'; message: string }
+  /**
+   * Its run is over: the terminal record is written and nothing carrying the run's mark is left.
+   * The runner lives on and resets itself for the next run (`ready` follows).
+   */
+  | { type: 'ended'; exitCode: number };
 
 export const RUNNER_EVENTS = new MessageKinds<RunnerEvent>('runner', {
   ready: {},
-  accepted: { startedAt: textOrNull },
+  accepted: { startedAt: textOrNull, reusable: truth },
   declined: { message: text },
+  ended: { exitCode: count },
 });

@@ -13,27 +13,28 @@
  * service, which hands it a run directly: a hop through this process cost every start ~0.4 ms,
  * and several when this process was busy starting the next runner. The service says when a
  * runner has answered its run (`taken`) and how many runs wait for one (`want`); the pool is
- * refilled then, in the background. Each runner serves one run and exits; this process reaps it
- * and reports its exit.
+ * refilled then, in the background. A runner serves one run and exits, or, after a command run,
+ * goes back to the service's pool (`kept`, then `back`: it is replaced only when it is not back
+ * within KEPT_RETURN_MS); this process reaps it and reports its exit.
  *
  * Its environment is already the Tasks' base environment. When the service goes away (the IPC
  * channel closes) it exits; idle runners exit with the service (their channel closes), and running
  * ones are left alone: a restarted service adopts them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync, rmSync } from 'node:fs';
+import { closeSync, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Socket } from 'node:net';
 import { openAppendFileSync, UnsafeFileError } from '../workers/safe-file.js';
 import { HANDLE_LOST_WARNING, HandoverBackoff } from './handover-backoff.js';
 import { onMessageLines } from './message-check.js';
 import { RUNNER } from './runner-file.js';
-import { NO_RUN_YET, RUN_FLAG, RUNNER_CHANNEL_FD, RUNNER_EVENTS, SPAWNER_ORDERS, type SpawnerEvent, type SpawnerOrder, type StartSpec } from './spawner-messages.js';
+import { NO_RUN_YET, RUN_FLAG, RUNNER_CHANNEL_FD, RUNNER_EVENTS, SLOT_LOG_FLAGS, SPAWNER_ORDERS, type SpawnerEvent, type SpawnerOrder, type StartSpec } from './spawner-messages.js';
 
 /** How often the spawner checks that the service is still connected (see `main` below). */
 const DISCONNECT_CHECK_MS = 500;
-/** A fresh slot log, written only at its end (O_APPEND), never through a link. */
-const SLOT_LOG_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND | constants.O_NOFOLLOW;
+/** How long a runner kept for its command run may take to come back before the pool replaces it. */
+const KEPT_RETURN_MS = 1_000;
 /** After this many runners died before they were ready, in a row, waiting runs fail instead of retrying. */
 const MAX_FAILED_STARTS = 3;
 
@@ -105,6 +106,10 @@ class Spawner {
   /** Pooled runners starting, and those handed to the service that have not answered a run yet. */
   #starting = 0;
   readonly #offered = new Set<number>();
+  /** Pooled runners alive (idle, offered, or serving runs). */
+  readonly #live = new Set<number>();
+  /** Runners serving a command run, which come back to the pool after it: when each was kept. */
+  readonly #kept = new Map<number, number>();
   /** Runs the service says wait for a pooled runner. */
   #waiting = 0;
   /**
@@ -135,9 +140,20 @@ class Spawner {
     }
     const message: SpawnerOrder = checked.message;
     if (message.type === 'spawn') return startDirect(message);
-    if (message.type === 'taken') {
+    if (message.type === 'back') {
+      // Idle again at the service: counted as offered, unless it exited meanwhile.
+      if (this.#kept.delete(message.pid) && this.#live.has(message.pid)) this.#offered.add(message.pid);
+      return;
+    }
+    if (message.type === 'taken' || message.type === 'kept') {
       this.#offered.delete(message.pid);
       this.#backoff.recovered();
+      if (message.type === 'kept') {
+        // It comes back after its run: counted as available for a while, replaced only if its run
+        // outlasts that, so a short command run costs no Node start at all.
+        this.#kept.set(message.pid, Date.now());
+        setTimeout(() => this.refill(), KEPT_RETURN_MS + 10).unref();
+      }
     } else if (message.waiting > 0) {
       if (this.#growth === 0) send({ type: 'idle-limit', max: 2 * this.#config.poolSize });
       this.#growth = this.#config.poolSize;
@@ -165,7 +181,15 @@ class Spawner {
   refill(): void {
     if (!this.#config.poolDir || (this.#failedStarts >= MAX_FAILED_STARTS && this.#waiting === 0) || this.#backoff.holding) return;
     // Stops at a runner that could not be started: the next notice or exit tries again.
-    while (process.connected && this.#offered.size + this.#starting < this.#config.poolSize + this.#growth + this.#waiting && this.#startPooled());
+    while (process.connected && this.#offered.size + this.#starting + this.#returning() < this.#config.poolSize + this.#growth + this.#waiting && this.#startPooled());
+  }
+
+  /** Kept runners expected back soon (kept less than KEPT_RETURN_MS ago): not replaced yet. */
+  #returning(): number {
+    const since = Date.now() - KEPT_RETURN_MS;
+    let count = 0;
+    for (const keptAt of this.#kept.values()) if (keptAt > since) count++;
+    return count;
   }
 
   /** A runner that died before it was ready; after a few in a row, the waiting runs fail. */
@@ -207,6 +231,8 @@ class Spawner {
       child.once('exit', (code, signal) => {
         if (!ready) return this.#failedStart(slotLog);
         // Idle, or handed a run: the service hears of the exit either way (it maps the pid).
+        this.#live.delete(child.pid!);
+        this.#kept.delete(child.pid!);
         if (this.#offered.delete(child.pid!)) this.refill();
         send({ type: 'exited', pid: child.pid!, code, signal });
       });
@@ -220,6 +246,7 @@ class Spawner {
         this.#starting--;
         this.#failedStarts = 0;
         this.#offered.add(child.pid!);
+        this.#live.add(child.pid!);
         stopReading(channel);
         send({ type: 'ready', pid: child.pid! }, channel);
       }, onRefused);

@@ -1,15 +1,30 @@
 import { closeSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import type { Checked } from './message-check.js';
 import { RUN_ASSIGNMENTS, RUN_FLAG, RUNNER_CHANNEL_FD, type RunAssignment, type RunnerEvent } from './spawner-messages.js';
+import { COMMAND_TASK, isManifestFile } from './command-tasks.js';
+import { PooledRunnerState } from './runner-reuse.js';
 
 /** What a runner tells the service once it has written its `running` record (or failed before). */
 export type Acknowledge = (startedAt: string | null) => void;
 
-function send(event: RunnerEvent): void {
+/** A run this runner took. */
+export interface TakenRun {
+  readonly acknowledge: Acknowledge;
+  /**
+   * Once the run's terminal record is written: true when this runner goes back to the pool for
+   * another run (a pooled runner that served a command run, reset), false when it must exit.
+   */
+  release(exitCode: number): Promise<boolean>;
+}
+
+/** True when the service heard it; false when the channel is gone (the service went away). */
+function send(event: RunnerEvent): boolean {
   try {
     writeSync(RUNNER_CHANNEL_FD, `${JSON.stringify(event)}\n`);
+    return true;
   } catch {
     // The service is gone: a restarted one finds this run in /proc.
+    return false;
   }
 }
 
@@ -38,6 +53,22 @@ function receive(): Checked<RunAssignment> | null {
   }
 }
 
+/**
+ * Whether a run may leave this runner alive for the next: a command run (built-in `command` or a
+ * manifest Task, whose code runs in a process of its own, never in the runner) that does not
+ * change the runner's user (`service.run_as` cannot be undone).
+ */
+function reusable(env: NodeJS.ProcessEnv): boolean {
+  if (env['TASKYARD_RUN_AS']) return false;
+  const module = env['TASKYARD_TASK_MODULE'] ?? '';
+  return module === '' ? env['TASKYARD_TASK_REGISTRATION'] === COMMAND_TASK : isManifestFile(module);
+}
+
+const notReused = async () => false;
+
+/** A pooled runner's state as it started (its environment, working directory, title, stdout): restored between runs. */
+let pooled: PooledRunnerState | undefined;
+
 /** Says the run cannot be taken here, and exits (its slot log removed). */
 function decline(slotLog: string, message: string): never {
   send({ type: 'declined', message });
@@ -59,11 +90,13 @@ function decline(slotLog: string, message: string): never {
  * returned acknowledges the run once the caller has written its `running` record, so the service
  * shows `running` from that message instead of waiting for a file watch.
  */
-export function takeRun(): Acknowledge {
-  if (process.env['TASKYARD_TASK_DIR']) return () => undefined;
+export function takeRun(): TakenRun {
+  if (!pooled && process.env['TASKYARD_TASK_DIR']) return { acknowledge: () => undefined, release: notReused };
   const slotIndex = process.argv.indexOf('--slot-log');
   const slotLog = slotIndex > 0 ? process.argv[slotIndex + 1] : undefined;
   if (!slotLog) throw new Error('task runner: TASKYARD_TASK_DIR is not set and no spawner hands over a run');
+  pooled ??= new PooledRunnerState(slotLog);
+  const state = pooled;
   send({ type: 'ready' });
   const received = receive();
   if (!received) {
@@ -84,9 +117,15 @@ export function takeRun(): Acknowledge {
   process.chdir(run.cwd);
   // Same length as the arguments it replaces (NO_RUN_YET is as long as a run_id), so it fits.
   process.title = [process.argv0, process.argv[1], RUN_FLAG, run.runId].join(' ');
-  return (startedAt) => {
-    send({ type: 'accepted', startedAt });
-    // The Task's own subprocesses must not inherit the channel.
-    closeSync(RUNNER_CHANNEL_FD);
+  const reuse = reusable(process.env);
+  if (reuse) state.runTaken();
+  return {
+    acknowledge: (startedAt) => {
+      send({ type: 'accepted', startedAt, reusable: reuse });
+      // The Task's own subprocesses must not inherit the channel. A command run's process gets
+      // the protocol channel at the same descriptor (command-run.ts), which replaces this one in it.
+      if (!reuse) closeSync(RUNNER_CHANNEL_FD);
+    },
+    release: async (exitCode) => reuse && (await state.endRun(run.runId)) && send({ type: 'ended', exitCode }),
   };
 }

@@ -66,3 +66,26 @@ export async function killProcessTree(root: number, graceMs = KILL_GRACE_MS, mar
     while (Date.now() < gone && (await aliveOf(victims)).length > 0) await delay(POLL_MS);
   }
 }
+
+/**
+ * Kills what a finished command left behind, from inside the runner that served it (which lives
+ * on): the members of the caller's process group and every process carrying `mark` started since
+ * `since` (clock ticks since boot), with their descendants, the caller excepted. SIGTERM, then
+ * SIGKILL after `graceMs`, in a few bounded rounds. True once none is left.
+ */
+export async function killLeftovers(mark: string, since: number, graceMs = KILL_GRACE_MS): Promise<boolean> {
+  const find = async () => (await collectTree([process.pid], { entry: mark, since })).filter((e) => e.pid !== process.pid);
+  let victims = await find();
+  if (victims.length === 0) return true;
+  await Promise.all(victims.map((e) => signalEntry(e, 'SIGTERM')));
+  const deadline = Date.now() + graceMs;
+  while (Date.now() < deadline && (await aliveOf(victims)).length > 0) await delay(POLL_MS);
+  for (let round = 0; round < KILL_ROUNDS; round++) {
+    victims = await find();
+    if (victims.length === 0) return true;
+    await Promise.all(victims.map((e) => signalEntry(e, 'SIGKILL')));
+    const gone = Date.now() + KILL_WAIT_MS;
+    while (Date.now() < gone && (await aliveOf(victims)).length > 0) await delay(POLL_MS);
+  }
+  return (await find()).length === 0;
+}

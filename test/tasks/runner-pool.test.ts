@@ -212,8 +212,8 @@ t.test('a runner channel yields its JSON lines, across chunks, and ignores what 
   const refused: string[] = [];
   onMessageLines(stream, RUNNER_EVENTS, (event) => events.push(event), (error) => refused.push(error));
   stream.write('{"type":"rea');
-  stream.write('dy"}\nnot json\n{"type":"accepted","startedAt":null}\n{"type":');
+  stream.write('dy"}\nnot json\n{"type":"accepted","startedAt":null,"reusable":false}\n{"type":');
   await new Promise((resolve) => setImmediate(resolve));
-  t.same(events, [{ type: 'ready' }, { type: 'accepted', startedAt: null }]);
+  t.same(events, [{ type: 'ready' }, { type: 'accepted', startedAt: null, reusable: false }]);
   t.match(refused, [/not JSON/]);
 });

@@ -20,7 +20,7 @@ function refusal<U>(t: Test, checked: Checked<U>): string {
 }
 
 t.test('well-formed messages of every kind pass, typed, in each direction', async (t) => {
-  const orders = [{ type: 'spawn', ...spec }, { type: 'taken', pid: 12, waiting: 0 }, { type: 'want', waiting: 3 }];
+  const orders = [{ type: 'spawn', ...spec }, { type: 'taken', pid: 12, waiting: 0 }, { type: 'kept', pid: 12, waiting: 1 }, { type: 'back', pid: 12 }, { type: 'want', waiting: 3 }];
   for (const order of orders) t.same(SPAWNER_ORDERS.check(order), { ok: true, message: order }, order.type);
   const events: SpawnerEvent[] = [
     { type: 'spawned', runId: spec.runId, pid: 7, startedAt: null },
@@ -33,7 +33,7 @@ t.test('well-formed messages of every kind pass, typed, in each direction', asyn
   ];
   for (const event of events) t.same(SPAWNER_EVENTS.check(event), { ok: true, message: event }, event.type);
   t.same(RUN_ASSIGNMENTS.parse(JSON.stringify({ type: 'run', ...spec })), { ok: true, message: { type: 'run', ...spec } });
-  for (const line of ['{"type":"ready"}', '{"type":"accepted","startedAt":"2026-01-01T00:00:00.000Z"}', '{"type":"accepted","startedAt":null}', '{"type":"declined","message":"EXDEV"}']) {
+  for (const line of ['{"type":"ready"}', '{"type":"accepted","startedAt":"2026-01-01T00:00:00.000Z","reusable":false}', '{"type":"accepted","startedAt":null,"reusable":true}', '{"type":"declined","message":"EXDEV"}', '{"type":"ended","exitCode":3}']) {
     t.ok(RUNNER_EVENTS.parse(line).ok, line);
   }
   t.ok(SPAWNER_EVENTS.check({ type: 'ready', pid: 8, extra: true }).ok, 'a field the shape does not name is let through');
@@ -57,7 +57,9 @@ t.test('each kind of bad message is refused with what was wrong', async (t) => {
   t.match(refusal(t, SPAWNER_ORDERS.check({ type: 'spawn', ...spec, cwd: '' })), /spawn\.cwd is "", not a non-empty string/);
   t.match(refusal(t, SPAWNER_ORDERS.check({ type: 'spawn', ...spec, resources: { cpus: 'many' } })), /spawn\.resources is \{"cpus":"many"\}, not an object of whole numbers/);
   t.match(refusal(t, RUN_ASSIGNMENTS.parse(JSON.stringify({ type: 'run', ...spec, logFile: null }))), /^a service to runner message was refused: run\.logFile is null/);
-  t.match(refusal(t, RUNNER_EVENTS.parse('{"type":"accepted","startedAt":5}')), /accepted\.startedAt is 5, not a string or null/);
+  t.match(refusal(t, RUNNER_EVENTS.parse('{"type":"accepted","startedAt":5,"reusable":false}')), /accepted\.startedAt is 5, not a string or null/);
+  t.match(refusal(t, RUNNER_EVENTS.parse('{"type":"accepted","startedAt":null,"reusable":"yes"}')), /accepted\.reusable is "yes", not true or false/);
+  t.match(refusal(t, RUNNER_EVENTS.parse('{"type":"ended","exitCode":-1}')), /ended\.exitCode is -1, not a whole number >= 0/);
   const long = refusal(t, RUNNER_EVENTS.parse(`{"type":"declined","message":{"text":"${'x'.repeat(500)}"}}`));
   t.ok(long.length < 200, 'a long value is shown cut short');
 });

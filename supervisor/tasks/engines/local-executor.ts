@@ -45,7 +45,7 @@ export class LocalExecutor implements Executor {
     this.#env = opts.env;
     this.#spawnerArgs = opts.poolSize > 0 ? [opts.poolDir, String(opts.poolSize), String(opts.growthHoldMs ?? 10_000)] : [];
     this.#graceMs = opts.graceMs;
-    this.#pool = opts.poolSize > 0 ? new PooledRunners((notice) => this.#notify(notice)) : undefined;
+    this.#pool = opts.poolSize > 0 ? new PooledRunners((notice) => this.#notify(notice), (runner) => this.#spawner?.renew(runner)) : undefined;
   }
 
   /** Pooled runners ready for a run now. */
@@ -88,6 +88,8 @@ export class LocalExecutor implements Executor {
   async stop(runner: Runner): Promise<void> {
     const { pid } = runner;
     if (pid === null) return;
+    // A pooled runner whose run already ended serves another run now: nothing of this one is left.
+    if (runner instanceof LocalRunner && !runner.beginStop()) return;
     const runId = runner instanceof LocalRunner ? runner.runId : null;
     await killProcessTree(pid, this.#graceMs, runId === null ? undefined : runMark(runId));
     const deadline = Date.now() + GONE_WITHIN_MS;

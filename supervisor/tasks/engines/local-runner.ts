@@ -17,6 +17,10 @@ export class LocalRunner implements Runner {
   #startedAt: string | null = null;
   /** Set when its spawner died before the run it serves was known: it is watched from then on. */
   #orphanedBy: AbortSignal | null = null;
+  /** Its run is over but the process lives on, serving another run (see runEnded). */
+  #released = false;
+  /** The service is stopping its run: the process must not serve another. */
+  #stopping = false;
   readonly #end: (end: RunnerEnd) => void;
   readonly #up: (up: boolean | Error) => void;
 
@@ -87,6 +91,27 @@ export class LocalRunner implements Runner {
     this.#runId = runId;
     this.#startedAt = startedAt;
     if (this.#orphanedBy) this.#watch(this.#orphanedBy);
+  }
+
+  /**
+   * A pooled runner that served a command run says the run is over (its terminal record written,
+   * its leftovers ended) and lives on for another run, as another LocalRunner: this one's end is
+   * the run's end, and nothing may stop the process for it any more.
+   */
+  runEnded(exitCode: number): void {
+    this.#released = true;
+    this.#settle({ kind: 'exited', code: exitCode, signal: null });
+  }
+
+  /** Whether the service is stopping its run (then it may serve no other). */
+  get stopping(): boolean {
+    return this.#stopping;
+  }
+
+  /** The service begins to stop its run; false when the process already serves another run. */
+  beginStop(): boolean {
+    this.#stopping = true;
+    return !this.#released;
   }
 
   /** Its spawner reported its exit. */

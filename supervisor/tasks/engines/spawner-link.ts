@@ -70,6 +70,19 @@ export class SpawnerLink {
     });
   }
 
+  /**
+   * A pooled runner of this spawner whose command run ended and that is ready for another: the
+   * same process as a new LocalRunner (its exit, reported by pid, settles the run it serves next).
+   * Undefined when the process is not this spawner's live runner (it exited, or its spawner died).
+   */
+  renew(runner: LocalRunner): LocalRunner | undefined {
+    const { pid } = runner;
+    if (pid === null || this.#runners.get(pid) !== runner) return undefined;
+    const next = LocalRunner.ready(pid);
+    this.#runners.set(pid, next);
+    return next;
+  }
+
   notify(notice: PoolNotice): void {
     this.#child.send(notice, () => undefined);
   }
