@@ -13,6 +13,7 @@ import { writeAllSync } from '../core/task-record/record-files.js';
 import { PROTOCOL_ENV, PROTOCOL_FD, ReportLines, TASK_PROTOCOL_VERSION } from './task-protocol.js';
 import type { RunReports } from './run-reports.js';
 import { TaskError } from './task-sdk.js';
+import { clockTicksNow, endLeftovers } from './leftovers.js';
 
 /** What to run: argv (no shell), its working directory, and variables over the runner's own. */
 export interface CommandSpec {
@@ -94,6 +95,7 @@ export async function runCommand(spec: CommandSpec, reports: RunReports, logFd: 
     // Said below.
   }
   if (!cwdIsDir) throw commandFailure('FileNotFoundError', `working directory not found: ${spec.cwd}`, 1);
+  const since = clockTicksNow();
   const child = spawn(argv0, spec.argv.slice(1), {
     cwd: spec.cwd,
     // Python writes to a file in blocks: unbuffered, its prints reach the log as they are made.
@@ -129,6 +131,9 @@ export async function runCommand(spec: CommandSpec, reports: RunReports, logFd: 
   child.stderr?.destroy();
   await applied;
   reports.endOpenSteps();
+  // The run ends with its command: what it left running (a server started with `&`, a daemon) is ended.
+  const runId = process.env['TASKYARD_RUN_ID'];
+  if (runId && !(await endLeftovers(`TASKYARD_RUN_ID=${runId}`, since))) reports.log('warning', 'processes the command left could not all be ended');
 
   if ('error' in end) throw startFailure(argv0, end.error);
   const { code, signal } = end;

@@ -9,44 +9,9 @@
  * opens are close-on-exec (libuv opens every file so), so no command inherits them; the run's
  * files are closed by the run itself (see main.ts).
  */
-import { closeSync, openSync, readdirSync, readFileSync } from 'node:fs';
-import { killLeftovers } from '../workers/kill-tree.js';
-import { parseStat } from '../workers/process-tree.js';
+import { closeSync, openSync } from 'node:fs';
+import { clockTicksNow, endLeftovers } from './leftovers.js';
 import { NO_RUN_YET, RUN_FLAG, SLOT_LOG_FLAGS } from './spawner-messages.js';
-
-/** How long a command's leftovers get after SIGTERM before SIGKILL. */
-const LEFTOVER_GRACE_MS = 1_000;
-/** Clock ticks per second of /proc start times (USER_HZ). */
-const CLOCK_TICKS = 100;
-
-/**
- * Whether anything of the run may be left: a member of this runner's process group, or a process
- * started since the run was taken that carries its mark. One synchronous pass over /proc (the
- * runner has nothing else to do between runs): with the promises of the asynchronous walk
- * (workers/process-tree.ts) the same look cost a short run a third of its CPU. Only when it finds
- * something does the full kill (killLeftovers) run.
- */
-function anyLeftover(mark: string, since: number): boolean {
-  for (const name of readdirSync('/proc')) {
-    const pid = Number(name);
-    if (!Number.isInteger(pid) || pid === process.pid) continue;
-    let entry;
-    try {
-      entry = parseStat(readFileSync(`/proc/${pid}/stat`, 'latin1'));
-    } catch {
-      continue; // gone meanwhile
-    }
-    if (!entry || entry.state === 'Z' || entry.state === 'X') continue;
-    if (entry.pgid === process.pid) return true;
-    if (Number(entry.startTime) < since) continue;
-    try {
-      if (`\0${readFileSync(`/proc/${pid}/environ`, 'latin1')}\0`.includes(`\0${mark}\0`)) return true;
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-  return false;
-}
 
 export class PooledRunnerState {
   readonly #slotLog: string;
@@ -64,8 +29,7 @@ export class PooledRunnerState {
 
   /** A run was taken now (before it started anything). */
   runTaken(): void {
-    // /proc/uptime is in seconds; process start times are in clock ticks (USER_HZ, 100 on Linux).
-    this.#since = Math.floor(Number(readFileSync('/proc/uptime', 'latin1').split(' ')[0]) * CLOCK_TICKS) - CLOCK_TICKS;
+    this.#since = clockTicksNow();
   }
 
   /**
@@ -74,7 +38,7 @@ export class PooledRunnerState {
    */
   async endRun(runId: string): Promise<boolean> {
     const mark = `TASKYARD_RUN_ID=${runId}`;
-    if (anyLeftover(mark, this.#since) && !(await killLeftovers(mark, this.#since, LEFTOVER_GRACE_MS))) return false;
+    if (!(await endLeftovers(mark, this.#since))) return false;
     try {
       this.#reopenOutput();
     } catch {

@@ -75,6 +75,21 @@ t.test('the time limit ends a command and everything it started', async (t) => {
   t.same(await processesOfRun(handle.run_id), [], 'nothing of the run is left');
 });
 
+t.test('a command run ends with its command: what it left in the background (a daemon included) is ended', async (t) => {
+  const workspace = await makeWorkspace(t);
+  t.teardown(() => killTaskProcesses(workspace));
+  // A pool of 0 starts a runner for the run alone, which is not reused: the end is the run's, not the pool's.
+  for (const pool of [0, 2]) {
+    const svc = await startTaskService(t, { workspace, config: { service: { runner_pool_size: pool } } });
+    const handle = await submitOk(t, svc, { task: 'command', argv: ['sh', '-c', 'sleep 600 & setsid sleep 601 & echo started'], task_name: `pool-${pool}` });
+    const { status } = await waitTask(svc, handle);
+    t.equal(status.state, 'succeeded', status.error);
+    // Ended before the record is written: nothing is left once wait_task has answered.
+    t.same(await processesOfRun(handle.run_id), [], `runner_pool_size ${pool}: nothing of the run is left`);
+    await svc.close();
+  }
+});
+
 t.test('GPU leases: a command run asking for a GPU in its resources input sees only the GPU it holds', async (t) => {
   const workspace = await makeWorkspace(t);
   t.teardown(() => killTaskProcesses(workspace));
