@@ -55,26 +55,32 @@ function describeFailure(err: unknown): { error: string; exit_code: number } {
   return { error: describeError(err), exit_code: err instanceof TaskError ? Math.min(255, Math.max(1, err.exitCode)) : 1 };
 }
 
-let publisher: StatusPublisher | undefined;
-let reports: RunReports | undefined;
-let logFd: number | undefined;
-let finished = false;
-/** The run's terminal status is written (a runner may serve another run only then). */
-let recorded = false;
+/** What the runner holds of the run it serves now: what a failure, caught anywhere, needs to record it. */
+interface CurrentRun {
+  publisher?: StatusPublisher;
+  reports?: RunReports;
+  logFd?: number;
+  /** Its terminal status was written or tried: a later failure changes nothing. */
+  finished: boolean;
+  /** Its terminal status is written (a runner may serve another run only then). */
+  recorded: boolean;
+}
+
+let current: CurrentRun = { finished: false, recorded: false };
 
 /**
  * Records a failure; answers the exit code. When even that write fails (a full disk), the runner
  * exits without a terminal status and the service settles the record: it says why in the log.
  */
 function recordFailure(err: unknown): number {
-  if (finished) return 1;
-  finished = true;
+  if (current.finished) return 1;
+  current.finished = true;
   const failure = describeFailure(err);
   process.stderr.write(`${failure.error}\n${err instanceof Error && err.stack ? `${err.stack}\n` : ''}`);
   try {
-    reports?.close();
-    publisher?.finish({ state: 'failed', result: {}, ...failure });
-    recorded = publisher !== undefined;
+    current.reports?.close();
+    current.publisher?.finish({ state: 'failed', result: {}, ...failure });
+    current.recorded = current.publisher !== undefined;
   } catch (writeErr) {
     process.stderr.write(`task runner: the failed status could not be written: ${(writeErr as Error).message}\n`);
   }
@@ -105,20 +111,21 @@ function staleRun(status: TaskStatus): string | undefined {
 async function runOnce(acknowledge: (startedAt: string | null) => void): Promise<number> {
   const dir = required('TASKYARD_TASK_DIR');
   let status: TaskStatus;
+  let publisher: StatusPublisher;
   try {
     status = JSON.parse(readFileSync(join(dir, TASK_FILES.status), 'utf8')) as TaskStatus;
     const stale = staleRun(status);
     if (stale) {
-      finished = true;
+      current.finished = true;
       acknowledge(null);
       process.stderr.write(stale);
       process.exit(1);
     }
-    publisher = new StatusPublisher(dir, status);
+    publisher = current.publisher = new StatusPublisher(dir, status);
     publisher.markRunning(process.pid);
   } finally {
     // The record says `running` before the service hears it; a failure here is still an answer.
-    acknowledge(publisher?.status.started_at ?? null);
+    acknowledge(current.publisher?.status.started_at ?? null);
   }
   // Before any Task code loads: with `service.run_as` it runs as that user from here on.
   becomeRunAsUser(dir);
@@ -131,8 +138,8 @@ async function runOnce(acknowledge: (startedAt: string | null) => void): Promise
   process.env['PYTHONPATH'] = [PYTHON_HELPER_DIR, ...(process.env['PYTHONPATH'] ? [process.env['PYTHONPATH']] : [])].join(delimiter);
   const def = await loadDefinition(registration, moduleFile);
   const workspace = required('TASKYARD_WORKSPACE');
-  logFd = openAppendFileSync(join(dir, TASK_FILES.log));
-  const runReports = (reports = new RunReports({ dir, registration, logFd }, publisher));
+  const logFd = (current.logFd = openAppendFileSync(join(dir, TASK_FILES.log)));
+  const runReports = (current.reports = new RunReports({ dir, registration, logFd }, publisher));
   const input = { ...status.config };
   let answer: unknown;
   if (isCommandTask(def)) {
@@ -158,10 +165,10 @@ async function runOnce(acknowledge: (startedAt: string | null) => void): Promise
     input_params: status.config,
     output_params: output,
   }, { durable: true });
-  finished = true;
+  current.finished = true;
   // Round-trip through JSON so `result` carries the same nulls for non-finite numbers as metadata.
   publisher.finish({ state: 'succeeded', result: JSON.parse(JSON.stringify(output)) as Record<string, unknown>, error: '', exit_code: exitCode });
-  recorded = true;
+  current.recorded = true;
   return exitCode;
 }
 
@@ -174,10 +181,9 @@ async function main(): Promise<void> {
   for (;;) {
     const run = takeRun();
     const exitCode = await runOnce(run.acknowledge).catch(recordFailure);
-    if (logFd !== undefined) closeSync(logFd);
-    if (!recorded || !(await run.release(exitCode))) process.exit(exitCode);
-    publisher = reports = logFd = undefined;
-    finished = recorded = false;
+    if (current.logFd !== undefined) closeSync(current.logFd);
+    if (!current.recorded || !(await run.release(exitCode))) process.exit(exitCode);
+    current = { finished: false, recorded: false };
   }
 }
 
