@@ -158,8 +158,8 @@ t.test('manifest errors name the plugin and the problem; the service keeps runni
   const cli = cliIn(svc, root);
   const cases = {
     'bad-placeholder': [task('placeholder').replace('-c, ', '"{plugin_root}", '), /plugin bad-placeholder cannot be installed: plugin bad-placeholder: Task 'placeholder': command\[1\]: unknown placeholder \{plugin_root\}; use \{plugin_dir\}, \{task_dir\}, \{workspace\}, \{inputs_file\}/],
-    'bad-command': [task('nocommand').replace(/ {4}command:.*\n/, ''), /plugin bad-command cannot be installed: plugin bad-command: Task 'nocommand': command must be a non-empty array of strings/],
-    'bad-yaml': ['tasks:\n  - name: x\n   command: [\n', /plugin bad-yaml cannot be installed: plugin bad-yaml: the manifest node_modules\/bad-yaml\/taskyard\.yaml could not be parsed: /],
+    // A missing command and a manifest that does not parse reach the same refusal: their texts are
+    // checked where the manifest is read (test/tasks/manifest-tasks.test.ts), one install less each.
     'bad-empty': ['tasks: []\n', /plugin bad-empty declares no Tasks \(its manifest \.\/taskyard\.yaml lists none\)/],
     'new-plugin': [task('new'), /"name": "new-plugin"/],
   } as const;

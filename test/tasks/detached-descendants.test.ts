@@ -60,6 +60,9 @@ for (const { poolSize, end } of CASES) {
     const pids = await waitFor(() => Promise.all([pidIn(dir, 'setsid.pid'), pidIn(dir, 'nohup.pid')]).catch(() => null), 15_000, 'the detached pids');
     t.teardown(() => pids.forEach((pid) => { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } }));
     t.same(await Promise.all(pids.map(isRunning)), [true, true], 'both detached processes run');
+    // `$!` is written as the child is forked, before it has called setsid: under load the test can
+    // read /proc between the two. Wait (bounded) for both to have left the group.
+    await waitFor(async () => (await Promise.all(pids.map(readProcess))).every((e) => e !== undefined && e.pgid !== running.pid), 10_000, 'the detached processes to leave the run\'s process group');
     for (const pid of pids) {
       const entry = await readProcess(pid);
       t.not(entry?.pgid, running.pid, `${pid} left the run's process group`);

@@ -1,5 +1,8 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
-import { commandTask, manifestTask } from '../../runner/command-tasks.js';
+import { commandTask, manifestTask, readManifest } from '../../runner/command-tasks.js';
 
 const place = { workspace: '/ws', dir: '/ws/train/train#fit#a', inputsFile: '/ws/train/train#fit#a/inputs.json' };
 const base = { name: 'fit', task_type: 'train', description: 'Fits a line and reports its loss.', command: ['python3', '{plugin_dir}/fit.py'] };
@@ -31,4 +34,20 @@ t.test('the command Task: argv as given, cwd inside the workspace only, env chec
   t.throws(() => commandTask.command({ argv: ['true'], cwd: '/etc' }, place), /cwd must be a path relative to the workspace/);
   t.throws(() => commandTask.command({ argv: ['true'], env: { 'A-B': '1' } }, place), /"A-B" is not a variable name/);
   t.throws(() => commandTask.command({ argv: [''] }, place), /argv must be a non-empty array of strings whose first is the program/);
+});
+
+t.test('a manifest file: YAML or JSON; one that does not parse or lists no tasks says so in one line', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-manifest-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const write = async (name: string, text: string) => {
+    await writeFile(join(dir, name), text);
+    return join(dir, name);
+  };
+  const yaml = await readManifest(await write('ok.yaml', 'tasks:\n  - name: fit\n    task_type: train\n    description: Fits a line and reports its loss.\n    command: [python3, "{plugin_dir}/fit.py"]\n'));
+  t.same(yaml.map((d) => [d.name, d.command({}, place).argv]), [['fit', ['python3', `${dir}/fit.py`]]], '{plugin_dir} is the manifest directory');
+  const json = await readManifest(await write('ok.json', JSON.stringify({ tasks: [base] })));
+  t.same(json.map((d) => d.name), ['fit']);
+  const bad = await write('bad.yaml', 'tasks:\n  - name: x\n   command: [\n');
+  await t.rejects(readManifest(bad), { message: new RegExp(`^the manifest ${bad} could not be parsed: [^\\n]+$`) });
+  await t.rejects(readManifest(await write('none.yaml', 'name: x\n')), { message: /must have a list under "tasks"/ });
 });
