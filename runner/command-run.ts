@@ -129,11 +129,13 @@ export async function runCommand(spec: CommandSpec, reports: RunReports, logFd: 
   await Promise.all([endedWithin(channel, DRAIN_MS), endedWithin(child.stderr, DRAIN_MS)]);
   channel?.destroy();
   child.stderr?.destroy();
-  await applied;
-  reports.endOpenSteps();
-  // The run ends with its command: what it left running (a server started with `&`, a daemon) is ended.
+  // The run ends with its command: what it left running (a server started with `&`, a daemon) is
+  // ended now, before anything below can fail (a pooled runner serves its next run only after this).
   const runId = process.env['TASKYARD_RUN_ID'];
-  if (runId && !(await endLeftovers(`TASKYARD_RUN_ID=${runId}`, since))) reports.log('warning', 'processes the command left could not all be ended');
+  const ended = !runId || (await endLeftovers(`TASKYARD_RUN_ID=${runId}`, since));
+  await applied;
+  if (!ended) reports.log('warning', 'processes the command left could not all be ended');
+  reports.endOpenSteps();
 
   if ('error' in end) throw startFailure(argv0, end.error);
   const { code, signal } = end;

@@ -48,7 +48,17 @@ function anyLeftover(mark: string, since: number): boolean {
   return false;
 }
 
+/** Something a run left survived SIGKILL (a process stuck in the kernel): this runner serves no other run. */
+let survived = false;
+
 /** Ends what the run marked `mark` left (started since `since`); true once nothing of it is left. */
 export async function endLeftovers(mark: string, since: number): Promise<boolean> {
-  return !anyLeftover(mark, since) || killLeftovers(mark, since, LEFTOVER_GRACE_MS);
+  const ended = !anyLeftover(mark, since) || (await killLeftovers(mark, since, LEFTOVER_GRACE_MS));
+  survived ||= !ended;
+  return ended;
+}
+
+/** Whether a process of a run this runner served is still alive, though it was killed. */
+export function leftoversSurvived(): boolean {
+  return survived;
 }

@@ -10,15 +10,13 @@
  * files are closed by the run itself (see main.ts).
  */
 import { closeSync, openSync } from 'node:fs';
-import { clockTicksNow, endLeftovers } from './leftovers.js';
+import { leftoversSurvived } from './leftovers.js';
 import { NO_RUN_YET, RUN_FLAG, SLOT_LOG_FLAGS } from './spawner-messages.js';
 
 export class PooledRunnerState {
   readonly #slotLog: string;
   readonly #env: Readonly<Record<string, string | undefined>>;
   readonly #cwd: string;
-  /** Clock ticks since boot when the current run was taken: whatever it started is younger. */
-  #since = 0;
 
   /** Taken before the runner's first run, with the slot log its stdout and stderr wrote to. */
   constructor(slotLog: string) {
@@ -27,18 +25,13 @@ export class PooledRunnerState {
     this.#cwd = process.cwd();
   }
 
-  /** A run was taken now (before it started anything). */
-  runTaken(): void {
-    this.#since = clockTicksNow();
-  }
-
   /**
-   * Ends what the run `runId` left and resets the runner. False when that could not be done
-   * (something of the run survived SIGKILL, the pool directory is gone): the runner must exit.
+   * Resets the runner after its run. What the run's command left was ended when the command
+   * exited, before its record was written (command-run.ts). False when the runner cannot serve
+   * another run (something of a run survived SIGKILL, the pool directory is gone): it must exit.
    */
-  async endRun(runId: string): Promise<boolean> {
-    const mark = `TASKYARD_RUN_ID=${runId}`;
-    if (!(await endLeftovers(mark, this.#since))) return false;
+  endRun(): boolean {
+    if (leftoversSurvived()) return false;
     try {
       this.#reopenOutput();
     } catch {

@@ -118,7 +118,6 @@ export function takeRun(): TakenRun {
   // Same length as the arguments it replaces (NO_RUN_YET is as long as a run_id), so it fits.
   process.title = [process.argv0, process.argv[1], RUN_FLAG, run.runId].join(' ');
   const reuse = reusable(process.env);
-  if (reuse) state.runTaken();
   return {
     acknowledge: (startedAt) => {
       send({ type: 'accepted', startedAt, reusable: reuse });
@@ -126,6 +125,6 @@ export function takeRun(): TakenRun {
       // the protocol channel at the same descriptor (command-run.ts), which replaces this one in it.
       if (!reuse) closeSync(RUNNER_CHANNEL_FD);
     },
-    release: async (exitCode) => reuse && (await state.endRun(run.runId)) && send({ type: 'ended', exitCode }),
+    release: async (exitCode) => reuse && state.endRun() && send({ type: 'ended', exitCode }),
   };
 }
