@@ -13,7 +13,7 @@ import { writeAllSync } from '../core/task-record/record-files.js';
 import { PROTOCOL_ENV, PROTOCOL_FD, ReportLines, TASK_PROTOCOL_VERSION } from './task-protocol.js';
 import type { RunReports } from './run-reports.js';
 import { TaskError } from './task-sdk.js';
-import { clockTicksNow, endLeftovers } from './leftovers.js';
+import { clockTicksNow, endLeftovers, lastPid } from './leftovers.js';
 
 /** What to run: argv (no shell), its working directory, and variables over the runner's own. */
 export interface CommandSpec {
@@ -96,6 +96,7 @@ export async function runCommand(spec: CommandSpec, reports: RunReports, logFd: 
   }
   if (!cwdIsDir) throw commandFailure('FileNotFoundError', `working directory not found: ${spec.cwd}`, 1);
   const since = clockTicksNow();
+  const startedAt = Date.now();
   const child = spawn(argv0, spec.argv.slice(1), {
     cwd: spec.cwd,
     // Python writes to a file in blocks: unbuffered, its prints reach the log as they are made.
@@ -103,6 +104,7 @@ export async function runCommand(spec: CommandSpec, reports: RunReports, logFd: 
     stdio: ['ignore', logFd, 'pipe', 'pipe'],
   });
   const exited = exitOf(child);
+  const lastAtStart = lastPid();
 
   // Reports are applied one after another, in the order they were written (an artifact is hashed before the next).
   let applied = Promise.resolve();
@@ -132,7 +134,7 @@ export async function runCommand(spec: CommandSpec, reports: RunReports, logFd: 
   // The run ends with its command: what it left running (a server started with `&`, a daemon) is
   // ended now, before anything below can fail (a pooled runner serves its next run only after this).
   const runId = process.env['TASKYARD_RUN_ID'];
-  const ended = !runId || (await endLeftovers(`TASKYARD_RUN_ID=${runId}`, since));
+  const ended = !runId || child.pid === undefined || (await endLeftovers(`TASKYARD_RUN_ID=${runId}`, { since, startedAt, firstPid: child.pid, lastAtStart }));
   await applied;
   if (!ended) reports.log('warning', 'processes the command left could not all be ended');
   reports.endOpenSteps();

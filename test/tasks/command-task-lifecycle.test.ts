@@ -78,14 +78,17 @@ t.test('the time limit ends a command and everything it started', async (t) => {
 t.test('a command run ends with its command: what it left in the background (a daemon included) is ended', async (t) => {
   const workspace = await makeWorkspace(t);
   t.teardown(() => killTaskProcesses(workspace));
-  // A pool of 0 starts a runner for the run alone, which is not reused: the end is the run's, not the pool's.
-  for (const pool of [0, 2]) {
+  // A pool of 0 starts a runner for the run alone, which is not reused: the end is the run's, not
+  // the pool's. A short run is looked at by the pids handed out since it started; one that ran
+  // long enough for the pid counter to have gone round (here pid_max 32768 / 50 per ms, 0.65 s)
+  // by every process.
+  for (const [pool, wait] of [[0, 0], [2, 0], [2, 1.5]] as const) {
     const svc = await startTaskService(t, { workspace, config: { service: { runner_pool_size: pool } } });
-    const handle = await submitOk(t, svc, { task: 'command', argv: ['sh', '-c', 'sleep 600 & setsid sleep 601 & echo started'], task_name: `pool-${pool}` });
+    const handle = await submitOk(t, svc, { task: 'command', argv: ['sh', '-c', `sleep 600 & setsid sleep 601 & sleep ${wait}`], task_name: `pool-${pool}-${wait * 10}` });
     const { status } = await waitTask(svc, handle);
     t.equal(status.state, 'succeeded', status.error);
     // Ended before the record is written: nothing is left once wait_task has answered.
-    t.same(await processesOfRun(handle.run_id), [], `runner_pool_size ${pool}: nothing of the run is left`);
+    t.same(await processesOfRun(handle.run_id), [], `runner_pool_size ${pool}, a run of ${wait} s: nothing of it is left`);
     await svc.close();
   }
 });
