@@ -18,6 +18,11 @@ const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20'
 await build({ ...common, entryPoints: [join(outDir, 'main.js')], outfile: join(outDir, 'runner-main.cjs'), sourcemap: 'linked' });
 await build({ ...common, entryPoints: [join(outDir, 'runner-loader.js')], outfile: join(outDir, 'runner.cjs') });
 
+// The code cache of the previous bundle goes first: V8 checks a cache against its source's length
+// only, so a rebuilt bundle of the same length would run the old compiled code, and the demo run
+// below would save that old code again.
+rmSync(join(outDir, 'runner-main.cjs.code-cache'), { force: true });
+
 // One stepped demo, started directly (its identity in the environment), in a scratch workspace.
 const workspace = mkdtempSync(join(tmpdir(), 'taskyard-code-cache-'));
 try {

@@ -39,6 +39,12 @@ export interface CommandSpan {
   readonly lastAtStart: number;
 }
 
+/** The span of what starts from now on (a run about to begin): every pid handed out after this moment. */
+export function spanFromNow(): CommandSpan {
+  const last = lastPid();
+  return { since: clockTicksNow(), startedAt: Date.now(), firstPid: last, lastAtStart: last };
+}
+
 /**
  * The last pid handed out in this pid namespace (the fifth field of /proc/loadavg), NaN when it
  * cannot be read.

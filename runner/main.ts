@@ -24,6 +24,7 @@ import { importModule } from './import-module.js';
 import { definitionsOfModule, normalizeTask, TaskError } from './task-sdk.js';
 import { isCommandTask, isManifestFile, readManifest, type AnyTaskDefinition } from './command-tasks.js';
 import { RunReports } from './run-reports.js';
+import { endLeftovers, spanFromNow } from './leftovers.js';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -180,7 +181,12 @@ async function runOnce(acknowledge: (startedAt: string | null) => void): Promise
 async function main(): Promise<void> {
   for (;;) {
     const run = takeRun();
+    const span = spanFromNow();
     const exitCode = await runOnce(run.acknowledge).catch(recordFailure);
+    // A run ends with its Task: what its code started and left running is ended (a command's
+    // leftovers were already, before its record; this is the TypeScript Task's, and a failure's).
+    const runId = process.env['TASKYARD_RUN_ID'];
+    if (runId) await endLeftovers(`TASKYARD_RUN_ID=${runId}`, span);
     if (current.logFd !== undefined) closeSync(current.logFd);
     if (!current.recorded || !(await run.release(exitCode))) process.exit(exitCode);
     current = { finished: false, recorded: false };

@@ -7,7 +7,7 @@
  * later runner starts from it. A cache V8 rejects (another Node version, other V8 flags, a rebuilt
  * bundle) only means compiling as before.
  */
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { Script } from 'node:vm';
@@ -17,6 +17,9 @@ const cacheFile = `${bundle}.code-cache`;
 
 function readCache(): Buffer | undefined {
   try {
+    // V8 checks a cache against its source's length only: one older than the bundle is another
+    // bundle's (a rebuild of the same length), whose compiled code must not run.
+    if (statSync(cacheFile).mtimeMs < statSync(bundle).mtimeMs) return undefined;
     return readFileSync(cacheFile);
   } catch {
     return undefined;

@@ -32,6 +32,17 @@ export default [
       return {};
     },
   }),
+  defineTask({
+    name: 'leaver',
+    taskType: 'detach',
+    description: 'Starts a process that leaves its group and parent chain, writes its pid, and succeeds at once.',
+    input: { type: 'object', properties: {} },
+    output: { type: 'object', properties: {} },
+    async run() {
+      execSync('(setsid sleep 100 & echo $! > leaver.pid)', { stdio: 'inherit', shell: '/bin/sh' });
+      return {};
+    },
+  }),
 ];
 `;
 
@@ -77,3 +88,16 @@ for (const { poolSize, end } of CASES) {
     t.same(await Promise.all(pids.map(isRunning)), [false, false], `none of them survives the ${end}`);
   });
 }
+
+t.test('a TypeScript Task that succeeds: what it detached is ended with its run', async (t) => {
+  const workspace = await makeWorkspace(t);
+  await writeFixturePlugin(workspace, { name: 'taskyard-detach', tasks: DETACHING_TASKS });
+  const svc = await startTaskService(t, { workspace });
+  const handle = await submitOk(t, svc, { task: 'leaver' });
+  const done = await waitState(svc, handle.task_id, 'succeeded');
+  const pid = await pidIn(join(workspace, dirname(done.log_path)), 'leaver.pid');
+  t.teardown(() => { try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ } });
+  // Ended by the runner right after it wrote the record: bounded, not a sleep.
+  await waitFor(async () => !(await isRunning(pid)), 10_000, `the detached process ${pid} to end`);
+  t.pass('the detached process did not outlive its run');
+});
