@@ -82,6 +82,7 @@ async function runJob(name: string, options: GlobalOptions, fields: string[]): P
   let args: Record<string, unknown>;
   try {
     args = parseFields(fields, job.input_schema, parseJsonArguments(options.json));
+    if (name === 'wait_task') args = await withCurrentRun(conn, args);
     checkRequired(args, job.input_schema);
   } catch (err) {
     if (err instanceof UsageError) err.message += `\n\nParameters of ${job.name}:\n${parameterLines(job).join('\n')}`;
@@ -92,6 +93,19 @@ async function runJob(name: string, options: GlobalOptions, fields: string[]): P
   const response = await callJob(conn, name, args);
   printResponse(response, options.output);
   return response.success ? EXIT.success : EXIT.failure;
+}
+
+/**
+ * `wait_task --task-id ID` without `--run-id`: waits for the Task's current run (its status's
+ * run_id, said on stderr). The Job itself needs the run_id, so that a wait never follows a run
+ * other than the one its caller meant; a person at the command line means the current one.
+ */
+async function withCurrentRun(conn: Connection, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  if (typeof args['task_id'] !== 'string' || args['run_id'] !== undefined) return args;
+  const status = await callJob(conn, 'status', { task_id: args['task_id'] });
+  if (!status.success) throw new CallError(`the current run of ${args['task_id']} could not be looked up: ${String(status.answer)}`);
+  console.error(`waiting for run ${status.answer.run_id} (the current run of ${args['task_id']}, ${status.answer.state})`);
+  return { ...args, run_id: status.answer.run_id };
 }
 
 /** `submit --follow`: the submitted Task followed to its end; a refused submit is printed like any answer. */

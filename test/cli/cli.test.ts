@@ -184,4 +184,8 @@ t.test('submit takes the Task inputs as flags; wait_task follows it', async (t) 
   const end = await cli(['wait_task', '--task-id', failed.task_id, '--run-id', failed.run_id], env);
   t.equal(end.code, 1, 'a failed Task makes wait_task exit 1');
   t.match(JSON.parse(end.stdout).answer, { state: 'failed', error: 'RuntimeError: Demo failure requested', exit_code: 1 });
+  const current = await cli(['wait_task', '--task-id', handle.task_id], env);
+  t.equal(current.code, 0, current.stderr);
+  t.match(current.stderr, `waiting for run ${handle.run_id} (the current run of ${handle.task_id}, succeeded)`, 'without --run-id: the current run');
+  t.match(JSON.parse(current.stdout).answer, { run_id: handle.run_id, state: 'succeeded' });
 });

@@ -16,10 +16,15 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> 
 }
 
 t.test('a missing required flag is a usage error naming the flag, before any call', async (t) => {
-  const run = await cli(['wait_task', '--task-id', 'base#demo#x']);
+  const run = await cli(['read_task_log', '--offset', '0']);
   t.equal(run.code, 2);
-  t.match(run.stderr, 'missing required --run-id');
+  t.match(run.stderr, 'missing required --task-id');
   t.notMatch(run.stderr, /HTTP 422/);
+  // wait_task without --run-id waits for the current run, looked up first (cli.test.ts): of a
+  // Task that does not exist, that lookup says so.
+  const unknown = await cli(['wait_task', '--task-id', 'base#demo#x']);
+  t.equal(unknown.code, 1);
+  t.match(unknown.stderr, /the current run of base#demo#x could not be looked up: KeyError: /);
   const status = await cli(['status']);
   t.equal(status.code, 2);
   t.match(status.stderr, 'missing required --task-id');
