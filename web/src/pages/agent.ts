@@ -47,7 +47,11 @@ export function renderAgent(container: HTMLElement, ctx: PageContext): void {
     }
   }
 
+  /** Counts session loads: a load that a newer one, or a turn begun meanwhile, made stale shows nothing. */
+  let loads = 0;
+
   async function open(id: string | null): Promise<void> {
+    const load = ++loads;
     sessionId = id;
     go(id);
     blocks.clear();
@@ -57,6 +61,8 @@ export function renderAgent(container: HTMLElement, ctx: PageContext): void {
     if (!id) return;
     try {
       const detail = await api.answer<Detail>('get_agent_session', { session_id: id, limit: 1000 }, { signal: ctx.signal });
+      // A turn sent while this was read streams into the view; its end reads the session again.
+      if (load !== loads) return;
       head.replaceChildren(h('h2', {}, detail.title), sessionActions(api, detail, { changed: () => void open(id), open: (next) => void open(next), failed: fail }));
       blocks.show(detail.blocks);
     } catch (err) {
@@ -68,6 +74,7 @@ export function renderAgent(container: HTMLElement, ctx: PageContext): void {
     const text = message.value.trim();
     if (!text || turn) return;
     turn = new AbortController();
+    loads++;
     const abort = () => turn?.abort();
     ctx.signal.addEventListener('abort', abort, { once: true });
     send.disabled = true;
