@@ -65,6 +65,8 @@ interface CurrentRun {
   finished: boolean;
   /** Its terminal status is written (a runner may serve another run only then). */
   recorded: boolean;
+  /** A command run ended what its command left, before its record (command-run.ts): not looked for again. */
+  leftoversEnded?: boolean;
 }
 
 let current: CurrentRun = { finished: false, recorded: false };
@@ -148,7 +150,11 @@ async function runOnce(acknowledge: (startedAt: string | null) => void): Promise
     writeJsonAtomicSync(inputsFile, input, { durable: false });
     // Loaded for command runs only: node:child_process costs a TypeScript Task's start several ms.
     const { runCommand } = await import('./command-run.js');
-    await runCommand(def.command(input, { workspace, dir, inputsFile }), runReports, logFd, inputsFile);
+    try {
+      await runCommand(def.command(input, { workspace, dir, inputsFile }), runReports, logFd, inputsFile);
+    } finally {
+      current.leftoversEnded = true;
+    }
     answer = def.answersExitCode ? { ...runReports.output, exit_code: 0 } : runReports.output;
   } else {
     const ctx = createTaskContext({ workspace, registration, taskId: status.task_id, runId: status.run_id, createdAt: status.created_at ?? '' }, runReports);
@@ -184,9 +190,9 @@ async function main(): Promise<void> {
     const span = spanFromNow();
     const exitCode = await runOnce(run.acknowledge).catch(recordFailure);
     // A run ends with its Task: what its code started and left running is ended (a command's
-    // leftovers were already, before its record; this is the TypeScript Task's, and a failure's).
+    // leftovers were already, before its record; this is the TypeScript Task's).
     const runId = process.env['TASKYARD_RUN_ID'];
-    if (runId) await endLeftovers(`TASKYARD_RUN_ID=${runId}`, span);
+    if (runId && !current.leftoversEnded) await endLeftovers(`TASKYARD_RUN_ID=${runId}`, span);
     if (current.logFd !== undefined) closeSync(current.logFd);
     if (!current.recorded || !(await run.release(exitCode))) process.exit(exitCode);
     current = { finished: false, recorded: false };

@@ -117,11 +117,9 @@ export class RunReports {
 
   metric(name: string, value: number | null, step?: number): void {
     if (typeof name !== 'string' || !name) throw new TaskError('ValueError', 'metric name must be a non-empty string');
-    if (value !== null && (typeof value !== 'number' || !Number.isFinite(value))) {
-      // NaN and infinities are real outcomes of training; JSON carries them as null.
-      if (typeof value !== 'number') throw new TaskError('ValueError', `metric ${name}: value must be a number, got ${String(value)}`);
-      value = null;
-    }
+    if (value !== null && typeof value !== 'number') throw new TaskError('ValueError', `metric ${name}: value must be a number, got ${String(value)}`);
+    // NaN and infinities are real outcomes of training; JSON carries them as null.
+    if (value !== null && !Number.isFinite(value)) value = null;
     if (step !== undefined && !Number.isSafeInteger(step)) throw new TaskError('ValueError', `metric ${name}: step must be a whole number, got ${String(step)}`);
     this.#metrics.add(name, value, step);
   }
