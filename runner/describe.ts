@@ -70,7 +70,8 @@ async function describe(pluginsDir: string, plugins: readonly string[]): Promise
       for (const definition of declared) {
         try {
           const def = definition();
-          definitions.push({ name: def.name, task_type: def.task_type, description: def.description, input_schema: def.input_schema, output_schema: def.output_schema, resources: def.resources, ...found });
+          const { name, task_type, description, input_schema, output_schema, resources, retries, cache } = def;
+          definitions.push({ name, task_type, description, input_schema, output_schema, resources, ...(retries && { retries }), ...(cache !== undefined && { cache }), ...found });
         } catch (err) {
           errors.push(`plugin ${found.plugin}: ${(err as Error).message}`);
         }

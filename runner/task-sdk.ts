@@ -6,10 +6,10 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { isObject } from '../core/is-object.js';
 import { REGISTRATION_NAME, TASK_TYPE } from '../core/task-record/id-rules.js';
-import type { ArtifactRecord, BaseTaskInput, TaskResources } from '../schemas/tasks.js';
+import type { ArtifactRecord, BaseTaskInput, RetryCause, TaskResources, TaskRetries } from '../schemas/tasks.js';
 import type { FromJsonSchema } from '../schemas/json-schema.js';
 
-export type { ArtifactRecord, BaseTaskInput, TaskResources };
+export type { ArtifactRecord, BaseTaskInput, RetryCause, TaskResources, TaskRetries };
 export { REGISTRATION_NAME, TASK_TYPE };
 /** A JSON Schema object (TypeBox schemas are JSON Schemas too). */
 export type JsonSchema = Record<string, unknown>;
@@ -52,6 +52,10 @@ export interface TaskSpec<I extends JsonSchema | TSchema = JsonSchema, O extends
   output: O;
   /** CPUs, GPUs, memory and time a run needs (config `tasks.<name>.resources` overrides it). */
   resources?: TaskResources;
+  /** How failed runs are tried again (config `tasks.<name>.retries` replaces it); none by default. */
+  retries?: RetriesSpec;
+  /** Whether a submit with the same inputs answers from an earlier succeeded run (config `tasks.<name>.cache`). */
+  cache?: boolean;
   run(input: Infer<I, Record<string, unknown>> & BaseTaskInput, ctx: TaskContext): Promise<Infer<O, Record<string, unknown>>> | Infer<O, Record<string, unknown>>;
 }
 
@@ -63,6 +67,8 @@ export interface TaskDefinitionEntry {
   readonly input_schema: JsonSchema;
   readonly output_schema: JsonSchema;
   readonly resources: TaskResources;
+  readonly retries?: TaskRetries;
+  readonly cache?: boolean;
   readonly run: (input: Record<string, unknown>, ctx: TaskContext) => unknown;
 }
 
@@ -134,6 +140,28 @@ function checkResources(value: unknown, where: string): TaskResources {
   return out;
 }
 
+/** A retry policy as a Task author writes it: `max` is required, the rest has defaults. */
+export type RetriesSpec = { max: number } & Partial<Omit<TaskRetries, 'max'>>;
+
+const RETRY_CAUSES: readonly RetryCause[] = ['lost', 'node_fail', 'timeout'];
+const RETRY_FIELDS = ['max', 'on', 'exit_codes', 'backoff_s'];
+const MAX_RETRIES = 100;
+const MAX_BACKOFF_S = 3600;
+
+/** The declared retry policy with its defaults filled (by hand, as resources), or undefined when none is. */
+function checkRetries(value: unknown, where: string): TaskRetries | undefined {
+  if (value === undefined) return undefined;
+  if (!isObject(value)) throw new DefinitionError(`${where}: retries must be an object such as { max: 2, on: ['lost', 'node_fail'] }`);
+  const unknown = Object.keys(value).find((k) => !RETRY_FIELDS.includes(k));
+  if (unknown) throw new DefinitionError(`${where}: retries.${unknown} is unknown; use ${RETRY_FIELDS.join(', ')}`);
+  const { max, on = ['lost', 'node_fail'], exit_codes = [], backoff_s = 0 } = value;
+  if (!Number.isInteger(max) || (max as number) < 0 || (max as number) > MAX_RETRIES) throw new DefinitionError(`${where}: retries.max must be an integer from 0 to ${MAX_RETRIES}; got ${JSON.stringify(max)}`);
+  if (!Array.isArray(on) || on.some((c) => !RETRY_CAUSES.includes(c as RetryCause))) throw new DefinitionError(`${where}: retries.on must be an array of ${RETRY_CAUSES.join(', ')}; got ${JSON.stringify(on)}`);
+  if (!Array.isArray(exit_codes) || exit_codes.some((c) => !Number.isInteger(c) || c < 1 || c > 255)) throw new DefinitionError(`${where}: retries.exit_codes must be an array of integers from 1 to 255; got ${JSON.stringify(exit_codes)}`);
+  if (typeof backoff_s !== 'number' || !(backoff_s >= 0 && backoff_s <= MAX_BACKOFF_S)) throw new DefinitionError(`${where}: retries.backoff_s must be a number of seconds from 0 to ${MAX_BACKOFF_S}; got ${JSON.stringify(backoff_s)}`);
+  return Object.freeze({ max: max as number, on: [...new Set(on as RetryCause[])], exit_codes: [...new Set(exit_codes as number[])], backoff_s });
+}
+
 /** The fields every Task definition has, whatever runs it: what the catalog lists. */
 export type DefinitionFields = Omit<TaskDefinitionEntry, 'run'>;
 
@@ -163,7 +191,16 @@ export function checkDefinitionFields(value: Record<string, unknown>): Definitio
     input_schema: plainObjectSchema(value['input'] ?? value['input_schema'], `${where}: input schema`, RESERVED_INPUTS),
     output_schema: plainObjectSchema(value['output'] ?? value['output_schema'], `${where}: output schema`, RESERVED_OUTPUTS),
     resources: Object.freeze(checkResources(value['resources'], where)),
+    ...checkPolicy(value, where),
   };
+}
+
+/** `retries` and `cache`, present only where declared (the catalog lists what a definition says). */
+function checkPolicy(value: Record<string, unknown>, where: string): Pick<DefinitionFields, 'retries' | 'cache'> {
+  const retries = checkRetries(value['retries'], where);
+  const cache = value['cache'];
+  if (cache !== undefined && typeof cache !== 'boolean') throw new DefinitionError(`${where}: cache must be true or false; got ${JSON.stringify(cache)}`);
+  return { ...(retries && { retries }), ...(cache !== undefined && { cache }) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Static } from '@sinclair/typebox';
 import { Type } from '../vendor/typebox.js';
-import { TaskResources } from './tasks.js';
+import { TaskResources, TaskRetries } from './tasks.js';
 import { DEFAULT_WORKSPACE } from './workspace-path.js';
 
 const MiB = 1024 * 1024;
@@ -127,10 +127,13 @@ export const ExecutorSection = Type.Object(
 );
 export type ExecutorSection = Static<typeof ExecutorSection>;
 
-/** Per registration name: `tasks.<registration>.resources` overrides the definition's, field by field. */
+/**
+ * Per registration name: `tasks.<registration>.resources` overrides the definition's, field by
+ * field; `retries` and `cache` replace the definition's.
+ */
 export const TasksSection = Type.Record(
   Type.String({ minLength: 1 }),
-  Type.Object({ resources: Type.Optional(TaskResources) }, { additionalProperties: false }),
+  Type.Object({ resources: Type.Optional(TaskResources), retries: Type.Optional(TaskRetries), cache: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
   { default: {} },
 );
 

@@ -3,10 +3,10 @@ import { Type } from '../vendor/typebox.js';
 import { TaskDefinition } from './tasks.js';
 import { check, describeIssues } from './validator.js';
 
-const { name, task_type, description, input_schema, output_schema, resources } = TaskDefinition.properties;
+const { name, task_type, description, input_schema, output_schema, resources, retries, cache } = TaskDefinition.properties;
 
 /** A definition the describer found in a plugin: the catalog's fields, its plugin, and the module a runner loads. */
-export const DescribedTask = Type.Object({ name, task_type, description, input_schema, output_schema, resources, plugin: Type.String(), module: Type.String() }, { additionalProperties: false });
+export const DescribedTask = Type.Object({ name, task_type, description, input_schema, output_schema, resources, retries, cache, plugin: Type.String(), module: Type.String() }, { additionalProperties: false });
 export type DescribedTask = Static<typeof DescribedTask>;
 
 /**

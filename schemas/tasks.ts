@@ -127,6 +127,31 @@ export const TaskResources = Type.Object(
 );
 export type TaskResources = Static<typeof TaskResources>;
 
+/**
+ * Why a failed run may be tried again: the machine's failures, never the code's unless asked.
+ * `lost`: the runner died without a terminal status (killed, the machine or service went down);
+ * `node_fail`: the engine lost the node (Slurm NODE_FAIL, BOOT_FAIL, PREEMPTED);
+ * `timeout`: the run passed `resources.time_limit_s`.
+ */
+export const RetryCause = Type.Union([Type.Literal('lost'), Type.Literal('node_fail'), Type.Literal('timeout')]);
+export type RetryCause = Static<typeof RetryCause>;
+
+/**
+ * A definition's retry policy (config `tasks.<registration>.retries` replaces it whole). A retry
+ * keeps the task_id and gives the next attempt a new run_id; `exit_codes` retries a run that
+ * ended with one of those codes (an exception exits 1: it is retried only when 1 is listed).
+ */
+export const TaskRetries = Type.Object(
+  {
+    max: Type.Integer({ minimum: 0, maximum: 100, description: 'Attempts after the first' }),
+    on: Type.Array(RetryCause, { uniqueItems: true, default: ['lost', 'node_fail'], description: 'Failures of the machine that are retried' }),
+    exit_codes: Type.Array(Type.Integer({ minimum: 1, maximum: 255 }), { uniqueItems: true, default: [], description: 'Exit codes of the run that are retried' }),
+    backoff_s: Type.Number({ minimum: 0, maximum: 3600, default: 0, description: 'Seconds before the first retry; doubled for each further one' }),
+  },
+  { additionalProperties: false },
+);
+export type TaskRetries = Static<typeof TaskRetries>;
+
 /** Answer of `submit`: `task` is the registration name (there is no `task_name` field). */
 export const TaskHandle = Type.Object({
   task_id: Type.String(),
@@ -146,6 +171,10 @@ export const TaskDefinition = Type.Object({
   output_schema: Type.Record(Type.String(), Type.Unknown()),
   /** What a run of it asks for (definition, then config); `{}` asks for nothing in particular. */
   resources: TaskResources,
+  /** How failed runs are tried again (definition, then config); absent: never. */
+  retries: Type.Optional(TaskRetries),
+  /** Whether a submit with the same key answers from a succeeded Task (definition, then config). */
+  cache: Type.Optional(Type.Boolean()),
 });
 export type TaskDefinition = Static<typeof TaskDefinition>;
 

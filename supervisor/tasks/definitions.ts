@@ -3,7 +3,7 @@ import { lstat, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { TaskDefinition, TaskResources } from '../../schemas/tasks.js';
+import type { TaskDefinition, TaskResources, TaskRetries } from '../../schemas/tasks.js';
 import { BUILTIN_TASKS } from '../../runner/builtins.js';
 import { COMMAND_TASK } from '../../runner/command-tasks.js';
 import { DESCRIBE_LOADING, DESCRIBE_MARKER } from '../../runner/task-sdk.js';
@@ -25,8 +25,8 @@ export interface CatalogEntry {
   readonly module: string;
 }
 
-/** Config `tasks.<registration>.resources`, by registration name. */
-export type ResourceOverrides = Readonly<Record<string, { readonly resources?: TaskResources }>>;
+/** Config `tasks.<registration>`: resources (per field), retries and cache, by registration name. */
+export type ResourceOverrides = Readonly<Record<string, { readonly resources?: TaskResources; readonly retries?: TaskRetries; readonly cache?: boolean }>>;
 
 /**
  * Lets plugin code `import { defineTask } from 'taskyard/task'` without installing taskyard:
@@ -102,11 +102,14 @@ async function describePlugins(pluginsDir: string, extraEnv: Readonly<Record<str
 
 type DefinitionParts = Omit<TaskDefinition, 'input_schema' | 'output_schema'> & { input_schema: Record<string, unknown>; output_schema: Record<string, unknown> };
 
-/** The catalog's entry: full schemas, and the definition's resources with config's override per field. */
+/** The catalog's entry: full schemas, the definition's resources with config's override per field, config's retries and cache over the definition's. */
 function entryOf(def: DefinitionParts, module: string, overrides: ResourceOverrides): CatalogEntry {
-  const resources = Object.freeze({ ...def.resources, ...overrides[def.name]?.resources });
+  const override = overrides[def.name];
+  const resources = Object.freeze({ ...def.resources, ...override?.resources });
+  const retries = override?.retries ?? def.retries;
+  const cache = override?.cache ?? def.cache;
   return Object.freeze({
-    definition: Object.freeze({ ...def, resources, input_schema: fullInputSchema(def.input_schema), output_schema: fullOutputSchema(def.output_schema) }),
+    definition: Object.freeze({ ...def, resources, ...(retries && { retries }), ...(cache !== undefined && { cache }), input_schema: fullInputSchema(def.input_schema), output_schema: fullOutputSchema(def.output_schema) }),
     module,
   });
 }
