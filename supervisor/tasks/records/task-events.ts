@@ -1,5 +1,5 @@
 import type { ProgressEvent } from '../../../schemas/events.js';
-import type { TaskState, TaskStatus } from '../../../schemas/tasks.js';
+import type { RetryCause, TaskState, TaskStatus } from '../../../schemas/tasks.js';
 
 /** The one typed map of internal task events. */
 export interface TaskEventMap {
@@ -9,6 +9,14 @@ export interface TaskEventMap {
   'task:log': { id: string; size: number };
   /** A progress line was appended to a live Task's `events.jsonl`. */
   'task:progress': { id: string; event: ProgressEvent };
+  /**
+   * A terminal status the service published as final: once per run it owned (never for an
+   * attempt that is retried), and for a Task answered from the result cache. Records found
+   * terminal (a start's scan, another tool) are not announced.
+   */
+  'task:ended': { id: string; status: TaskStatus };
+  /** A failed attempt is tried again: `next_run_id` is queued after `delay_s`; `attempt` counts from 1. */
+  'task:retrying': { id: string; failed: TaskStatus; next_run_id: string; attempt: number; cause: RetryCause | 'exit_code'; delay_s: number };
 }
 
 /** Names of the internal task events. */
@@ -25,6 +33,8 @@ export class TaskEvents {
     'task:status': new Set(),
     'task:log': new Set(),
     'task:progress': new Set(),
+    'task:ended': new Set(),
+    'task:retrying': new Set(),
   };
 
   /** Subscribes; returns the unsubscribe function. */

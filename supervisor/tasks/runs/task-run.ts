@@ -235,7 +235,10 @@ export class TaskRun {
     // Its directory may be replaced from now on: the watch must not read the next run's files.
     this.#live?.close();
     this.#host.released(this);
-    if (status) this.#host.index.setStatus(this.id, this.spec.parts, status);
+    if (!status) return;
+    const { index } = this.#host;
+    index.setStatus(this.id, this.spec.parts, status);
+    index.events.emit('task:ended', { id: this.id, status });
   }
 
   /** The owner failed: the run ends here, published without a record. */
