@@ -155,8 +155,9 @@ t.test('a run lost while the service was down is retried by the next service, wh
     }, 20_000, 'an attempt to run');
     svc.child.kill('SIGKILL');
     await exited(svc.child);
-    // Its runner and command die while no service watches them.
-    await killTaskProcesses(workspace);
+    // Its runner dies while no service watches it; its command (sleep) lives on, orphaned.
+    process.kill(running.pid!, 'SIGKILL');
+    await waitFor(async () => (await processesOfRun(running.run_id)).length === 1, 10_000, 'only the command to be left');
     return { id, runId: running.run_id };
   };
   const first = await loseAttempt(null, null);
@@ -169,6 +170,7 @@ t.test('a run lost while the service was down is retried by the next service, wh
   const runs = (await third.call('get_task_runs', { task_id: first.id })).answer as TaskRuns;
   t.match(runs.runs, [{ run_id: first.runId, attempt: 1, state: 'failed', retry: { cause: 'lost', next_run_id: second.runId } }, { run_id: second.runId, attempt: 2, state: 'failed', retry: null }]);
   t.match(runs.runs[1]!.error, /worker lost/);
+  t.same(await processesOfRun(first.runId), [], "the next service ended the first attempt's orphaned command before retrying");
   third.child.kill('SIGTERM');
   await exited(third.child);
 });

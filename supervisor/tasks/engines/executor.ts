@@ -51,6 +51,11 @@ export interface Executor {
   adopt(runs: readonly LeftRun[]): Promise<Map<string, Runner>>;
   /** Ends the runner (SIGTERM, then SIGKILL after a grace); resolves once nothing of it is left. */
   stop(runner: Runner): Promise<void>;
+  /**
+   * Ends what is left of a run whose runner this service no longer has (found dead at a start):
+   * processes that still carry its run_id. Where the engine keeps nothing of a dead run, absent.
+   */
+  endLeftovers?(runId: string): Promise<void>;
   /** Stops watching; runners keep running (a restarted service adopts them). */
   close(): void;
 }

@@ -278,11 +278,14 @@ export class TaskRun {
 
   /**
    * A runner that died leaves its command's processes running (they carry the run's mark): they
-   * are ended first, so two attempts never run side by side in one directory.
+   * are ended first (by the runner, or by the mark where a restart found it dead), so two
+   * attempts never run side by side in one directory.
    */
   async #nextAttempt(failed: TaskStatus, cause: FailureCause): Promise<TaskRun | null> {
+    const { executor } = this.#host;
     const runner = this.#runner;
-    if (runner) await this.#host.executor.stop(runner).catch((err: unknown) => console.error(`taskyard: ending what is left of ${this.id}'s run ${this.spec.runId} failed`, err));
+    const ending = runner ? executor.stop(runner) : executor.endLeftovers?.(this.spec.runId);
+    await ending?.catch((err: unknown) => console.error(`taskyard: ending what is left of ${this.id}'s run ${this.spec.runId} failed`, err));
     return this.#host.retry(this, failed, cause);
   }
 
