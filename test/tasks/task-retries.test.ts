@@ -6,7 +6,7 @@ import type { TaskRuns } from '../../schemas/task-runs.js';
 import { collectTree } from '../../workers/process-tree.js';
 import { exited, startServiceProcess } from '../helpers/service-process.js';
 import { waitFor, type TestService } from '../helpers/service.js';
-import { killTaskProcesses, makeWorkspace, startTaskService, statusOf, submitOk, waitState, type Handle } from './task-helpers.js';
+import { killTaskProcesses, makeWorkspace, writeFixturePlugin, startTaskService, statusOf, submitOk, waitState, type Handle } from './task-helpers.js';
 
 /** First attempt: leaves a mark, says so, then waits to be killed (or stopped); later attempts succeed. */
 const ONCE_THEN_HANG = ['sh', '-c', 'if [ -e attempted ]; then echo "attempt after a retry"; else touch attempted; echo "first attempt"; exec sleep 600; fi'];
@@ -26,7 +26,7 @@ async function runsOf(svc: TestService, taskId: string): Promise<TaskRuns['runs'
 /** wait_task on the submit's run_id: with retries it follows the submission to its final run. */
 async function waitFirstRun(svc: TestService, handle: Handle) {
   const res = await svc.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id, poll_interval: 0.2 });
-  return res.body as { success: boolean; answer: { state: string; run_id: string; exit_code: number; error: string } };
+  return res.body as { success: boolean; answer: { state: string; run_id: string; exit_code: number; error: string; result: Record<string, unknown> } };
 }
 
 async function processesOfRun(runId: string): Promise<number[]> {
@@ -173,4 +173,40 @@ t.test('a run lost while the service was down is retried by the next service, wh
   t.same(await processesOfRun(first.runId), [], "the next service ended the first attempt's orphaned command before retrying");
   third.child.kill('SIGTERM');
   await exited(third.child);
+});
+
+/** A TypeScript Task whose definition asks for retries: its first attempt kills its own runner. */
+const DYING_TASKS = `
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineTask } from 'taskyard/task';
+export default [
+  defineTask({
+    name: 'dies-once',
+    taskType: 'fixture',
+    description: 'Kills its own runner on the first attempt, succeeds on the next.',
+    input: { type: 'object', properties: {} },
+    output: { type: 'object', properties: { attempt: { type: 'integer' } } },
+    retries: { max: 1 },
+    async run(_input, ctx) {
+      const mark = join(ctx.workspace_path, 'fixture', ctx.task_id, 'died');
+      if (!existsSync(mark)) {
+        writeFileSync(mark, ctx.run_id);
+        process.kill(process.pid, 'SIGKILL');
+      }
+      return { attempt: 2 };
+    },
+  }),
+];
+`;
+
+t.test("a plugin definition's own retry policy: its runner killed by its own code is lost, and retried", async (t) => {
+  const workspace = await makeWorkspace(t);
+  await writeFixturePlugin(workspace, { name: 'taskyard-dying', tasks: DYING_TASKS });
+  const svc = await startTaskService(t, { workspace });
+  t.same((await svc.call('get_task_definition', { task: 'dies-once' })).body.answer.retries, { max: 1, on: ['lost', 'node_fail'], exit_codes: [], backoff_s: 0 }, 'the SDK filled in the defaults');
+  const handle = await submitOk(t, svc, { task: 'dies-once' });
+  const final = await waitFirstRun(svc, handle);
+  t.match(final.answer, { state: 'succeeded', result: { attempt: 2 } });
+  t.match(await runsOf(svc, handle.task_id), [{ run_id: handle.run_id, state: 'failed', retry: { cause: 'lost' } }, { state: 'succeeded' }]);
 });
