@@ -76,10 +76,11 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
       else message.replaceChildren(notice('Not deleted: only finished Tasks can be deleted.', 'error'));
     });
     remove.disabled = active;
+    const rerun = h('a', { class: 'button', href: href(['tasks', 'new', s.task_name], { from: taskId }), title: 'Open the submit form with these inputs; the new Task lists this one in source_tasks' }, 'Run again…');
     // Only what the signed-in token may do is offered.
-    const actions = [api.may('cancel') ? cancel : null, api.may('delete_tasks') ? remove : null];
+    const actions = [api.may('submit') ? rerun : null, api.may('cancel') ? cancel : null, api.may('delete_tasks') ? remove : null];
     const by = submittedBy ? h('span', { class: 'muted submitted-by' }, `submitted by ${submittedBy}`) : null;
-    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), ...(by ? [by] : []), h('div', { class: 'actions' }, ...actions));
+    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, s.task_type === s.task_name ? s.task_type : `${s.task_type} · ${s.task_name}`), ...(by ? [by] : []), h('div', { class: 'actions' }, ...actions));
   }
 
   // The graph is read once per load; the selected node shows the state the page follows.
