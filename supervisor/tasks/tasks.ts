@@ -28,7 +28,7 @@ import { queryStatuses } from './status-query.js';
 import { runResources, submitTask, type SubmitParts } from './submit.js';
 import { earlierRunIds, runHistory } from './records/run-history.js';
 import type { TaskRuns } from '../../schemas/task-runs.js';
-import { readTaskMetrics } from './task-metrics.js';
+import { followTaskMetrics, readTaskMetrics } from './task-metrics.js';
 import { contextOf, lineageOf, type TaskContext } from './task-context.js';
 import { parseTaskId } from './records/task-ids.js';
 import { TaskIndex } from './records/task-index.js';
@@ -298,6 +298,11 @@ export class Tasks {
   /** The metric points of a Task after byte `cursor` of its metrics.jsonl, one bounded window (read_task_metrics). */
   readMetrics(id: string, cursor: number, maxPoints: number): Promise<TaskMetricsChunk> {
     return readTaskMetrics(this.#index, id, cursor, maxPoints);
+  }
+
+  /** Metric windows as `metrics` events to `ctx` until the Task has ended (read_task_metrics over SSE). */
+  followMetrics(id: string, cursor: number, maxPoints: number, pollMs: number, ctx: JobContext): Promise<TaskMetricsChunk> {
+    return followTaskMetrics(this.#index, id, cursor, maxPoints, pollMs, ctx);
   }
 
   /** The runs of a Task's submission, oldest first (get_task_runs); an unknown Task is a KeyError. */
