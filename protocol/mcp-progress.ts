@@ -35,6 +35,22 @@ function lastLine(content: string): string {
   return '';
 }
 
+/** Series quoted in a progress message at most. */
+const MAX_SERIES = 4;
+
+/** The latest point of each series (a few), as `loss 0.41 @3 · accuracy 0.9 @3`. */
+function metricsText(series: Readonly<Record<string, ReadonlyArray<{ value: number | null; step?: number }>>>): string {
+  const parts: string[] = [];
+  for (const [name, points] of Object.entries(series)) {
+    const last = points.at(-1);
+    if (!last) continue;
+    const value = last.value === null ? 'NaN' : String(Number(last.value.toPrecision(4)));
+    parts.push(`${name} ${value}${last.step === undefined ? '' : ` @${last.step}`}`);
+    if (parts.length === MAX_SERIES) break;
+  }
+  return parts.join(' · ');
+}
+
 /**
  * Turns a Job's events into MCP progress notifications for one `tools/call` that carried a
  * progress token. Changes are coalesced: while one notification is being written, later events
@@ -82,6 +98,10 @@ export class ProgressReporter {
       this.#line = event.channel === 'stderr' ? `stderr: ${line}` : line;
     } else if (event.kind === 'artifact') {
       this.#line = `artifact ${event.path}`;
+    } else if (event.kind === 'metrics') {
+      const latest = metricsText(event.series);
+      if (latest === '') return Promise.resolve();
+      this.#line = latest;
     } else {
       return Promise.resolve();
     }

@@ -64,8 +64,10 @@ t.test('read_task_metrics answers the series a Python command Task reported, ove
   const http = await svc.fetch('/jobs/read_task_metrics', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id: handle.task_id } }) });
   t.same(((await http.json()) as { answer: TaskMetricsChunk }).answer, first, 'HTTP answers the same');
   const sse = await svc.events('read_task_metrics', { task_id: handle.task_id, cursor: 0 });
-  t.same(sse.events.filter((e) => e['kind'] === 'metrics').map(({ kind: _, ...chunk }) => chunk), [first], 'over SSE the points of an ended Task come as one metrics event');
-  t.same(sse.result?.answer, { series: {}, cursor: first.cursor, has_more: false, reset: false }, 'the result carries the cursor to read on from');
+  t.same(sse.result?.answer, first, 'SSE ends with the same result');
+  const followed = await svc.events('read_task_metrics', { task_id: handle.task_id, cursor: 0, follow: true });
+  t.same(followed.events.filter((e) => e['kind'] === 'metrics').map(({ kind: _, ...chunk }) => chunk), [first], 'followed, the points of an ended Task come as one metrics event');
+  t.same(followed.result?.answer, { series: {}, cursor: first.cursor, has_more: false, reset: false }, 'and the result carries the cursor to read on from');
 
   const mcp = await connectMcp(t, svc.url, svc.token);
   t.ok((await mcp.listTools()).tools.some((tool) => tool.name === 'read_task_metrics'), 'an MCP tool');
@@ -100,10 +102,10 @@ const GATED = [
   'for epoch in range(3, 5): tt.metric("loss", 1 / (epoch + 1), step=epoch)',
 ].join('\n');
 
-t.test('over /events read_task_metrics follows a running Task live, then ends once its last point was sent', async (t) => {
+t.test('over /events with follow, read_task_metrics follows a running Task live, then ends once its last point was sent', async (t) => {
   const svc = await startTaskService(t);
   const handle = await submitOk(t, svc, { task: 'command', argv: ['python3', '-c', GATED] });
-  const res = await fetch(`${svc.url}/jobs/read_task_metrics/events`, { method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id: handle.task_id, poll_interval: 0.1 } }) });
+  const res = await fetch(`${svc.url}/jobs/read_task_metrics/events`, { method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id: handle.task_id, follow: true, poll_interval: 0.1 } }) });
   t.equal(res.headers.get('content-type')?.split(';')[0], 'text/event-stream');
   const reader = res.body!.getReader();
   let raw = '';
@@ -128,6 +130,19 @@ t.test('over /events read_task_metrics follows a running Task live, then ends on
   t.same(result.answer.series, {}, 'the result carries no points: they were sent as events');
   t.equal(result.answer.cursor, (await stat(metricsFile(svc, handle))).size, 'and the cursor at the end of the file');
   await waitFor(async () => (await svc.call('status', { task_id: handle.task_id })).body.answer.state === 'succeeded', 10_000, 'the Task to succeed');
+});
+
+t.test('over MCP with follow and a progress token, the latest values arrive as progress messages while the Task runs', async (t) => {
+  const svc = await startTaskService(t);
+  const handle = await submitOk(t, svc, { task: 'command', argv: ['python3', '-c', GATED] });
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const messages: string[] = [];
+  const call = mcp.callTool({ name: 'read_task_metrics', arguments: { task_id: handle.task_id, follow: true, poll_interval: 0.1 } }, undefined, { onprogress: (p) => messages.push(p.message ?? '') });
+  await waitFor(() => messages.some((m) => m === 'loss 0.3333 @2'), 20_000, 'the latest loss as a progress message');
+  t.equal((await svc.call('status', { task_id: handle.task_id })).body.answer.state, 'running', 'seen while the Task runs');
+  await writeFile(join(svc.workspace, 'command', handle.task_id, 'go'), '');
+  const result = await call;
+  t.match(result.structuredContent, { success: true, answer: { series: {}, has_more: false } }, 'the answer carries the cursor');
 });
 
 t.test('a torn last line waits for its end, bad lines are skipped, a cursor inside a line moves on', async (t) => {

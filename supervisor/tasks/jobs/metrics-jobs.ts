@@ -14,12 +14,13 @@ export function metricsJobs(rt: Tasks) {
         `in the order reported. Start with cursor 0 and continue with the answer's cursor; has_more says more points are there now. ` +
         `A call reads at most ${METRICS_WINDOW_BYTES / 1024} KiB of the file and max_points points (default ${METRICS_DEFAULT_POINTS}, at most ${METRICS_MAX_POINTS}). ` +
         'A Task without metrics answers no series; reset is true when the cursor lay past the end (the Task ran again). ' +
-        'Over /events it follows the Task live: each window of points as a `metrics` event (the fields of this answer) as they are reported, ' +
-        'until the Task has ended and every point was sent; the result then carries only the cursor.',
+        'With follow=true on a streamed call (server-sent events, or an MCP progress token) it follows the Task live: each window of points as a `metrics` event ' +
+        '(the fields of this answer; over MCP the latest values as progress messages) as they are reported, until the Task has ended and every point ' +
+        'was sent; the answer then carries only the cursor. Without follow, or on a call that is not streamed, it answers one window.',
       input: ReadTaskMetricsInput,
       annotations: READ_ONLY,
-      run: async ({ task_id, cursor = 0, max_points = METRICS_DEFAULT_POINTS, poll_interval = 0.5 }, ctx) =>
-        ok(ctx.streaming ? await rt.followMetrics(task_id, cursor, max_points, poll_interval * 1000, ctx) : await rt.readMetrics(task_id, cursor, max_points)),
+      run: async ({ task_id, cursor = 0, max_points = METRICS_DEFAULT_POINTS, follow = false, poll_interval = 0.5 }, ctx) =>
+        ok(follow && ctx.streaming ? await rt.followMetrics(task_id, cursor, max_points, poll_interval * 1000, ctx) : await rt.readMetrics(task_id, cursor, max_points)),
     }),
   ];
 }
