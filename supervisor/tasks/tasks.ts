@@ -36,9 +36,13 @@ import type { TaskMetricsChunk } from '../../schemas/task-metrics.js';
 import { taskEnvironment } from './engines/task-environment.js';
 import { runAsVariables, type RunAs } from '../common/run-as.js';
 import { WorkspaceWatch } from './follow/workspace-watch.js';
+import { ResultCache } from './cache/result-cache.js';
 
-/** An answer's metadata naming the token that submitted the Task's run (TaskStatus has no such field). */
-export type SubmittedBy = { submitted_by?: string };
+/**
+ * An answer's metadata about a Task's current run (TaskStatus has no such fields): the token that
+ * submitted it, and the Task it was answered from when it is a result cache hit.
+ */
+export type RunFacts = { submitted_by?: string; cached_from?: string };
 
 /** The index file's name in the service's private directory. */
 const INDEX_FILE = 'task-index';
@@ -78,6 +82,7 @@ export class Tasks {
   readonly #closing = new AbortController();
   readonly #poolDir: string;
   readonly #leaseFile: LeaseFile;
+  readonly #cache: ResultCache;
   #workspaceWatch: WorkspaceWatch | undefined;
 
   /** `capacity`: what the local executor may lease (see capacity.ts). */
@@ -103,7 +108,8 @@ export class Tasks {
     const pool = this.#pool;
     // Locally, what the machine can never give (more GPUs or CPUs than it has) is refused at submit; Slurm queues it.
     const checkResources = this.#executor.queuesRuns ? () => undefined : (task: string, resources: TaskResources) => pool.check(task, resources);
-    this.#submitParts = { workspace, catalog: this.#catalog, index: this.#index, runs: this.#runs, spareDirs: this.#spareDirs, submitters: this.#submitters, checkResources };
+    this.#cache = new ResultCache(join(workspace, STATE_DIR), this.#index, this.#catalog.pluginsDir);
+    this.#submitParts = { workspace, catalog: this.#catalog, index: this.#index, runs: this.#runs, spareDirs: this.#spareDirs, submitters: this.#submitters, cache: this.#cache, checkResources };
     this.#followParts = { index: this.#index, runs: this.#runs };
   }
 
@@ -117,6 +123,7 @@ export class Tasks {
     await this.#spareDirs.start();
     await sweepInterruptedRuns(this.workspace, await this.#index.scan());
     await this.#submitters.start(this.#index);
+    await this.#cache.start();
     this.#workspaceWatch = new WorkspaceWatch(this.#index, (record) => {
       this.#takeOver([record]).catch((err: unknown) => console.error(`taskyard: taking over ${record.id} failed`, err));
     });
@@ -168,9 +175,9 @@ export class Tasks {
 
   // --- Runs ---
 
-  /** `submit`; `submitter`: the caller's token name, noted with the run. Answered once the record is on disk. */
-  submit(task: string, inputs: Record<string, unknown>, submitter: string | undefined): Promise<TaskHandle> {
-    return submitTask(this.#submitParts, task, inputs, submitter);
+  /** `submit`; `submitter`: the caller's token name, noted with the run; `noCache`: run even when the result cache answers. */
+  submit(task: string, inputs: Record<string, unknown>, submitter: string | undefined, noCache = false): Promise<TaskHandle> {
+    return submitTask(this.#submitParts, task, inputs, submitter, noCache);
   }
 
   /** Cancels a queued or running Task: true only when this call cancelled it; an unknown Task is a KeyError. */
@@ -243,12 +250,18 @@ export class Tasks {
    * The JSON text of a Task's status, and who submitted its current run when known (one lookup
    * serves both: status is polled hard); an unknown Task, or one with metadata only, is a KeyError.
    */
-  statusText(id: string): { json: string; meta: SubmittedBy } {
+  statusText(id: string): { json: string; meta: RunFacts } {
     const record = this.#index.get(id);
     const json = record && this.#index.jsonOf(record);
     if (!json) throw new KeyError(record ? `task ${id} has metadata but no status record` : `Unknown task ${id}`);
-    const token = this.#submitters.of(record!);
-    return { json, meta: token === undefined ? {} : { submitted_by: token } };
+    return { json, meta: this.#factsOf(record!) };
+  }
+
+  /** Who submitted the record's current run, and where a cache hit came from (when known). */
+  #factsOf(record: TaskRecord): RunFacts {
+    const token = this.#submitters.of(record);
+    const source = this.#cache.cachedFrom(record);
+    return { ...(token !== undefined && { submitted_by: token }), ...(source !== undefined && { cached_from: source }) };
   }
 
   /** IDs of the Tasks that have a status, sorted. */
@@ -262,15 +275,17 @@ export class Tasks {
   }
 
   /** `query_task_statuses`: the page, and who submitted each Task it shows (when known). */
-  queryStatuses(query: QueryTaskStatusesInput): { page: SerializedAnswer<TaskStatusPage>; submittedBy: Record<string, string> } {
+  queryStatuses(query: QueryTaskStatusesInput): { page: SerializedAnswer<TaskStatusPage>; submittedBy: Record<string, string>; cachedFrom: Record<string, string> } {
     const shown: TaskRecord[] = [];
     const page = queryStatuses(this.#index, query, shown);
     const submittedBy: Record<string, string> = {};
+    const cachedFrom: Record<string, string> = {};
     for (const record of shown) {
-      const token = this.#submitters.of(record);
+      const { submitted_by: token, cached_from: source } = this.#factsOf(record);
       if (token !== undefined) submittedBy[record.id] = token;
+      if (source !== undefined) cachedFrom[record.id] = source;
     }
-    return { page, submittedBy };
+    return { page, submittedBy, cachedFrom };
   }
 
   /** A window of a Task's log by byte offsets (read_task_log); an unknown Task is a KeyError. */
@@ -292,7 +307,7 @@ export class Tasks {
 
   /** A Task with its status, locations, lineage and relations (get_task_context). */
   context(id: string): TaskContext {
-    return contextOf(this.#index, this.#submitters, id);
+    return contextOf(this.#index, (record) => this.#factsOf(record), id);
   }
 
   /** Every record (gauges count them once at start). */
@@ -334,6 +349,7 @@ export class Tasks {
     this.#workspaceWatch?.close();
     await this.#index.close();
     await this.#submitters.close();
+    await this.#cache.close();
   }
 
   /**
