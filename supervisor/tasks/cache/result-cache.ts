@@ -56,8 +56,7 @@ export class ResultCache {
     }
     this.#unsubscribe.push(
       this.index.events.on('task:ended', ({ id, status }) => void this.#ended(id, status)),
-      // Only a removal matters here (status null): the check costs every other change nothing.
-      this.index.events.on('task:status', ({ id, status }) => status === null && this.#store.forgetTask(id) && void this.#store.save()),
+      this.index.events.on('task:status', ({ id, status }) => this.#changed(id, status)),
     );
     await store.save();
   }
@@ -126,6 +125,20 @@ export class ResultCache {
     return null;
   }
 
+  /**
+   * A record changed: a removed Task is forgotten; a cached run found succeeded becomes an entry
+   * (one that ended while no service watched is read at start: its end is not announced). Two
+   * map lookups at most: every status change of every Task passes here.
+   */
+  #changed(id: string, status: TaskStatus | null): void {
+    if (status === null) {
+      if (this.#store.forgetTask(id)) void this.#store.save();
+    } else if (status.state === 'succeeded' && this.#store.pending.has(id)) {
+      void this.#ended(id, status);
+    }
+  }
+
+  /** A run ended for good: a cached run that succeeded answers its key; any other end forgets it. */
   async #ended(id: string, status: TaskStatus): Promise<void> {
     const key = this.#store.pending.get(id);
     if (key === undefined) return;
