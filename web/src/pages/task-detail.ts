@@ -78,7 +78,9 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     // Only what the signed-in token may do is offered.
     const actions = [api.may('cancel') ? cancel : null, api.may('delete_tasks') ? remove : null];
     const by = submittedBy ? h('span', { class: 'muted submitted-by' }, `submitted by ${submittedBy}`) : null;
-    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), ...(by ? [by] : []), h('div', { class: 'actions' }, ...actions));
+    // A result cache hit: it did not run; its result, metadata and artifacts are the source's.
+    const cached = cachedFrom ? h('a', { class: 'badge cache-hit', href: taskLink(cachedFrom), title: `Answered from the result cache: ${cachedFrom}` }, `cache hit · ${instanceName(cachedFrom)}`) : null;
+    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), ...(cached ? [cached] : []), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), ...(by ? [by] : []), h('div', { class: 'actions' }, ...actions));
   }
 
   // The graph is read once per load; the selected node shows the state the page follows.
@@ -145,6 +147,8 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
 
   /** The name of the token that submitted the run, as get_task_context tells it (metadata.submitted_by). */
   let submittedBy: string | null = null;
+  /** The Task a result cache hit was answered from (metadata.cached_from). */
+  let cachedFrom: string | null = null;
 
   async function load(): Promise<void> {
     const res = await api.call<TaskContext>('get_task_context', { task_id: taskId }, { signal });
@@ -152,6 +156,8 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     const c = res.answer;
     const by = res.metadata['submitted_by'];
     submittedBy = typeof by === 'string' ? by : null;
+    const source = res.metadata['cached_from'];
+    cachedFrom = typeof source === 'string' ? source : null;
     if (signal.aborted) return;
     graph = c.graph;
     slots.lineage.replaceChildren(lineageGraph(c.graph, taskLink, c.status.state), relationsSection(c));
