@@ -42,8 +42,10 @@ function parseStore(raw: Record<string, unknown> | null): StoreFile {
 /**
  * The result cache's records in the service's private state directory (a Task cannot write
  * there): entries, runs that may become entries, and hits. Held in memory; each change is written
- * whole and atomically (temp file, fsync, rename), one write at a time, changes made meanwhile
- * going out in the next. Only cached Tasks change it: other submits never touch it.
+ * whole and atomically (temp file, rename), one write at a time, changes made meanwhile going out
+ * in the next. Not flushed: a machine crash may lose the last changes, which costs a later submit
+ * a run (or a hit its mark), never a wrong answer: every entry is checked against the Task's own
+ * files at lookup. Only cached Tasks change it: other submits never touch it.
  */
 export class CacheStore {
   readonly entries = new Map<string, CacheEntry>();
@@ -96,7 +98,7 @@ export class CacheStore {
     this.#writing = this.#writing.then(async () => {
       this.#dirty = false;
       const file: StoreFile = { entries: Object.fromEntries(this.entries), pending: Object.fromEntries(this.pending), hits: Object.fromEntries(this.hits) };
-      await writeJsonAtomic(this.file, file).catch((err: unknown) => console.error('taskyard: writing the result cache failed; it is written again at its next change', err));
+      await writeJsonAtomic(this.file, file, { durable: false }).catch((err: unknown) => console.error('taskyard: writing the result cache failed; it is written again at its next change', err));
     });
     return this.#writing;
   }

@@ -1,7 +1,7 @@
-import { copyFile, constants, link, lstat, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
+import { copyFile, constants, link, lstat, mkdir, open, realpath, rm } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { isObject } from '../../../core/is-object.js';
-import { TASK_FILES, writeJsonAtomic } from '../../../core/task-record/record-files.js';
+import { TASK_FILES, toJsonText } from '../../../core/task-record/record-files.js';
 import type { TaskMetadata, TaskStatus } from '../../../schemas/tasks.js';
 import { placeStagedDir, stagingDirFor } from '../records/run-dir.js';
 
@@ -53,11 +53,22 @@ async function linkArtifact(sourceDir: string, realSource: string, staging: stri
   }
 }
 
+/** Creates `file` with `text`, flushed to disk. */
+async function writeDurably(file: string, text: string): Promise<void> {
+  const handle = await open(file, 'wx', 0o644);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
 /**
  * Makes the new Task's directory whole under a hidden name, then moves it into place (replacing a
  * finished Task of the same fixed name): the artifacts, a one-line log, an empty progress record,
- * the marker, metadata.json and last the succeeded status.json, as a run writes them. On failure
- * nothing is left and the error is thrown.
+ * the marker, metadata.json and the succeeded status.json. On failure nothing is left and the
+ * error is thrown.
  */
 export async function createHitDir(source: HitSource, target: HitTarget): Promise<void> {
   const { status } = target;
@@ -71,11 +82,16 @@ export async function createHitDir(source: HitSource, target: HitTarget): Promis
       if (path === null) throw new Error('an artifact of the cached Task has no path inside its directory');
       await linkArtifact(source.dir, realSource, staging, path, (artifact as Record<string, unknown>)['size']);
     }
-    await writeFile(join(staging, TASK_FILES.log), `answered from the result cache: Task ${source.task_id} (run ${source.run_id})\n`, { flag: 'wx' });
-    await writeFile(join(staging, TASK_FILES.events), '', { flag: 'wx' });
-    await writeJsonAtomic(join(staging, CACHE_HIT_FILE), { source_task_id: source.task_id, source_run_id: source.run_id });
-    await writeJsonAtomic(join(staging, TASK_FILES.metadata), target.metadata);
-    await writeJsonAtomic(join(staging, TASK_FILES.status), status);
+    // Nothing can see the staging directory: its files are written at once and flushed together
+    // (one journal commit, where one after another cost a hit three), before it appears whole.
+    const files: Array<[string, string]> = [
+      [TASK_FILES.log, `answered from the result cache: Task ${source.task_id} (run ${source.run_id})\n`],
+      [TASK_FILES.events, ''],
+      [CACHE_HIT_FILE, toJsonText({ source_task_id: source.task_id, source_run_id: source.run_id })],
+      [TASK_FILES.metadata, toJsonText(target.metadata)],
+      [TASK_FILES.status, toJsonText(status)],
+    ];
+    await Promise.all(files.map(([name, text]) => writeDurably(join(staging, name), text)));
     await placeStagedDir(staging, target.dir, status.run_id);
   } catch (err) {
     await rm(staging, { recursive: true, force: true });

@@ -86,7 +86,7 @@ export class ResultCache {
     // A fixed name may replace a Task the cache knew: what it knew of that one is gone with it.
     this.#store.forgetTask(request.id);
     this.#store.hits.set(request.id, { run_id: status.run_id, source_task_id: source.task_id, source_run_id: source.run_id });
-    await this.#store.save();
+    void this.#store.save();
     this.index.setStatus(request.id, request.parts, status, true);
     this.index.events.emit('task:ended', { id: request.id, status });
     return status;
