@@ -37,12 +37,7 @@ import { taskEnvironment } from './engines/task-environment.js';
 import { runAsVariables, type RunAs } from '../common/run-as.js';
 import { WorkspaceWatch } from './follow/workspace-watch.js';
 import { ResultCache } from './cache/result-cache.js';
-
-/**
- * An answer's metadata about a Task's current run (TaskStatus has no such fields): the token that
- * submitted it, and the Task it was answered from when it is a result cache hit.
- */
-export type RunFacts = { submitted_by?: string; cached_from?: string };
+import { RunFactsReader, type PageFacts, type RunFacts } from './run-facts.js';
 
 /** The index file's name in the service's private directory. */
 const INDEX_FILE = 'task-index';
@@ -83,6 +78,7 @@ export class Tasks {
   readonly #poolDir: string;
   readonly #leaseFile: LeaseFile;
   readonly #cache: ResultCache;
+  readonly #facts: RunFactsReader;
   #workspaceWatch: WorkspaceWatch | undefined;
 
   /** `capacity`: what the local executor may lease (see capacity.ts). */
@@ -109,6 +105,7 @@ export class Tasks {
     // Locally, what the machine can never give (more GPUs or CPUs than it has) is refused at submit; Slurm queues it.
     const checkResources = this.#executor.queuesRuns ? () => undefined : (task: string, resources: TaskResources) => pool.check(task, resources);
     this.#cache = new ResultCache(join(workspace, STATE_DIR), this.#index, this.#catalog.pluginsDir);
+    this.#facts = new RunFactsReader(this.#submitters, this.#cache);
     this.#submitParts = { workspace, catalog: this.#catalog, index: this.#index, runs: this.#runs, spareDirs: this.#spareDirs, submitters: this.#submitters, cache: this.#cache, checkResources };
     this.#followParts = { index: this.#index, runs: this.#runs };
   }
@@ -254,14 +251,7 @@ export class Tasks {
     const record = this.#index.get(id);
     const json = record && this.#index.jsonOf(record);
     if (!json) throw new KeyError(record ? `task ${id} has metadata but no status record` : `Unknown task ${id}`);
-    return { json, meta: this.#factsOf(record!) };
-  }
-
-  /** Who submitted the record's current run, and where a cache hit came from (when known). */
-  #factsOf(record: TaskRecord): RunFacts {
-    const token = this.#submitters.of(record);
-    const source = this.#cache.cachedFrom(record);
-    return { ...(token !== undefined && { submitted_by: token }), ...(source !== undefined && { cached_from: source }) };
+    return { json, meta: this.#facts.of(record!) };
   }
 
   /** IDs of the Tasks that have a status, sorted. */
@@ -275,17 +265,10 @@ export class Tasks {
   }
 
   /** `query_task_statuses`: the page, and who submitted each Task it shows (when known). */
-  queryStatuses(query: QueryTaskStatusesInput): { page: SerializedAnswer<TaskStatusPage>; submittedBy: Record<string, string>; cachedFrom: Record<string, string> } {
+  queryStatuses(query: QueryTaskStatusesInput): { page: SerializedAnswer<TaskStatusPage>; facts: PageFacts } {
     const shown: TaskRecord[] = [];
     const page = queryStatuses(this.#index, query, shown);
-    const submittedBy: Record<string, string> = {};
-    const cachedFrom: Record<string, string> = {};
-    for (const record of shown) {
-      const { submitted_by: token, cached_from: source } = this.#factsOf(record);
-      if (token !== undefined) submittedBy[record.id] = token;
-      if (source !== undefined) cachedFrom[record.id] = source;
-    }
-    return { page, submittedBy, cachedFrom };
+    return { page, facts: this.#facts.ofPage(shown) };
   }
 
   /** A window of a Task's log by byte offsets (read_task_log); an unknown Task is a KeyError. */
@@ -307,7 +290,7 @@ export class Tasks {
 
   /** A Task with its status, locations, lineage and relations (get_task_context). */
   context(id: string): TaskContext {
-    return contextOf(this.#index, (record) => this.#factsOf(record), id);
+    return contextOf(this.#index, this.#facts, id);
   }
 
   /** Every record (gauges count them once at start). */

@@ -33,7 +33,7 @@ export function queryJobs(rt: Tasks) {
       output: TaskStatusPage,
       description:
         'metadata.submitted_by maps the ID of each listed Task to the name of the token that submitted it (when known); ' +
-        'metadata.cached_from maps the ID of each listed result cache hit to the Task its result came from. ' +
+        'metadata.cached_from (when the page shows any) maps the ID of each listed result cache hit to the Task its result came from. ' +
         'Lists TaskStatus pages for dashboards (beyond the spec): filters by state, task_type, registration, created_after/before ' +
         'and text in the ID; newest first as list_task_statuses; continue with cursor = next_cursor. Every answer carries a version: ' +
         'pass it as changed_since to receive only the Tasks changed since (matching the filters) and the IDs deleted or no longer matching.',
@@ -41,8 +41,8 @@ export function queryJobs(rt: Tasks) {
       annotations: READ_ONLY,
       run: async (query) => {
         // Who submitted each shown Task, and which are cache hits: beside the page, since TaskStatus has no such fields.
-        const { page, submittedBy, cachedFrom } = rt.queryStatuses(query);
-        return ok(page, { submitted_by: submittedBy, cached_from: cachedFrom });
+        const { page, facts } = rt.queryStatuses(query);
+        return ok(page, facts);
       },
     }),
     defineJob({

@@ -78,9 +78,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     // Only what the signed-in token may do is offered.
     const actions = [api.may('cancel') ? cancel : null, api.may('delete_tasks') ? remove : null];
     const by = submittedBy ? h('span', { class: 'muted submitted-by' }, `submitted by ${submittedBy}`) : null;
-    // A result cache hit: it did not run; its result, metadata and artifacts are the source's.
-    const cached = cachedFrom ? h('a', { class: 'badge cache-hit', href: taskLink(cachedFrom), title: `Answered from the result cache: ${cachedFrom}` }, `cache hit · ${instanceName(cachedFrom)}`) : null;
-    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), ...(cached ? [cached] : []), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), ...(by ? [by] : []), h('div', { class: 'actions' }, ...actions));
+    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), ...(by ? [by] : []), h('div', { class: 'actions' }, ...actions));
   }
 
   // The graph is read once per load; the selected node shows the state the page follows.
@@ -89,6 +87,8 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   // a Result card still saying "not started" was seen while a followed Task ended.
   function showStatus(s: TaskStatus): void {
     showHead(s);
+    // A result cache hit did not run: beside its state, a badge links the Task its result came from.
+    if (cachedFrom) head.querySelector('[data-state]')?.after(h('a', { class: 'badge cache-hit', href: taskLink(cachedFrom), title: `Answered from the result cache: ${cachedFrom}` }, `cache hit · ${instanceName(cachedFrom)}`));
     slots.overview.replaceChildren(overviewSection(s));
     slots.result.replaceChildren(resultSection(s));
     slots.lineage.querySelector('svg.lineage')?.replaceWith(...(graph ? [lineageGraph(graph, taskLink, s.state)] : []));
