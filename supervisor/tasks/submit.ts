@@ -77,7 +77,8 @@ export async function submitTask(taskParts: SubmitParts, task: string, inputs: R
   taskParts.checkResources(definition.name, resources);
   const sources = normalizeSourceTasks(config.source_tasks);
   config.source_tasks = sources.join(',');
-  const cacheKey = await taskParts.cache.keyOf(definition, config, sources);
+  // Only a Task that opted in pays for a key (its sources' metadata are read).
+  const cacheKey = definition.cache === true ? await taskParts.cache.keyOf(definition, config, sources) : null;
   const fixedName = typeof config.task_name === 'string' && config.task_name !== '';
   config.task_name = fixedName ? config.task_name : anonymousName();
 
@@ -105,16 +106,15 @@ export async function submitTask(taskParts: SubmitParts, task: string, inputs: R
       exit_code: 0,
       log_path: relativeTaskPath(parts, id, TASK_FILES.log),
     };
+    // A hit is a Task that ended already (its directory is on disk when this answers): no run.
     const hit = cacheKey !== null && !noCache && (await taskParts.cache.answer(cacheKey, { id, parts, dir, status }));
-    if (hit) {
-      if (submitter !== undefined) taskParts.submitters.record(id, status.run_id, submitter);
-      return { task_id: id, run_id: status.run_id, task: definition.name };
+    if (!hit) {
+      const { durable } = createRunDirOrExplain(taskParts.spareDirs, dir, status);
+      if (cacheKey !== null) taskParts.cache.expect(id, cacheKey);
+      taskParts.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources }, status);
+      // The run starts while its record is flushed; the submit is answered once it is on disk.
+      await durable;
     }
-    const { durable } = createRunDirOrExplain(taskParts.spareDirs, dir, status);
-    if (cacheKey !== null) taskParts.cache.expect(id, cacheKey);
-    taskParts.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources }, status);
-    // The run starts while its record is flushed; the submit is answered once it is on disk.
-    await durable;
     if (submitter !== undefined) taskParts.submitters.record(id, status.run_id, submitter);
     return { task_id: id, run_id: status.run_id, task: definition.name };
   } finally {

@@ -61,9 +61,9 @@ export class ResultCache {
     await store.save();
   }
 
-  /** The key of this submit, or null when the Task is not cached or cannot be keyed now. */
+  /** The key of a submit of a cached Task, or null when it cannot be keyed now (cache-key.ts). */
   keyOf(definition: TaskDefinition, config: Record<string, unknown>, sources: readonly string[]): Promise<string | null> {
-    return definition.cache === true ? submitKeyOf(definition, config, sources, this.index, this.pluginsDir) : Promise.resolve(null);
+    return submitKeyOf(definition, config, sources, this.index, this.pluginsDir);
   }
 
   /**
