@@ -27,14 +27,16 @@ t.test('HTTP and SSE: a hit, and no_cache forcing a run', async (t) => {
   const forced = await svc.events('submit', { task: 'demo', x: 7, y: 1, no_cache: true });
   t.equal(await cachedFrom(svc, forced.result!.answer), undefined, 'no_cache over SSE runs it');
   const bad = await svc.call('submit', { task: 'demo', x: 7, y: 1, no_cache: 1 });
-  t.equal(bad.status, 422, 'a no_cache that is not a boolean is refused');
+  t.equal(bad.body.success, false, 'a no_cache that is not a boolean is refused');
+  t.equal(bad.body.answer, 'ValidationError: no_cache must be true or false; got 1');
 });
 
 t.test('MCP: the submit tool takes no_cache', async (t) => {
   const client = await connectMcp(t, svc.url, svc.token);
   const tools = await client.listTools();
   const submit = tools.tools.find((tool) => tool.name === 'submit');
-  t.same((submit?.inputSchema.properties as Record<string, { type?: string }>)['no_cache']?.type, 'boolean', 'the tool schema names no_cache');
+  t.match(submit?.description, /no_cache: true \(beside task, not a Task input\) runs it anyway/, 'the tool says how to force a run');
+  t.same(Object.keys(submit?.inputSchema.properties ?? {}), ['task'], 'its schema keeps the spec\'s parameters (extra fields allowed)');
   const call = async (args: Record<string, unknown>) => (await client.callTool({ name: 'submit', arguments: { task: 'demo', x: 8, y: 1, ...args } })).structuredContent as { answer: TaskHandle };
   const first = await call({ no_cache: true });
   t.equal(await cachedFrom(svc, first.answer), undefined);
@@ -42,7 +44,7 @@ t.test('MCP: the submit tool takes no_cache', async (t) => {
   t.equal(await cachedFrom(svc, (await call({ no_cache: true })).answer), undefined, 'no_cache over MCP runs it');
 });
 
-t.test('CLI: submit --no-cache', async (t) => {
+t.test('CLI: submit --no-cache, listed in its help', async (t) => {
   const home = await mkdtemp(join(tmpdir(), 'taskyard-cli-home-'));
   t.teardown(() => rm(home, { recursive: true, force: true }));
   const cli = async (...args: string[]) => {
@@ -54,4 +56,6 @@ t.test('CLI: submit --no-cache', async (t) => {
   t.equal(await cachedFrom(svc, first), undefined);
   t.equal(await cachedFrom(svc, await cli()), first.task_id, 'a hit from the CLI');
   t.equal(await cachedFrom(svc, await cli('--no-cache')), undefined, '--no-cache runs it');
+  const help = await runCli(['submit', '--task', 'demo', '--help'], { HOME: home, TASKYARD_URL: svc.url, TASKYARD_TOKEN: svc.token ?? '' });
+  t.match(help.stdout, /--no-cache/, 'submit --task NAME --help lists it');
 });

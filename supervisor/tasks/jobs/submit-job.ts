@@ -4,7 +4,7 @@ import { nowIso } from '../../../core/task-record/record-files.js';
 import { defineJob } from '../../../core/job.js';
 import type { Tasks } from '../tasks.js';
 import { TaskHandle } from '../../../schemas/tasks.js';
-import { PermissionError } from '../../../core/errors.js';
+import { BusinessError, PermissionError } from '../../../core/errors.js';
 import { COMMAND_TASK } from '../../../runner/command-tasks.js';
 
 /** submit: starts a Task in its own process and answers its TaskHandle. */
@@ -18,19 +18,15 @@ export function submitJob(rt: Tasks) {
       'including task_name and source_tasks. Answers the TaskHandle {task_id, run_id, task}; success means the submission ' +
       'was accepted, not that the Task finished: follow it with wait_task or stream_task. A Task whose definition says cache: true ' +
       'is answered at once from an earlier succeeded run with the same inputs and input artifacts (a new Task, already succeeded, ' +
-      'marked by metadata.cached_from in status); no_cache: true runs it anyway.',
+      'marked by metadata.cached_from in status); the boolean argument no_cache: true (beside task, not a Task input) runs it anyway.',
     // Task inputs sit next to `task`, so this schema allows extra fields; the Task's own schema checks them.
-    input: Type.Object(
-      {
-        task: Type.String({ minLength: 1, description: 'Registration name of the Task' }),
-        no_cache: Type.Optional(Type.Boolean({ description: 'true: run the Task even when the result cache has its result (not a Task input)' })),
-      },
-      { additionalProperties: true },
-    ),
+    // `no_cache` is not declared here: the spec fixes submit's parameters (task, then the Task's inputs).
+    input: Type.Object({ task: Type.String({ minLength: 1, description: 'Registration name of the Task' }) }, { additionalProperties: true }),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     run: async (args, ctx) => {
-      // `no_cache` says how to submit, like `task` (the schema checked it is a boolean): it is not one of the Task's inputs.
-      const { task, no_cache: noCache = false, ...inputs } = args as { task: string; no_cache?: boolean } & Record<string, unknown>;
+      // `no_cache` says how to submit, like `task`: it is not one of the Task's inputs.
+      const { task, no_cache: noCache = false, ...inputs } = args as { task: string; no_cache?: unknown } & Record<string, unknown>;
+      if (typeof noCache !== 'boolean') throw new BusinessError('ValidationError', `no_cache must be true or false; got ${JSON.stringify(noCache)}`);
       // `command` runs any program, as `shell` does: only a caller who may call `shell` may start it
       // (an open service does not offer it: the catalog's Unknown task answers first).
       if (task === COMMAND_TASK && rt.definition(task) && !ctx.caller?.scope.get('shell')) {
