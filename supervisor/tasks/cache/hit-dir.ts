@@ -53,12 +53,12 @@ async function linkArtifact(sourceDir: string, realSource: string, staging: stri
   }
 }
 
-/** Creates `file` with `text`, flushed to disk. */
-async function writeDurably(file: string, text: string): Promise<void> {
+/** Creates `file` with `text`; `durable`: flushed to disk before this resolves. */
+async function createFile(file: string, text: string, durable: boolean): Promise<void> {
   const handle = await open(file, 'wx', 0o644);
   try {
     await handle.writeFile(text);
-    await handle.sync();
+    if (durable) await handle.sync();
   } finally {
     await handle.close();
   }
@@ -82,16 +82,17 @@ export async function createHitDir(source: HitSource, target: HitTarget): Promis
       if (path === null) throw new Error('an artifact of the cached Task has no path inside its directory');
       await linkArtifact(source.dir, realSource, staging, path, (artifact as Record<string, unknown>)['size']);
     }
-    // Nothing can see the staging directory: its files are written at once and flushed together
-    // (one journal commit, where one after another cost a hit three), before it appears whole.
-    const files: Array<[string, string]> = [
-      [TASK_FILES.log, `answered from the result cache: Task ${source.task_id} (run ${source.run_id})\n`],
-      [TASK_FILES.events, ''],
-      [CACHE_HIT_FILE, toJsonText({ source_task_id: source.task_id, source_run_id: source.run_id })],
-      [TASK_FILES.metadata, toJsonText(target.metadata)],
-      [TASK_FILES.status, toJsonText(status)],
+    // Nothing can see the staging directory: its files are written at once, and the records that
+    // mean something after a machine crash (as a run's: metadata, the terminal status) flushed
+    // together before it appears whole.
+    const files: Array<[string, string, boolean]> = [
+      [TASK_FILES.log, `answered from the result cache: Task ${source.task_id} (run ${source.run_id})\n`, false],
+      [TASK_FILES.events, '', false],
+      [CACHE_HIT_FILE, toJsonText({ source_task_id: source.task_id, source_run_id: source.run_id }), true],
+      [TASK_FILES.metadata, toJsonText(target.metadata), true],
+      [TASK_FILES.status, toJsonText(status), true],
     ];
-    await Promise.all(files.map(([name, text]) => writeDurably(join(staging, name), text)));
+    await Promise.all(files.map(([name, text, durable]) => createFile(join(staging, name), text, durable)));
     await placeStagedDir(staging, target.dir, status.run_id);
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
