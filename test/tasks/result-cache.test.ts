@@ -29,6 +29,7 @@ const body = (cache) => ({
     mkdirSync('sub');
     writeFileSync('sub/out.txt', ('n=' + input.n + ' sources=' + input.source_tasks + '\\n').repeat(500));
     await ctx.artifact('out', 'sub/out.txt');
+    await ctx.artifact('same-file', 'sub/out.txt');
     return { n: input.n };
   },
 });

@@ -55,6 +55,7 @@ export class CacheStore {
   readonly #keysOf = new Map<string, Set<string>>();
   #writing: Promise<void> = Promise.resolve();
   #dirty = false;
+  #closed = false;
 
   constructor(private readonly file: string) {}
 
@@ -93,7 +94,7 @@ export class CacheStore {
 
   /** Writes the store soon (after the changes of this turn); answers when what it holds now is on disk. */
   save(): Promise<void> {
-    if (this.#dirty) return this.#writing;
+    if (this.#dirty || this.#closed) return this.#writing;
     this.#dirty = true;
     this.#writing = this.#writing.then(async () => {
       this.#dirty = false;
@@ -101,5 +102,11 @@ export class CacheStore {
       await writeJsonAtomic(this.file, file, { durable: false }).catch((err: unknown) => console.error('taskyard: writing the result cache failed; it is written again at its next change', err));
     });
     return this.#writing;
+  }
+
+  /** The last write; a change after it (a run's end still being recorded) waits for the next start. */
+  async close(): Promise<void> {
+    await this.save();
+    this.#closed = true;
   }
 }

@@ -77,10 +77,14 @@ export async function createHitDir(source: HitSource, target: HitTarget): Promis
   try {
     const realSource = await realpath(source.dir);
     const artifacts = source.metadata.output_params['artifacts'];
+    // Two names may record the same file: it is linked once.
+    const linked = new Set<string>();
     for (const artifact of Object.values(isObject(artifacts) ? artifacts : {})) {
       const path = isObject(artifact) ? insidePath(artifact['path']) : null;
       if (path === null) throw new Error('an artifact of the cached Task has no path inside its directory');
+      if (linked.has(path)) continue;
       await linkArtifact(source.dir, realSource, staging, path, (artifact as Record<string, unknown>)['size']);
+      linked.add(path);
     }
     // Nothing can see the staging directory: its files are written at once, and the records that
     // mean something after a machine crash (as a run's: metadata, the terminal status) flushed

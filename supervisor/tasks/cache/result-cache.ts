@@ -107,7 +107,7 @@ export class ResultCache {
 
   async close(): Promise<void> {
     for (const off of this.#unsubscribe.splice(0)) off();
-    await this.#store.save();
+    await this.#store.close();
   }
 
   /** The entry's Task when it still answers `key`; an entry that does not is dropped. */
