@@ -1,6 +1,7 @@
 import type { Static } from '@sinclair/typebox';
 import { Type } from '../vendor/typebox.js';
 import { JobResponse } from './job-response.js';
+import { TaskMetricsChunk } from './task-metrics.js';
 
 const Timestamp = Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { default: null });
 const Percentage = Type.Union([Type.Number({ minimum: 0, maximum: 100 }), Type.Null()], { default: null });
@@ -57,7 +58,14 @@ export const AgentMessageEvent = Type.Object({
 export type AgentMessageEvent = Static<typeof AgentMessageEvent>;
 
 /** Events a Job may emit while it runs; `result` is added by the transport, never by the Job. */
-export type JobEvent = ProgressEvent | LogEvent | ArtifactEvent | AgentMessageEvent;
+/**
+ * `read_task_metrics` over `/events` (beyond the spec): each window of points as the Task reports
+ * them, while it runs; the `result` then carries the cursor to read on from.
+ */
+export const MetricsEvent = Type.Object({ kind: Type.Literal('metrics'), ...TaskMetricsChunk.properties });
+export type MetricsEvent = Static<typeof MetricsEvent>;
+
+export type JobEvent = ProgressEvent | LogEvent | ArtifactEvent | AgentMessageEvent | MetricsEvent;
 
 /** The last event of every stream: the JobResponse fields plus `kind`. */
 export const ResultEvent = Type.Object({ kind: Type.Literal('result'), ...JobResponse.properties });

@@ -16,6 +16,7 @@ export const ReadTaskMetricsInput = Type.Object(
     task_id: Type.String({ minLength: 1 }),
     cursor: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Byte offset into metrics.jsonl: 0 from the start, then the cursor of the last answer' })),
     max_points: Type.Optional(Type.Integer({ minimum: 1, maximum: METRICS_MAX_POINTS, default: METRICS_DEFAULT_POINTS, description: 'Most points to answer' })),
+    poll_interval: Type.Optional(Type.Number({ exclusiveMinimum: 0, default: 0.5, description: 'Over /events: seconds between looks for new points at most (changes of the Task wake it sooner)' })),
   },
   { additionalProperties: false },
 );

@@ -39,7 +39,7 @@ export const TaskStatus = Type.Object({
 });
 export type TaskStatus = Static<typeof TaskStatus>;
 
-const TaskStateName = Type.Union(Object.values(TaskState).map((s) => Type.Literal(s)));
+export const TaskStateName = Type.Union(Object.values(TaskState).map((s) => Type.Literal(s)));
 
 /** Arguments of `query_task_statuses` (beyond the spec: the console and dashboards poll it). */
 export const QueryTaskStatusesInput = Type.Object(

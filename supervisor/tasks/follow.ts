@@ -12,6 +12,7 @@ import { readLogWindow } from './follow/log-reader.js';
 import { logEventOf } from './follow/task-broadcaster.js';
 import type { TaskIndex } from './records/task-index.js';
 import type { RunTable } from './runs/run-table.js';
+import { isEarlierAttempt } from './records/run-history.js';
 
 /** What waits and streams use of the facade's parts (one object, made once). */
 export interface FollowParts {
@@ -31,8 +32,23 @@ function currentStatus(parts: FollowParts, id: string): TaskStatus {
 }
 
 /**
+ * Whether `runId`, which is not the Task's current run, is an attempt that was retried into it:
+ * a wait on the first run_id of a submit follows its retries to the final run.
+ */
+async function retriedInto(parts: FollowParts, id: string, runId: string): Promise<boolean> {
+  if (parts.runs.get(id)?.spec.earlier.includes(runId)) return true;
+  const record = parts.index.get(id);
+  return record !== undefined && (await isEarlierAttempt(record.dir, runId));
+}
+
+function notCurrent(id: string, runId: string): Error {
+  return new ValueError(`run_id ${runId} is not the current execution of task ${id}`);
+}
+
+/**
  * Waits, from memory, until the Task is terminal. With `runId`, a different current execution
- * fails (spec: wait_task). `pollMs` only bounds staleness: changes wake the wait at once.
+ * fails (spec: wait_task), unless `runId` was retried into it. `pollMs` only bounds staleness:
+ * changes wake the wait at once.
  */
 export async function waitForTerminal(parts: FollowParts, id: string, runId: string | undefined, pollMs: number, signal: AbortSignal): Promise<TaskStatus> {
   const feed = changeFeedOf(parts.index);
@@ -40,7 +56,7 @@ export async function waitForTerminal(parts: FollowParts, id: string, runId: str
   try {
     for (;;) {
       const status = currentStatus(parts, id);
-      if (runId !== undefined && status.run_id !== runId) throw new ValueError(`run_id ${runId} is not the current execution of task ${id}`);
+      if (runId !== undefined && status.run_id !== runId && !(await retriedInto(parts, id, runId))) throw notCurrent(id, runId);
       if (isTerminal(status.state)) return status;
       parts.runs.get(id)?.live?.requestStaleness(pollMs);
       await wait.until(feed.next(id, pollMs));
@@ -63,7 +79,7 @@ export async function waitAtMost(parts: FollowParts, id: string, runId: string |
     // The bound passed (not the caller gone): the run is still going, and that is the answer.
     if (!deadline.aborted || signal.aborted) throw err;
     const status = currentStatus(parts, id);
-    if (runId !== undefined && status.run_id !== runId) throw new ValueError(`run_id ${runId} is not the current execution of task ${id}`);
+    if (runId !== undefined && status.run_id !== runId && !(await retriedInto(parts, id, runId))) throw notCurrent(id, runId);
     return status;
   }
 }
@@ -83,18 +99,22 @@ async function emitAll(ctx: JobContext, events: JobEvent[]): Promise<void> {
  * brings (its progress events and the first log window) is emitted together: one write. An SSE
  * follower that has caught up joins the Task's broadcaster (task-broadcaster.ts), which writes
  * each change to all such followers at once, and comes back here when it falls behind.
- * With `expectedRun` (wait_task), a different current execution fails at the start.
+ * With `expectedRun` (wait_task), a different current execution fails at the start, unless it
+ * was retried into the current one. A followed attempt that is retried is followed into the next
+ * attempt: its progress and log from their beginning (the first log event says `reset`).
  */
 export async function streamTask(parts: FollowParts, id: string, expectedRun: string | undefined, pollMs: number, ctx: JobContext): Promise<TaskStatus> {
   const first = currentStatus(parts, id);
-  const runId = first.run_id;
-  if (expectedRun !== undefined && runId !== expectedRun) throw new ValueError(`run_id ${expectedRun} is not the current execution of task ${id}`);
+  let runId = first.run_id;
+  if (expectedRun !== undefined && runId !== expectedRun && !(await retriedInto(parts, id, expectedRun))) throw notCurrent(id, expectedRun);
   // Undefined while the Task is queued: its watch starts with its runner.
   let live: LiveTask | undefined = parts.runs.get(id)?.live;
   live?.requestStaleness(pollMs);
   const logFile = `${parts.index.get(id)!.dir}/task.log`;
   let sentProgress = 0;
   let offset = -2;
+  /** The next log event starts another attempt's log. */
+  let resetNext = false;
 
   // Reads go through the Task's watcher, shared by all followers at the same offset, even once
   // it has closed: at the end a thousand followers read the last lines together, and a read each
@@ -112,8 +132,11 @@ export async function streamTask(parts: FollowParts, id: string, expectedRun: st
     if (offset >= 0 && offset >= known) return null;
     const chunk = await readLog(offset);
     const event = logEventOf(chunk, offset);
-    if (event) offset = chunk.next_offset;
-    return event;
+    if (!event) return null;
+    offset = chunk.next_offset;
+    if (!resetNext) return event;
+    resetNext = false;
+    return { ...event, reset: true };
   };
   const progressOwed = (status: TaskStatus): JobEvent[] => {
     const count = live ? live.progress.count : status.steps.length;
@@ -131,7 +154,15 @@ export async function streamTask(parts: FollowParts, id: string, expectedRun: st
   try {
     for (;;) {
       const status = currentStatus(parts, id);
-      if (status.run_id !== runId) throw new ValueError(`task ${id} was replaced by a new run while it was followed`);
+      if (status.run_id !== runId) {
+        if (!(await retriedInto(parts, id, runId))) throw new ValueError(`task ${id} was replaced by a new run while it was followed`);
+        // The attempt followed was retried: the next one is followed from its beginning.
+        runId = status.run_id;
+        live = undefined;
+        sentProgress = 0;
+        offset = 0;
+        resetNext = true;
+      }
       const done = isTerminal(status.state);
       if (!live && (live = parts.runs.get(id)?.live)) live.requestStaleness(pollMs);
       const batch = progressOwed(status);

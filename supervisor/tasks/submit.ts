@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { TaskDefinition, TaskHandle, TaskResources, TaskStatus } from '../../schemas/tasks.js';
 import { check, describeIssues } from '../../schemas/validator.js';
 import { isTerminal, nowIso, TASK_FILES } from '../../core/task-record/record-files.js';
@@ -10,7 +9,7 @@ import type { DefinitionCatalog } from './definitions.js';
 import type { SpareRunDirs } from './records/spare-run-dirs.js';
 import type { Submitters } from './records/submitters.js';
 import type { TaskIndex } from './records/task-index.js';
-import type { RunTable } from './runs/run-table.js';
+import { newRunId, type RunTable } from './runs/run-table.js';
 import type { ResultCache } from './cache/result-cache.js';
 
 /** What a submit uses of the facade's parts (one object, made once: a submit allocates no view of them). */
@@ -51,7 +50,7 @@ function createRunDirOrExplain(spareDirs: SpareRunDirs, dir: string, status: Tas
  * overridden by the run's own `resources` input where the Task declares one (the `command` Task
  * does: a command's needs vary from run to run). The input was checked by the Task's schema.
  */
-function runResources(definition: TaskDefinition, config: Record<string, unknown>): TaskResources {
+export function runResources(definition: TaskDefinition, config: Record<string, unknown>): TaskResources {
   const declared = (definition.input_schema as { properties?: Record<string, unknown> }).properties ?? {};
   const asked = config['resources'];
   if (!('resources' in declared) || typeof asked !== 'object' || asked === null) return definition.resources;
@@ -91,7 +90,7 @@ export async function submitTask(taskParts: SubmitParts, task: string, inputs: R
     const dir = taskDirOf(taskParts.workspace, id, parts);
     const status: TaskStatus = {
       task_id: id,
-      run_id: randomUUID().replaceAll('-', ''),
+      run_id: newRunId(),
       task_type: parts.type,
       task_name: definition.name,
       config,
@@ -111,7 +110,7 @@ export async function submitTask(taskParts: SubmitParts, task: string, inputs: R
     if (!hit) {
       const { durable } = createRunDirOrExplain(taskParts.spareDirs, dir, status);
       if (cacheKey !== null) taskParts.cache.expect(id, cacheKey);
-      taskParts.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources }, status);
+      taskParts.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources, attempt: 1, earlier: [] }, status);
       // The run starts while its record is flushed; the submit is answered once it is on disk.
       await durable;
     }

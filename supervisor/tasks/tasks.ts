@@ -25,8 +25,10 @@ import { streamTask, waitAtMost, waitForTerminal, type FollowParts } from './fol
 import type { Lineage } from './graph.js';
 import type { TaskEvents } from './records/task-events.js';
 import { queryStatuses } from './status-query.js';
-import { submitTask, type SubmitParts } from './submit.js';
-import { readTaskMetrics } from './task-metrics.js';
+import { runResources, submitTask, type SubmitParts } from './submit.js';
+import { earlierRunIds, runHistory } from './records/run-history.js';
+import type { TaskRuns } from '../../schemas/task-runs.js';
+import { followTaskMetrics, readTaskMetrics } from './task-metrics.js';
 import { contextOf, lineageOf, type TaskContext } from './task-context.js';
 import { parseTaskId } from './records/task-ids.js';
 import { TaskIndex } from './records/task-index.js';
@@ -100,7 +102,20 @@ export class Tasks {
         : new LocalExecutor({ env, poolDir: this.#poolDir, poolSize: config.service.runner_pool_size, graceMs: config.service.cancel_grace_ms });
     this.#pool = new ResourcePool(capacity);
     this.#leaseFile = new LeaseFile(join(workspace, STATE_DIR, 'leases.json'));
-    this.#runs = new RunTable({ index: this.#index, executor: this.#executor, pool: this.#pool, leaseFile: this.#leaseFile, workspace, closing: this.#closing.signal, maxRunning: config.service.max_running_tasks });
+    const catalog = this.#catalog;
+    this.#runs = new RunTable({
+      index: this.#index,
+      executor: this.#executor,
+      pool: this.#pool,
+      leaseFile: this.#leaseFile,
+      workspace,
+      closing: this.#closing.signal,
+      maxRunning: config.service.max_running_tasks,
+      definitionOf(registration, inputs) {
+        const entry = catalog.get(registration);
+        return entry && { module: entry.module, resources: runResources(entry.definition, inputs), retries: entry.definition.retries };
+      },
+    });
     const pool = this.#pool;
     // Locally, what the machine can never give (more GPUs or CPUs than it has) is refused at submit; Slurm queues it.
     const checkResources = this.#executor.queuesRuns ? () => undefined : (task: string, resources: TaskResources) => pool.check(task, resources);
@@ -283,6 +298,18 @@ export class Tasks {
     return readTaskMetrics(this.#index, id, cursor, maxPoints);
   }
 
+  /** Metric windows as `metrics` events to `ctx` until the Task has ended (read_task_metrics over SSE). */
+  followMetrics(id: string, cursor: number, maxPoints: number, pollMs: number, ctx: JobContext): Promise<TaskMetricsChunk> {
+    return followTaskMetrics(this.#index, id, cursor, maxPoints, pollMs, ctx);
+  }
+
+  /** The runs of a Task's submission, oldest first (get_task_runs); an unknown Task is a KeyError. */
+  async runHistory(id: string): Promise<TaskRuns> {
+    const record = this.#index.get(id);
+    if (!record?.status) throw new KeyError(record ? `task ${id} has metadata but no status record` : `Unknown task ${id}`);
+    return { task_id: id, runs: await runHistory(record.dir, `${record.parts.type}/${id}`, record.status) };
+  }
+
   /** The lineage graph of a known Task. */
   graph(id: string): Lineage {
     return lineageOf(this.#index, id);
@@ -346,12 +373,15 @@ export class Tasks {
     if (foreign().length === 0 || this.#closing.signal.aborted) return;
     const adopted = await this.#executor.adopt(foreign().map((r) => ({ runId: r.status!.run_id, dir: r.dir })));
     const leases = adopted.size > 0 ? await this.#leaseFile.read() : new Map<string, never>();
+    // What found runs that may be retried used already: a restart counts their attempts on.
+    const earlier = await earlierRunIds(foreign().filter((r) => this.#catalog.get(r.parts.registration)?.definition.retries));
     const settling: Array<Promise<unknown>> = [];
     // Another event may have taken some of them over meanwhile: look again after the await.
     for (const record of foreign()) {
       const status = record.status!;
       if (this.#index.get(record.id)?.status?.run_id !== status.run_id) continue;
-      const spec = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id, registration: record.parts.registration, module: '', resources: {} };
+      const before = earlier.get(record.id)?.filter((runId) => runId !== status.run_id) ?? [];
+      const spec = { id: record.id, parts: record.parts, dir: record.dir, runId: status.run_id, registration: record.parts.registration, module: '', resources: {}, attempt: before.length + 1, earlier: before };
       const runner = adopted.get(status.run_id);
       if (runner) this.#runs.take(spec, { kind: 'adopt', runner }, leases.get(status.run_id));
       else settling.push(this.#runs.take(spec, { kind: 'lost', end: status.state === 'queued' ? null : { kind: 'lost', pid: status.pid } }).published);

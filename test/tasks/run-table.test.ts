@@ -54,7 +54,7 @@ t.test('a run cancelled while queued gives up its turn: the next one starts when
   const closing = new AbortController();
   t.teardown(() => closing.abort());
   const pool = new ResourcePool({ cpus: 4, gpus: 0, gpuVendor: 'nvidia' });
-  const table = new RunTable({ index, executor, pool, leaseFile: new LeaseFile(join(workspace, 'leases.json')), workspace, closing: closing.signal, maxRunning: 1 });
+  const table = new RunTable({ index, executor, pool, leaseFile: new LeaseFile(join(workspace, 'leases.json')), workspace, closing: closing.signal, maxRunning: 1, definitionOf: () => undefined });
 
   const submit = async (name: string) => {
     const parts = { type: 'fixture', registration: 'fixture', name };
@@ -63,7 +63,7 @@ t.test('a run cancelled while queued gives up its turn: the next one starts when
     const status: TaskStatus = { task_id: id, run_id: `run-${name}`, task_type: parts.type, task_name: 'fixture', config: {}, state: 'queued', pid: null, created_at: new Date().toISOString(), started_at: null, finished_at: null, steps: [], result: {}, error: '', exit_code: 0, log_path: `${parts.type}/${id}/${TASK_FILES.log}` };
     await mkdir(dir, { recursive: true });
     await writeJsonAtomic(join(dir, TASK_FILES.status), status);
-    return table.submit({ id, parts, dir, runId: status.run_id, registration: 'fixture', module: '', resources: {} }, status);
+    return table.submit({ id, parts, dir, runId: status.run_id, registration: 'fixture', module: '', resources: {}, attempt: 1, earlier: [] }, status);
   };
   const a = await submit('a');
   const b = await submit('b');

@@ -48,6 +48,16 @@ t.test('how a job ended, as the service records it', async (t) => {
   t.match(endOfJob('7', undefined, false), { reason: /^Slurm no longer knows job 7/ });
 });
 
+t.test('a job the machine ended names the cause a retry policy matches; one a person or the code ended names none', async (t) => {
+  const causeOf = (state: string) => {
+    const end = endOfJob('7', { state, reason: 'None' }, false);
+    return end?.kind === 'engine-ended' ? (end.cause ?? null) : end?.kind;
+  };
+  t.same(['NODE_FAIL', 'BOOT_FAIL', 'PREEMPTED', 'TIMEOUT', 'DEADLINE'].map(causeOf), ['node_fail', 'node_fail', 'node_fail', 'timeout', 'timeout']);
+  t.same(['CANCELLED', 'FAILED', 'OUT_OF_MEMORY'].map(causeOf), [null, null, null], 'a scancel, a failed script, an OOM: not the machine failing');
+  t.match(endOfJob('7', undefined, false), { cause: 'lost' }, 'a job Slurm forgot is lost');
+});
+
 t.test('a job missing from squeue is gone only after ABSENT_ROUNDS answers over ABSENT_GRACE_MS; a sighting starts over', async (t) => {
   const job = new WatchedJob('7', '/nonexistent', 'r1', null);
   let now = 1_000_000;

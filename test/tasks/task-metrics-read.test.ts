@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { parseSse, TEST_TOKEN, waitFor } from '../helpers/service.js';
 import { execFileSync } from 'node:child_process';
 import { appendFile, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -63,7 +64,8 @@ t.test('read_task_metrics answers the series a Python command Task reported, ove
   const http = await svc.fetch('/jobs/read_task_metrics', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id: handle.task_id } }) });
   t.same(((await http.json()) as { answer: TaskMetricsChunk }).answer, first, 'HTTP answers the same');
   const sse = await svc.events('read_task_metrics', { task_id: handle.task_id, cursor: 0 });
-  t.same(sse.result?.answer, first, 'SSE ends with the same result');
+  t.same(sse.events.filter((e) => e['kind'] === 'metrics').map(({ kind: _, ...chunk }) => chunk), [first], 'over SSE the points of an ended Task come as one metrics event');
+  t.same(sse.result?.answer, { series: {}, cursor: first.cursor, has_more: false, reset: false }, 'the result carries the cursor to read on from');
 
   const mcp = await connectMcp(t, svc.url, svc.token);
   t.ok((await mcp.listTools()).tools.some((tool) => tool.name === 'read_task_metrics'), 'an MCP tool');
@@ -87,6 +89,45 @@ t.test('read_task_metrics answers the series a Python command Task reported, ove
   const unknown = await svc.call('read_task_metrics', { task_id: 'command#command#nobody' });
   t.same([unknown.status, unknown.body.success, unknown.body.answer], [200, false, 'KeyError: Unknown task command#command#nobody']);
   t.equal((await svc.call('read_task_metrics', { task_id: handle.task_id, cursor: -1 })).status, 422, 'a negative cursor is refused');
+});
+
+/** Three epochs, then (bounded) a wait for `go` in its directory, then two more. */
+const GATED = [
+  'import os, time, taskyard_task as tt',
+  'for epoch in range(3): tt.metric("loss", 1 / (epoch + 1), step=epoch)',
+  'deadline = time.time() + 60',
+  'while not os.path.exists("go") and time.time() < deadline: time.sleep(0.05)',
+  'for epoch in range(3, 5): tt.metric("loss", 1 / (epoch + 1), step=epoch)',
+].join('\n');
+
+t.test('over /events read_task_metrics follows a running Task live, then ends once its last point was sent', async (t) => {
+  const svc = await startTaskService(t);
+  const handle = await submitOk(t, svc, { task: 'command', argv: ['python3', '-c', GATED] });
+  const res = await fetch(`${svc.url}/jobs/read_task_metrics/events`, { method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id: handle.task_id, poll_interval: 0.1 } }) });
+  t.equal(res.headers.get('content-type')?.split(';')[0], 'text/event-stream');
+  const reader = res.body!.getReader();
+  let raw = '';
+  // Bytes arrive split anywhere: only whole frames are parsed.
+  const events = () => (raw.includes('\n\n') ? parseSse(raw.slice(0, raw.lastIndexOf('\n\n') + 2)) : []);
+  const steps = () => events().filter((e) => e['kind'] === 'metrics').flatMap((e) => (e as unknown as TaskMetricsChunk).series['loss'] ?? []).map((p) => p.step);
+  const readUntil = async (done: () => boolean) => {
+    while (!done()) {
+      const { value, done: ended } = await reader.read();
+      if (ended) break;
+      raw += Buffer.from(value).toString('utf8');
+    }
+  };
+  await readUntil(() => steps().length >= 3);
+  t.same(steps(), [0, 1, 2], 'the first three epochs arrive while the Task runs');
+  t.equal((await svc.call('status', { task_id: handle.task_id })).body.answer.state, 'running', 'seen live, before the end');
+  await writeFile(join(svc.workspace, 'command', handle.task_id, 'go'), '');
+  await readUntil(() => events().some((e) => e['kind'] === 'result'));
+  t.same(steps(), [0, 1, 2, 3, 4], 'then the rest, each point once');
+  const result = events().at(-1) as { success: boolean; answer: TaskMetricsChunk };
+  t.equal(result.success, true);
+  t.same(result.answer.series, {}, 'the result carries no points: they were sent as events');
+  t.equal(result.answer.cursor, (await stat(metricsFile(svc, handle))).size, 'and the cursor at the end of the file');
+  await waitFor(async () => (await svc.call('status', { task_id: handle.task_id })).body.answer.state === 'succeeded', 10_000, 'the Task to succeed');
 });
 
 t.test('a torn last line waits for its end, bad lines are skipped, a cursor inside a line moves on', async (t) => {

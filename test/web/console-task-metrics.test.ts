@@ -43,6 +43,9 @@ t.test('a Task page lists each metric with its latest value, step and point coun
   t.equal(await page.textContent(`${row('loss')} .metric-latest`), '0.333333', 'the latest loss, 6 significant digits');
   t.equal(await page.textContent(`${row('lr')} .metric-step`), '—', 'a metric without steps');
   t.equal(await page.textContent(`${row('lr')} .metric-latest`), '0.001');
+  const chart = (name: string) => `section[aria-label="Metrics"] figure.metric-chart[data-metric="${name}"]`;
+  await page.waitForSelector(`${chart('loss')}[data-points="3"] canvas`);
+  t.pass('a chart of the loss, drawn while the Task runs');
 
   await writeFile(join(svc.workspace, 'command', id, 'go'), '');
   await page.waitForSelector('.page-head [data-state="succeeded"]');
@@ -51,7 +54,10 @@ t.test('a Task page lists each metric with its latest value, step and point coun
   t.equal(await page.textContent(`${row('loss')} .metric-latest`), '0.1');
   t.equal(await page.textContent(`${row('accuracy')} .metric-latest`), '0.9');
   t.same(await page.locator('section[aria-label="Metrics"] tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-metric'))), ['accuracy', 'loss', 'lr'], 'one row per metric, by name');
-  t.equal(await page.locator(`${row('loss')} svg.sparkline polyline`).count(), 1, 'a sparkline of the recent values');
+  await page.waitForSelector(`${chart('loss')}[data-points="10"] canvas`);
+  t.pass('the chart followed the Task to its last point without a reload');
+  t.same(await page.locator('figure.metric-chart').evaluateAll((figs) => figs.map((f) => f.getAttribute('data-metric'))), ['accuracy', 'loss', 'lr'], 'one chart per metric');
+  t.ok(await page.locator(`${chart('loss')} canvas`).evaluate((c) => (c as unknown as { width: number }).width > 100), 'the chart has room to draw');
   await screenshot(page, 'task-metrics');
 
   // A Task that reports none says so.
@@ -59,5 +65,6 @@ t.test('a Task page lists each metric with its latest value, step and point coun
   if (demo.success) await svc.call('wait_task', { task_id: demo.answer.task_id, run_id: demo.answer.run_id });
   await page.goto(taskPage(svc.url, 'base#demo#plain'));
   await page.waitForSelector('section[aria-label="Metrics"] :text("This Task reported no metrics.")');
+  t.equal(await page.locator('figure.metric-chart').count(), 0, 'and draws no chart');
   t.same(errors, []);
 });

@@ -1,4 +1,5 @@
 import type { StartSpec } from '../../../runner/spawner-messages.js';
+import type { RetryCause } from '../../../schemas/tasks.js';
 
 /**
  * The engine seam. An engine only starts a run, stops it, and reports whether it is alive and how
@@ -11,8 +12,11 @@ export type RunnerEnd =
   | { kind: 'exited'; code: number | null; signal: NodeJS.Signals | null }
   | { kind: 'lost'; pid: number | null }
   | { kind: 'spawn-failed'; message: string }
-  /** The engine ended the run itself (a Slurm TIMEOUT, NODE_FAIL, an outside scancel): `reason` says how. */
-  | { kind: 'engine-ended'; reason: string }
+  /**
+   * The engine ended the run itself (a Slurm TIMEOUT, NODE_FAIL, an outside scancel): `reason`
+   * says how; `cause`, where it is the machine's failure a retry policy names.
+   */
+  | { kind: 'engine-ended'; reason: string; cause?: RetryCause }
   /** The service stopped it after the definition's `time_limit_s`. */
   | { kind: 'time-limit'; seconds: number };
 
@@ -47,6 +51,11 @@ export interface Executor {
   adopt(runs: readonly LeftRun[]): Promise<Map<string, Runner>>;
   /** Ends the runner (SIGTERM, then SIGKILL after a grace); resolves once nothing of it is left. */
   stop(runner: Runner): Promise<void>;
+  /**
+   * Ends what is left of a run whose runner this service no longer has (found dead at a start):
+   * processes that still carry its run_id. Where the engine keeps nothing of a dead run, absent.
+   */
+  endLeftovers?(runId: string): Promise<void>;
   /** Stops watching; runners keep running (a restarted service adopts them). */
   close(): void;
 }

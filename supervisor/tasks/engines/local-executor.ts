@@ -97,6 +97,13 @@ export class LocalExecutor implements Executor {
     while (Date.now() < deadline && (await collectTree([pid])).length > 0) await delay(25);
   }
 
+  /** The processes that still carry the run's mark (a command whose runner died), ended as `stop` ends a tree. */
+  async endLeftovers(runId: string): Promise<void> {
+    const mark = runMark(runId);
+    const left = await collectTree([], { entry: mark });
+    if (left.length > 0) await killProcessTree(left[0]!.pid, this.#graceMs, mark);
+  }
+
   /** Closes the channel: the spawner exits, the runners keep running (a restarted service adopts them). */
   close(): void {
     this.#closing.abort();

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { ExecutorSection } from '../../../schemas/config.js';
-import type { TaskResources } from '../../../schemas/tasks.js';
+import type { RetryCause, TaskResources } from '../../../schemas/tasks.js';
 import type { RunnerEnd } from './executor.js';
 
 /**
@@ -139,10 +139,14 @@ export function hasEnded(job: JobState): boolean {
  * status. `job` undefined: Slurm no longer knows it (the caller has the evidence).
  */
 export function endOfJob(jobId: string, job: JobState | undefined, cancelledHere: boolean): RunnerEnd | null {
-  if (!job) return { kind: 'engine-ended', reason: `Slurm no longer knows job ${jobId}: it ended without a terminal status` };
+  if (!job) return { kind: 'engine-ended', reason: `Slurm no longer knows job ${jobId}: it ended without a terminal status`, cause: 'lost' };
   if (!hasEnded(job)) return null;
   if (job.state === 'COMPLETED') return { kind: 'exited', code: 0, signal: null };
   const by = job.state === 'CANCELLED' && !cancelledHere ? ' by someone other than this service (scancel)' : '';
   const reason = job.reason && job.reason !== 'None' ? ` (${job.reason})` : '';
-  return { kind: 'engine-ended', reason: `Slurm job ${jobId} ended ${job.state}${by}${reason} without a terminal status (see its log)` };
+  const cause = SLURM_CAUSES[job.state];
+  return { kind: 'engine-ended', reason: `Slurm job ${jobId} ended ${job.state}${by}${reason} without a terminal status (see its log)`, ...(cause && { cause }) };
 }
+
+/** Slurm's end states that are the machine's failure, as a retry policy names them (others: the code's, or a person's). */
+const SLURM_CAUSES: Readonly<Record<string, RetryCause>> = { NODE_FAIL: 'node_fail', BOOT_FAIL: 'node_fail', PREEMPTED: 'node_fail', TIMEOUT: 'timeout', DEADLINE: 'timeout' };

@@ -23,7 +23,7 @@ export function followJobs(rt: Tasks) {
       output: TaskStatus,
       description:
         'Waits until the Task reaches a terminal state and answers its TaskStatus; success is true only for succeeded. ' +
-        'task_id and run_id come from the answer of submit; a run_id that is not the current execution fails. ' +
+        'task_id and run_id come from the answer of submit; a run_id that is not the current execution fails, unless the Task was retried from it (then the final run is awaited). ' +
         'With a progress token, sends progress (step, percentage, last log line) while it waits. ' +
         'It has no timeout: an MCP client that cuts calls after a minute should call await_task instead.',
       input: Type.Object(
@@ -38,7 +38,7 @@ export function followJobs(rt: Tasks) {
       run: async ({ task_id, run_id, poll_interval = WAIT_POLL_S }, ctx) => {
         const pollMs = poll_interval * 1000;
         // A caller that reads events (an MCP progress token) is told the Task's steps and log
-        // while it waits; the run_id rule holds at the start, and following fails on a new run.
+        // while it waits; the run_id rule holds at the start, and following fails on a new run (a retry's next attempt is followed).
         const status = ctx.streaming ? await rt.follow(task_id, run_id, pollMs, ctx) : await rt.wait(task_id, run_id, pollMs, ctx.signal);
         // The status's JSON is cached: every waiter and follower of a Task answers the same text.
         const answer = rt.answerOf(status);
@@ -52,7 +52,7 @@ export function followJobs(rt: Tasks) {
         `Waits at most \`timeout\` seconds (default ${AWAIT_DEFAULT_S}, at most ${AWAIT_MAX_S}) for a Task run to end and answers its TaskStatus. ` +
         'metadata.done is true when the run has ended (success is then true only for succeeded, as with wait_task); while ' +
         'metadata.done is false the run is still going: this is not an error, call await_task again with the same arguments. ' +
-        'task_id (and run_id, optional: the current run when omitted) come from the answer of submit. Fits clients whose calls time out after a minute.',
+        'task_id (and run_id, optional: the current run when omitted) come from the answer of submit; a run the Task was retried from is followed to its next attempts. Fits clients whose calls time out after a minute.',
       input: Type.Object(
         {
           task_id: Type.String({ minLength: 1 }),

@@ -1,10 +1,26 @@
+import { randomUUID } from 'node:crypto';
 import type { GpuLease } from '../../../schemas/machine.js';
-import type { TaskStatus } from '../../../schemas/tasks.js';
+import type { TaskResources, TaskRetries, TaskStatus } from '../../../schemas/tasks.js';
+import { nowIso } from '../../../core/task-record/record-files.js';
+import { archiveAttempt } from '../records/run-history.js';
 import type { Executor } from '../engines/executor.js';
 import type { LeaseFile } from './lease-file.js';
 import type { Lease, ResourcePool } from './resource-pool.js';
 import type { TaskIndex } from '../records/task-index.js';
+import { retryDelay, type FailureCause } from './retry-policy.js';
 import { TaskRun, type RunHost, type RunSpec, type RunStart } from './task-run.js';
+
+/** What a registration's definition says now of its next run: where its code is, what it holds, its retry policy. */
+export interface RunDefinition {
+  readonly module: string;
+  readonly resources: TaskResources;
+  readonly retries: TaskRetries | undefined;
+}
+
+/** A new run ID (also a submit's). */
+export function newRunId(): string {
+  return randomUUID().replaceAll('-', '');
+}
 
 /**
  * Every run this service owns until its terminal state is published, and admission. Locally a
@@ -23,7 +39,20 @@ export class RunTable {
   readonly #leaseFile: LeaseFile;
   #running = 0;
 
-  constructor(opts: { index: TaskIndex; executor: Executor; pool: ResourcePool; leaseFile: LeaseFile; workspace: string; closing: AbortSignal; maxRunning: number | null }) {
+  /**
+   * `definitionOf`: the definition of a registration as the catalog has it now, with the
+   * resources a run of those inputs holds (undefined: no longer installed).
+   */
+  constructor(opts: {
+    index: TaskIndex;
+    executor: Executor;
+    pool: ResourcePool;
+    leaseFile: LeaseFile;
+    workspace: string;
+    closing: AbortSignal;
+    maxRunning: number | null;
+    definitionOf: (registration: string, inputs: Record<string, unknown>) => RunDefinition | undefined;
+  }) {
     this.#admitsAll = opts.executor.queuesRuns;
     this.#leaseFile = opts.leaseFile;
     this.#maxRunning = this.#admitsAll ? null : opts.maxRunning;
@@ -51,6 +80,8 @@ export class RunTable {
         }
         this.#pump();
       },
+      retryPolicy: (run) => opts.definitionOf(run.spec.registration, {})?.retries,
+      retry: (run, failed, cause) => this.#retry(run, failed, cause, opts.definitionOf(run.spec.registration, failed.config)),
     };
   }
 
@@ -103,6 +134,37 @@ export class RunTable {
   #saveLeases(): void {
     const saved = [...this.#leases].filter(([, lease]) => holds(lease)).map(([run, lease]) => ({ run_id: run.spec.runId, task_id: run.id, ...lease }));
     this.#leaseFile.save(saved);
+  }
+
+  /**
+   * The next attempt of a failed run: same Task, new run_id, the Task's original created_at and
+   * inputs. The failed attempt's records move aside first (the history), then the next one takes
+   * the run's place in the table at once (a cancel reaches it) and joins the queue after its
+   * backoff. Null when the definition is gone or the records could not be moved (the failure stands).
+   */
+  async #retry(run: TaskRun, failed: TaskStatus, cause: FailureCause, definition: RunDefinition | undefined): Promise<TaskRun | null> {
+    if (!definition?.retries) return null;
+    const { attempt } = run.spec;
+    const delayS = retryDelay(definition.retries, attempt);
+    const runId = newRunId();
+    const status: TaskStatus = { ...failed, run_id: runId, state: 'queued', pid: null, started_at: null, finished_at: null, steps: [], result: {}, error: '', exit_code: 0 };
+    try {
+      await archiveAttempt(run.spec.dir, failed, { attempt, cause, next_run_id: runId, delay_s: delayS, retried_at: nowIso() }, status);
+    } catch (err) {
+      console.error(`taskyard: ${run.id} could not be retried: moving its attempt ${run.spec.runId} aside failed (${(err as Error).message}); the failure stands`);
+      return null;
+    }
+    const spec: RunSpec = { ...run.spec, runId, attempt: attempt + 1, earlier: [...run.spec.earlier, run.spec.runId], module: definition.module, resources: definition.resources };
+    const next = this.#own(spec, { kind: 'queue', status });
+    this.#host.index.events.emit('task:retrying', { id: run.id, failed, next_run_id: runId, attempt, cause, delay_s: delayS });
+    const queue = () => {
+      if (next.phase !== 'queued') return; // cancelled while it waited
+      this.#queue.push(next);
+      this.#pump();
+    };
+    if (delayS > 0) setTimeout(queue, delayS * 1000).unref();
+    else queue();
+    return next;
   }
 
   #own(spec: RunSpec, start: RunStart): TaskRun {

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { TaskResources, TaskStatus } from '../../../schemas/tasks.js';
+import type { TaskResources, TaskRetries, TaskStatus } from '../../../schemas/tasks.js';
 import { isTerminal, TASK_FILES } from '../../../core/task-record/record-files.js';
 import { LiveTask } from '../follow/live-task.js';
 import type { Executor, Runner, RunnerEnd } from '../engines/executor.js';
@@ -7,6 +7,7 @@ import { identityVariables } from '../engines/task-environment.js';
 import { retryTerminalRecord, terminalStatusOf, writeTerminalRecord } from '../records/settle-record.js';
 import type { TaskIndex } from '../records/task-index.js';
 import type { TaskIdParts } from '../records/task-ids.js';
+import { failureCause, shouldRetry, type FailureCause } from './retry-policy.js';
 import { RunState, RunStateError, settlementOf, type RunPhase } from './run-state.js';
 
 /** One run to own: where its record is and which definition runs it. */
@@ -20,6 +21,10 @@ export interface RunSpec {
   readonly module: string;
   /** What the run asks for (definition and config); `{}` for runs found at a restart. */
   readonly resources: TaskResources;
+  /** Which attempt of its submission this run is, from 1 (retries.ts). */
+  readonly attempt: number;
+  /** The run IDs of the submission's earlier attempts this service knows of: a wait on one follows this run. */
+  readonly earlier: readonly string[];
 }
 
 /** What a run needs from its table. */
@@ -33,6 +38,13 @@ export interface RunHost {
   released(run: TaskRun): void;
   /** The runner of an admitted run is gone: its slot is free. */
   slotFreed(run: TaskRun): void;
+  /** The retry policy the run's definition has now (config included), if any. */
+  retryPolicy(run: TaskRun): TaskRetries | undefined;
+  /**
+   * Tries a failed attempt again: moves its records aside, queues the next attempt (which takes
+   * this run's place in the table) and answers it; null when it could not (the failure then stands).
+   */
+  retry(run: TaskRun, failed: TaskStatus, cause: FailureCause): Promise<TaskRun | null>;
 }
 
 export type { RunPhase } from './run-state.js';
@@ -65,6 +77,10 @@ export class TaskRun {
   /** Variables of what admission leased (the Task's own GPUs). */
   #leaseEnv: Record<string, string> = {};
   #live: LiveTask | undefined;
+  /** The runner it had (started or adopted): what is left of it is ended before a retry. */
+  #runner: Runner | undefined;
+  /** The next attempt being made of this failed one: a cancel meanwhile cancels that. */
+  #retrying: Promise<TaskRun | null> | undefined;
 
   constructor(host: RunHost, spec: RunSpec, start: RunStart) {
     this.#host = host;
@@ -112,6 +128,7 @@ export class TaskRun {
 
   /** Cancels the run; true only when this call caused the `cancelled` record. */
   async cancel(): Promise<boolean> {
+    if (this.#retrying) return (await this.#retrying)?.cancel() ?? false;
     const state = this.#state;
     if (state.phase === 'published' || !state.end({ kind: 'cancel' })) return false;
     // A queued run ends here; a starting or running one once its runner is stopped (#watch).
@@ -128,6 +145,7 @@ export class TaskRun {
     const counted = state.phase === 'starting' || start.kind === 'adopt';
     const runner = start.kind === 'adopt' ? start.runner : state.phase === 'starting' ? await this.#start() : undefined;
     if (runner) {
+      this.#runner = runner;
       state.to('running');
       if (runner.startedAt) this.#showRunning(runner.pid, runner.startedAt);
       this.#live = new LiveTask(this.#host.index, this.spec, (status) => this.#observe(status));
@@ -201,10 +219,15 @@ export class TaskRun {
     this.#show({ ...known, state: 'running', pid, started_at: startedAt });
   }
 
-  /** A status of this run the live Task read from disk: a terminal one is published. */
+  /**
+   * A status of this run the live Task read from disk: a terminal one is published, unless it is
+   * a failure the retry policy may try again: that is decided once the runner is gone (#settle),
+   * so nobody sees a failure that a retry then replaces.
+   */
   #observe(status: TaskStatus): void {
-    if (isTerminal(status.state)) this.#publish(status);
-    else if (!sameStatus(this.#host.index.get(this.id)?.status, status)) this.#show(status);
+    if (isTerminal(status.state)) {
+      if (!this.#mayRetry(status, false)) this.#publish(status);
+    } else if (!sameStatus(this.#host.index.get(this.id)?.status, status)) this.#show(status);
   }
 
   /** Shows a non-terminal status, if the run may show it now (never a step back, never after its end). */
@@ -221,12 +244,49 @@ export class TaskRun {
     const { end, cancelled } = settlementOf(this.#state.reason);
     const decided = await terminalStatusOf(files, fallback, end, cancelled);
     if (!decided) return this.#publish(null);
+    const cause = this.#mayRetry(decided.status, decided.write);
+    if (cause && (await this.#retry(decided.status, cause))) return;
     if (decided.write && !(await writeTerminalRecord(files, decided.status))) {
       // A full disk: answer from memory now, and write the record once there is room.
       const stillOurs = () => index.get(this.id)?.status === decided.status;
       void retryTerminalRecord(files, decided.status, stillOurs, this.#host.closing);
     }
     this.#publish(decided.status, decided.write);
+  }
+
+  /** The cause a failed status would be retried for, or null (no policy, no attempts left, not that kind of failure). */
+  #mayRetry(status: TaskStatus, decidedHere: boolean): FailureCause | null {
+    if (status.state !== 'failed' || this.#host.closing.aborted) return null;
+    const cause = failureCause(status, this.#state.reason, decidedHere);
+    return shouldRetry(this.#host.retryPolicy(this), this.spec.attempt, cause, status.exit_code) ? cause : null;
+  }
+
+  /**
+   * Hands the Task to its next attempt: this run ends here without showing its failure (the
+   * attempt's records are kept under `runs/`); false when no next attempt could be made.
+   */
+  async #retry(failed: TaskStatus, cause: FailureCause): Promise<boolean> {
+    this.#retrying = this.#nextAttempt(failed, cause);
+    const next = await this.#retrying;
+    if (!next) {
+      this.#retrying = undefined;
+      return false;
+    }
+    this.#state.publish(failed, false);
+    return true;
+  }
+
+  /**
+   * A runner that died leaves its command's processes running (they carry the run's mark): they
+   * are ended first (by the runner, or by the mark where a restart found it dead), so two
+   * attempts never run side by side in one directory.
+   */
+  async #nextAttempt(failed: TaskStatus, cause: FailureCause): Promise<TaskRun | null> {
+    const { executor } = this.#host;
+    const runner = this.#runner;
+    const ending = runner ? executor.stop(runner) : executor.endLeftovers?.(this.spec.runId);
+    await ending?.catch((err: unknown) => console.error(`taskyard: ending what is left of ${this.id}'s run ${this.spec.runId} failed`, err));
+    return this.#host.retry(this, failed, cause);
   }
 
   /** Publishes the terminal state once: release the ID, then show it. */

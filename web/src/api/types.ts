@@ -24,3 +24,4 @@ export type TaskDefinition = WithJsonSchemas<WireTaskDefinition>;
 export const TERMINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 export type { MetricPoint, TaskMetricsChunk } from '../../../schemas/task-metrics.js';
+export type { TaskRuns } from '../../../schemas/task-runs.js';

@@ -9,6 +9,7 @@ import { LogWindow } from '../ui/log-window.js';
 import { instanceName, stateBadge } from '../ui/task-bits.js';
 import { followTask, logReader } from './task-follow.js';
 import { MetricsPanel } from './task-metrics.js';
+import { runsSection } from './task-runs.js';
 import { artifactsSection, overviewSection, relationsSection, resultSection, slurmJobFacts, stepsSection } from './task-sections.js';
 
 /** How often a followed Task's status is re-read when nothing else says it changed (ms). */
@@ -32,7 +33,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   const metrics = new MetricsPanel(api, taskId, signal);
   const head = h('div', { class: 'page-head' });
   const message = h('div', { role: 'status' });
-  const slots = { overview: h('div', {}), steps: h('div', {}), result: h('div', {}), artifacts: h('div', {}), metadata: h('div', {}), lineage: h('div', { class: 'lineage-wrap' }), input: h('div', {}), engine: h('div', {}) };
+  const slots = { overview: h('div', {}), steps: h('div', {}), result: h('div', {}), artifacts: h('div', {}), metadata: h('div', {}), lineage: h('div', { class: 'lineage-wrap' }), input: h('div', {}), engine: h('div', {}), runs: h('div', {}) };
   const steps = new Map<string, TaskStep>();
   let following = false;
 
@@ -44,7 +45,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
       'div',
       { class: 'detail-grid' },
       h('div', { class: 'detail-main' }, card('Steps', slots.steps), card('Metrics', metrics.element), card('Log', log.element), card('Result', slots.result), card('Artifacts', slots.artifacts), card('Lineage', slots.lineage)),
-      h('div', { class: 'detail-side' }, card('Status', h('div', {}, slots.overview, slots.engine)), card('Input', slots.input), card('Metadata', slots.metadata)),
+      h('div', { class: 'detail-side' }, card('Status', h('div', {}, slots.overview, slots.engine)), card('Runs', slots.runs), card('Input', slots.input), card('Metadata', slots.metadata)),
     ),
   );
 
@@ -75,10 +76,11 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
       else message.replaceChildren(notice('Not deleted: only finished Tasks can be deleted.', 'error'));
     });
     remove.disabled = active;
+    const rerun = h('a', { class: 'button', href: href(['tasks', 'new', s.task_name], { from: taskId }), title: 'Open the submit form with these inputs; the new Task lists this one in source_tasks' }, 'Run again…');
     // Only what the signed-in token may do is offered.
-    const actions = [api.may('cancel') ? cancel : null, api.may('delete_tasks') ? remove : null];
+    const actions = [api.may('submit') ? rerun : null, api.may('cancel') ? cancel : null, api.may('delete_tasks') ? remove : null];
     const by = submittedBy ? h('span', { class: 'muted submitted-by' }, `submitted by ${submittedBy}`) : null;
-    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, `${s.task_type} · ${s.task_name}`), ...(by ? [by] : []), h('div', { class: 'actions' }, ...actions));
+    head.replaceChildren(h('h1', {}, instanceName(taskId)), stateBadge(s.state), h('span', { class: 'muted' }, s.task_type === s.task_name ? s.task_type : `${s.task_type} · ${s.task_name}`), ...(by ? [by] : []), h('div', { class: 'actions' }, ...actions));
   }
 
   // The graph is read once per load; the selected node shows the state the page follows.
@@ -169,6 +171,7 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     slots.artifacts.replaceChildren(artifactsSection(c.status, api, signal));
     slots.input.replaceChildren(jsonView(c.status.config));
     void showMetadata(c);
+    void runsSection(api, taskId, signal).then((runs) => slots.runs.replaceChildren(runs));
     void metrics.refresh();
     if (!TERMINAL_STATES.has(c.status.state) && !following) {
       following = true;

@@ -2,22 +2,19 @@ import { errorText, type Api } from '../api/client.js';
 import type { MetricPoint, TaskMetricsChunk } from '../api/types.js';
 import { sleep } from '../app/page.js';
 import { h, notice } from '../ui/dom.js';
-import { sparkline } from '../ui/sparkline.js';
-
-/** Values kept per metric for its sparkline: the page holds this much whatever the Task reports. */
-const RECENT = 120;
+import { MetricChart } from '../ui/metric-chart.js';
 /** Windows read before the table is drawn again while a big file is caught up. */
 const PAGES_PER_DRAW = 8;
 /** How often a running Task's metrics are read again. */
 const POLL_MS = 1000;
 
 /** The table's columns, numbers aligned right under their headings. */
-const COLUMNS: ReadonlyArray<readonly [string, string | null]> = [['metric', null], ['latest', 'num'], ['step', 'num'], ['points', 'num'], ['recent', null]];
+const COLUMNS: ReadonlyArray<readonly [string, string | null]> = [['metric', null], ['latest', 'num'], ['step', 'num'], ['points', 'num']];
 
+/** A metric: its latest point, and its chart, which holds every point read. */
 interface Series {
-  count: number;
   last: MetricPoint;
-  recent: Array<number | null>;
+  readonly chart: MetricChart;
 }
 
 /** A metric's value in a table cell: six significant digits, exponents for the very big and small. */
@@ -28,12 +25,15 @@ export function formatMetric(value: number | null): string {
 }
 
 /**
- * The Metrics card of a Task page: each metric the Task reported with its latest value, step,
- * point count and a sparkline of its recent values. Reads `read_task_metrics` from its cursor, so
- * each read takes only what was added; while the Task runs it reads again every second.
+ * The Metrics card of a Task page: a table of each metric the Task reported with its latest
+ * value, step and point count, and a line chart per metric with every point. Reads
+ * `read_task_metrics` from its cursor, so each read takes only what was added; while the Task
+ * runs it reads again every second and the charts grow.
  */
 export class MetricsPanel {
-  readonly element = h('div', { class: 'metrics' });
+  readonly #table = h('div', {});
+  readonly #charts = h('div', { class: 'metric-charts' });
+  readonly element = h('div', { class: 'metrics' }, this.#table, this.#charts);
   readonly #api: Api;
   readonly #taskId: string;
   readonly #signal: AbortSignal;
@@ -49,6 +49,7 @@ export class MetricsPanel {
     this.#api = api;
     this.#taskId = taskId;
     this.#signal = signal;
+    signal.addEventListener('abort', () => this.#clear(), { once: true });
     if (!api.may('read_task_metrics')) this.#error = 'Your token may not read metrics (read_task_metrics).';
     this.#draw();
   }
@@ -88,29 +89,36 @@ export class MetricsPanel {
   }
 
   #add(chunk: TaskMetricsChunk): void {
-    // The Task ran again with a new file: what was counted belongs to the old one.
-    if (chunk.reset) this.#series.clear();
+    // The Task ran again with a new file: what was read belongs to the old one.
+    if (chunk.reset) this.#clear();
     this.#cursor = chunk.cursor;
     for (const [name, points] of Object.entries(chunk.series)) {
       const last = points.at(-1);
       if (!last) continue;
-      const series = this.#series.get(name) ?? { count: 0, last, recent: [] };
-      series.count += points.length;
+      let series = this.#series.get(name);
+      if (!series) this.#series.set(name, (series = { last, chart: new MetricChart(name) }));
       series.last = last;
-      series.recent.push(...points.slice(-RECENT).map((p) => p.value));
-      if (series.recent.length > RECENT) series.recent.splice(0, series.recent.length - RECENT);
-      this.#series.set(name, series);
+      series.chart.append(points);
     }
   }
 
+  #clear(): void {
+    for (const s of this.#series.values()) s.chart.destroy();
+    this.#series.clear();
+    this.#charts.replaceChildren();
+  }
+
   #draw(): void {
-    if (this.#error !== null) return this.element.replaceChildren(notice(this.#error, 'error'));
+    if (this.#error !== null) return this.#table.replaceChildren(notice(this.#error, 'error'));
     if (this.#series.size === 0) {
       const text = !this.#readOnce ? 'Reading metrics…' : this.#live ? 'No metrics reported yet.' : 'This Task reported no metrics.';
-      return this.element.replaceChildren(notice(text, 'empty'));
+      return this.#table.replaceChildren(notice(text, 'empty'));
     }
     const names = [...this.#series.keys()].sort();
-    this.element.replaceChildren(
+    // Charts stay (each keeps its canvas and points); only their order follows the names.
+    this.#charts.replaceChildren(...names.map((name) => this.#series.get(name)!.chart.element));
+    for (const name of names) this.#series.get(name)!.chart.draw();
+    this.#table.replaceChildren(
       h(
         'table',
         { class: 'grid metrics-table' },
@@ -126,8 +134,7 @@ export class MetricsPanel {
               h('td', {}, h('strong', {}, name)),
               h('td', { class: 'num metric-latest', title: String(s.last.value), 'data-value': String(s.last.value) }, formatMetric(s.last.value)),
               h('td', { class: 'num metric-step' }, s.last.step === undefined ? '—' : String(s.last.step)),
-              h('td', { class: 'num metric-count' }, String(s.count)),
-              h('td', {}, sparkline(s.recent, `${name}: last ${s.recent.length} values`)),
+              h('td', { class: 'num metric-count' }, String(s.chart.points)),
             );
           }),
         ),

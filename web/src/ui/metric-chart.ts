@@ -1,0 +1,85 @@
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { MetricPoint } from '../api/types.js';
+import { h } from './dom.js';
+
+const HEIGHT = 180;
+
+/** A color the stylesheet defines (uPlot draws on a canvas and takes colors as strings). */
+function cssColor(name: string, fallback: string): string {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+}
+
+/**
+ * One metric as a line chart (uPlot: canvas, made for long, growing time series). The x axis is
+ * the step when the Task gave steps, else the time of each point. Points are appended as they
+ * are read; the chart draws once it is in the page and has a width, and again after each batch.
+ */
+export class MetricChart {
+  readonly element: HTMLElement;
+  readonly #name: string;
+  readonly #xs: number[] = [];
+  readonly #ys: Array<number | null> = [];
+  #byStep: boolean | null = null;
+  #plot: uPlot | null = null;
+  readonly #resize = new ResizeObserver(() => this.#fit());
+
+  constructor(name: string) {
+    this.#name = name;
+    this.element = h('figure', { class: 'metric-chart', 'data-metric': name, 'data-points': '0' }, h('figcaption', {}, name));
+    this.#resize.observe(this.element);
+  }
+
+  get points(): number {
+    return this.#xs.length;
+  }
+
+  /** Adds points in the order reported; a point without a step in a stepped series comes after the last one. */
+  append(points: readonly MetricPoint[]): void {
+    this.#byStep ??= points[0]?.step !== undefined;
+    for (const p of points) {
+      const last = this.#xs.at(-1);
+      this.#xs.push(this.#byStep ? (p.step ?? (last === undefined ? 0 : last + 1)) : Date.parse(p.timestamp) / 1000);
+      this.#ys.push(p.value);
+    }
+  }
+
+  /** Draws what was appended (creating the chart the first time it has room). */
+  draw(): void {
+    this.element.setAttribute('data-points', String(this.#xs.length));
+    if (this.#plot) return this.#plot.setData([this.#xs, this.#ys]);
+    const width = this.element.clientWidth;
+    if (width === 0) return; // not in the page yet: the resize observer draws it once it is
+    const stroke = cssColor('--accent', '#2563eb');
+    const grid = { stroke: cssColor('--border', '#e5e7eb'), width: 1 };
+    this.#plot = new uPlot(
+      {
+        width,
+        height: HEIGHT,
+        legend: { show: false },
+        cursor: { drag: { x: true, y: false } },
+        scales: { x: { time: !this.#byStep } },
+        axes: [
+          { grid, stroke: cssColor('--muted', '#6b7280'), ...(this.#byStep ? { label: 'step' } : {}) },
+          { grid, stroke: cssColor('--muted', '#6b7280'), size: 60 },
+        ],
+        // uPlot's own rule shows points only while they are sparse (a lone point is seen too).
+        series: [{}, { label: this.#name, stroke, width: 1.5, spanGaps: false }],
+      },
+      [this.#xs, this.#ys],
+      this.element,
+    );
+  }
+
+  #fit(): void {
+    const width = this.element.clientWidth;
+    if (width === 0) return;
+    if (!this.#plot) return this.draw();
+    if (Math.abs(this.#plot.width - width) > 1) this.#plot.setSize({ width, height: HEIGHT });
+  }
+
+  destroy(): void {
+    this.#resize.disconnect();
+    this.#plot?.destroy();
+  }
+}
