@@ -232,3 +232,22 @@ t.test('a restart keeps the cache, and a run that succeeded while no service wat
   t.equal((await fourth.call('status', { task_id: late.task_id })).body.metadata['cached_from'], held.task_id, 'the run that ended meanwhile answers its key');
   t.equal(runsOf(fourth, 'restart'), 2, 'two runs in all');
 });
+
+t.test('a cached Task that succeeds on a retry answers its key with its final run; a failure is never cached', async (t) => {
+  const svc = await startTaskService(t, { config: { tasks: { command: { cache: true, retries: { max: 1, exit_codes: [3] } } } } });
+  const argv = ['sh', '-c', 'if [ -e attempted ]; then echo ok; else touch attempted; exit 3; fi'];
+  const first = await submitOk(t, svc, { task: 'command', argv });
+  const done = await svc.call('wait_task', { task_id: first.task_id, run_id: first.run_id });
+  t.equal(done.body.answer.state, 'succeeded');
+  t.not(done.body.answer.run_id, first.run_id, 'it succeeded on its second attempt');
+  const hit = await submitOk(t, svc, { task: 'command', argv });
+  const status = await svc.call('status', { task_id: hit.task_id });
+  t.equal(status.body.metadata['cached_from'], first.task_id, 'the retried Task answers');
+  t.equal(status.body.answer.pid, null);
+
+  const failing = ['sh', '-c', 'exit 4'];
+  for (let i = 0; i < 2; i++) {
+    const handle = await submitOk(t, svc, { task: 'command', argv: failing });
+    t.equal((await waitTask(svc, handle)).status.state, 'failed', `submit ${i + 1} runs and fails`);
+  }
+});
