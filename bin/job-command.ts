@@ -37,19 +37,27 @@ function taskFlag(fields: readonly string[]): string | undefined {
 }
 
 /**
+ * Arguments of submit beside `task` that are not Task inputs, which its published schema does not
+ * declare (the spec fixes it): declared here so `--no-cache` is a flag and help lists it.
+ */
+const SUBMIT_OPTIONS: Readonly<Record<string, SchemaNode>> = {
+  no_cache: { type: 'boolean', description: 'Run the Task even when the result cache has its result' },
+};
+
+/**
  * `submit --task NAME`: the submit schema with the Task's own inputs in place of "any extra field",
  * so its flags are typed, its help lists them and a missing input is caught here. Without
  * `get_task_definition` (not public) the plain submit schema is used.
  */
 async function submitJobFor(conn: Connection, submit: JobInfo, task: string, jobs: readonly JobInfo[]): Promise<JobInfo> {
-  if (!jobs.some((j) => j.name === 'get_task_definition')) return submit;
+  if (!jobs.some((j) => j.name === 'get_task_definition')) return { ...submit, input_schema: { ...submit.input_schema, properties: { ...submit.input_schema.properties, ...SUBMIT_OPTIONS } } };
   const response = await callJob(conn, 'get_task_definition', { task });
   if (!response.success) throw new UsageError(String(response.answer));
   const definition: WithJsonSchemas<TaskDefinition> = response.answer;
   const inputs = definition.input_schema;
   const input_schema: SchemaNode = {
     ...submit.input_schema,
-    properties: { ...submit.input_schema.properties, ...inputs.properties },
+    properties: { ...submit.input_schema.properties, ...SUBMIT_OPTIONS, ...inputs.properties },
     required: [...(submit.input_schema.required ?? []), ...(inputs.required ?? [])],
     additionalProperties: false,
   };

@@ -10,6 +10,7 @@ import type { SpareRunDirs } from './records/spare-run-dirs.js';
 import type { Submitters } from './records/submitters.js';
 import type { TaskIndex } from './records/task-index.js';
 import { newRunId, type RunTable } from './runs/run-table.js';
+import type { ResultCache } from './cache/result-cache.js';
 
 /** What a submit uses of the facade's parts (one object, made once: a submit allocates no view of them). */
 export interface SubmitParts {
@@ -19,6 +20,7 @@ export interface SubmitParts {
   readonly runs: Pick<RunTable, 'get' | 'submit'>;
   readonly spareDirs: SpareRunDirs;
   readonly submitters: Pick<Submitters, 'record'>;
+  readonly cache: Pick<ResultCache, 'keyOf' | 'answer' | 'expect'>;
   /** Refuses what the engine can never give (see Tasks). */
   checkResources(task: string, resources: TaskResources): void;
 }
@@ -59,8 +61,10 @@ export function runResources(definition: TaskDefinition, config: Record<string, 
  * `submit`: checks the Task and its inputs before anything is written, names the instance,
  * refuses to replace an active Task, creates the run's directory whole (or nothing) and hands the
  * run to its owner. `submitter`: the name of the caller's token, noted once the record is on disk.
+ * A cached Task (`cache: true`) whose key the result cache answers becomes a succeeded Task at
+ * once, without a run, unless `noCache`; a run of it answers its key once it succeeds.
  */
-export async function submitTask(taskParts: SubmitParts, task: string, inputs: Record<string, unknown>, submitter: string | undefined): Promise<TaskHandle> {
+export async function submitTask(taskParts: SubmitParts, task: string, inputs: Record<string, unknown>, submitter: string | undefined, noCache = false): Promise<TaskHandle> {
   const entry = taskParts.catalog.require(task);
   const { definition } = entry;
   checkTaskName(inputs['task_name']);
@@ -70,7 +74,10 @@ export async function submitTask(taskParts: SubmitParts, task: string, inputs: R
   const config = parsed.value as Record<string, unknown> & { task_name: string | null; source_tasks: string };
   const resources = runResources(definition, config);
   taskParts.checkResources(definition.name, resources);
-  config.source_tasks = normalizeSourceTasks(config.source_tasks).join(',');
+  const sources = normalizeSourceTasks(config.source_tasks);
+  config.source_tasks = sources.join(',');
+  // Only a Task that opted in pays for a key (its sources' metadata are read).
+  const cacheKey = definition.cache === true ? await taskParts.cache.keyOf(definition, config, sources) : null;
   const fixedName = typeof config.task_name === 'string' && config.task_name !== '';
   config.task_name = fixedName ? config.task_name : anonymousName();
 
@@ -98,10 +105,15 @@ export async function submitTask(taskParts: SubmitParts, task: string, inputs: R
       exit_code: 0,
       log_path: relativeTaskPath(parts, id, TASK_FILES.log),
     };
-    const { durable } = createRunDirOrExplain(taskParts.spareDirs, dir, status);
-    taskParts.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources, attempt: 1, earlier: [] }, status);
-    // The run starts while its record is flushed; the submit is answered once it is on disk.
-    await durable;
+    // A hit is a Task that ended already (its directory is on disk when this answers): no run.
+    const hit = cacheKey !== null && !noCache && (await taskParts.cache.answer(cacheKey, { id, parts, dir, status }));
+    if (!hit) {
+      const { durable } = createRunDirOrExplain(taskParts.spareDirs, dir, status);
+      if (cacheKey !== null) taskParts.cache.expect(id, cacheKey);
+      taskParts.runs.submit({ id, parts, dir, runId: status.run_id, registration: definition.name, module: entry.module, resources, attempt: 1, earlier: [] }, status);
+      // The run starts while its record is flushed; the submit is answered once it is on disk.
+      await durable;
+    }
     if (submitter !== undefined) taskParts.submitters.record(id, status.run_id, submitter);
     return { task_id: id, run_id: status.run_id, task: definition.name };
   } finally {

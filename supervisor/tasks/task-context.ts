@@ -2,13 +2,13 @@ import { TASK_FILES } from '../../core/task-record/record-files.js';
 import { KeyError } from '../../core/errors.js';
 import { Lineage } from './graph.js';
 import { relativeTaskPath } from './records/task-ids.js';
-import type { Submitters } from './records/submitters.js';
+import type { RunFacts, RunFactsReader } from './run-facts.js';
 import type { TaskIndex } from './records/task-index.js';
 
-/** get_task_context's answer: its JSON bytes, made on each pass, and who submitted the Task's run. */
+/** get_task_context's answer: its JSON bytes, made on each pass, and facts about its run (who submitted it, a cache hit's source). */
 export interface TaskContext {
   pieces(): Iterable<Uint8Array>;
-  readonly submittedBy: string | undefined;
+  readonly facts: RunFacts;
 }
 
 /** The lineage of a Task that is known (an unknown ID is the spec's KeyError). */
@@ -21,7 +21,7 @@ export function lineageOf(index: TaskIndex, id: string): Lineage {
  * A Task with its status, metadata and log locations, lineage graph and relations. The fields are
  * written as text, from the cached texts of the status and of the graph's nodes.
  */
-export function contextOf(index: TaskIndex, submitters: Pick<Submitters, 'of'>, id: string): TaskContext {
+export function contextOf(index: TaskIndex, facts: Pick<RunFactsReader, 'of'>, id: string): TaskContext {
   const record = index.get(id);
   if (!record?.status) throw new KeyError(record ? `task ${id} has metadata but no status record` : `Unknown task ${id}`);
   const lineage = Lineage.of(index, id);
@@ -31,5 +31,5 @@ export function contextOf(index: TaskIndex, submitters: Pick<Submitters, 'of'>, 
     `{"task_id":${JSON.stringify(id)},"status":${index.statusJson(record.status).json},"metadata_exists":${record.hasMetadata},` +
     `"metadata_path":${JSON.stringify(metadataPath)},"log_path":${JSON.stringify(logPath)},"graph":`;
   const tail = `,"relations":${lineage.relationsJson}}`;
-  return { pieces: () => lineage.pieces(head, tail), submittedBy: submitters.of(record) };
+  return { pieces: () => lineage.pieces(head, tail), facts: facts.of(record) };
 }

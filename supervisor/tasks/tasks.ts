@@ -38,9 +38,8 @@ import type { TaskMetricsChunk } from '../../schemas/task-metrics.js';
 import { taskEnvironment } from './engines/task-environment.js';
 import { runAsVariables, type RunAs } from '../common/run-as.js';
 import { WorkspaceWatch } from './follow/workspace-watch.js';
-
-/** An answer's metadata naming the token that submitted the Task's run (TaskStatus has no such field). */
-export type SubmittedBy = { submitted_by?: string };
+import { ResultCache } from './cache/result-cache.js';
+import { RunFactsReader, type PageFacts, type RunFacts } from './run-facts.js';
 
 /** The index file's name in the service's private directory. */
 const INDEX_FILE = 'task-index';
@@ -80,6 +79,8 @@ export class Tasks {
   readonly #closing = new AbortController();
   readonly #poolDir: string;
   readonly #leaseFile: LeaseFile;
+  readonly #cache: ResultCache;
+  readonly #facts: RunFactsReader;
   #workspaceWatch: WorkspaceWatch | undefined;
 
   /** `capacity`: what the local executor may lease (see capacity.ts). */
@@ -118,7 +119,9 @@ export class Tasks {
     const pool = this.#pool;
     // Locally, what the machine can never give (more GPUs or CPUs than it has) is refused at submit; Slurm queues it.
     const checkResources = this.#executor.queuesRuns ? () => undefined : (task: string, resources: TaskResources) => pool.check(task, resources);
-    this.#submitParts = { workspace, catalog: this.#catalog, index: this.#index, runs: this.#runs, spareDirs: this.#spareDirs, submitters: this.#submitters, checkResources };
+    this.#cache = new ResultCache(join(workspace, STATE_DIR), this.#index, this.#catalog.pluginsDir);
+    this.#facts = new RunFactsReader(this.#submitters, this.#cache);
+    this.#submitParts = { workspace, catalog: this.#catalog, index: this.#index, runs: this.#runs, spareDirs: this.#spareDirs, submitters: this.#submitters, cache: this.#cache, checkResources };
     this.#followParts = { index: this.#index, runs: this.#runs };
   }
 
@@ -132,6 +135,7 @@ export class Tasks {
     await this.#spareDirs.start();
     await sweepInterruptedRuns(this.workspace, await this.#index.scan());
     await this.#submitters.start(this.#index);
+    await this.#cache.start();
     this.#workspaceWatch = new WorkspaceWatch(this.#index, (record) => {
       this.#takeOver([record]).catch((err: unknown) => console.error(`taskyard: taking over ${record.id} failed`, err));
     });
@@ -183,9 +187,9 @@ export class Tasks {
 
   // --- Runs ---
 
-  /** `submit`; `submitter`: the caller's token name, noted with the run. Answered once the record is on disk. */
-  submit(task: string, inputs: Record<string, unknown>, submitter: string | undefined): Promise<TaskHandle> {
-    return submitTask(this.#submitParts, task, inputs, submitter);
+  /** `submit`; `submitter`: the caller's token name, noted with the run; `noCache`: run even when the result cache answers. */
+  submit(task: string, inputs: Record<string, unknown>, submitter: string | undefined, noCache = false): Promise<TaskHandle> {
+    return submitTask(this.#submitParts, task, inputs, submitter, noCache);
   }
 
   /** Cancels a queued or running Task: true only when this call cancelled it; an unknown Task is a KeyError. */
@@ -258,12 +262,11 @@ export class Tasks {
    * The JSON text of a Task's status, and who submitted its current run when known (one lookup
    * serves both: status is polled hard); an unknown Task, or one with metadata only, is a KeyError.
    */
-  statusText(id: string): { json: string; meta: SubmittedBy } {
+  statusText(id: string): { json: string; meta: RunFacts } {
     const record = this.#index.get(id);
     const json = record && this.#index.jsonOf(record);
     if (!json) throw new KeyError(record ? `task ${id} has metadata but no status record` : `Unknown task ${id}`);
-    const token = this.#submitters.of(record!);
-    return { json, meta: token === undefined ? {} : { submitted_by: token } };
+    return { json, meta: this.#facts.of(record!) };
   }
 
   /** IDs of the Tasks that have a status, sorted. */
@@ -277,15 +280,10 @@ export class Tasks {
   }
 
   /** `query_task_statuses`: the page, and who submitted each Task it shows (when known). */
-  queryStatuses(query: QueryTaskStatusesInput): { page: SerializedAnswer<TaskStatusPage>; submittedBy: Record<string, string> } {
+  queryStatuses(query: QueryTaskStatusesInput): { page: SerializedAnswer<TaskStatusPage>; facts: PageFacts } {
     const shown: TaskRecord[] = [];
     const page = queryStatuses(this.#index, query, shown);
-    const submittedBy: Record<string, string> = {};
-    for (const record of shown) {
-      const token = this.#submitters.of(record);
-      if (token !== undefined) submittedBy[record.id] = token;
-    }
-    return { page, submittedBy };
+    return { page, facts: this.#facts.ofPage(shown) };
   }
 
   /** A window of a Task's log by byte offsets (read_task_log); an unknown Task is a KeyError. */
@@ -319,7 +317,7 @@ export class Tasks {
 
   /** A Task with its status, locations, lineage and relations (get_task_context). */
   context(id: string): TaskContext {
-    return contextOf(this.#index, this.#submitters, id);
+    return contextOf(this.#index, this.#facts, id);
   }
 
   /** Every record (gauges count them once at start). */
@@ -361,6 +359,7 @@ export class Tasks {
     this.#workspaceWatch?.close();
     await this.#index.close();
     await this.#submitters.close();
+    await this.#cache.close();
   }
 
   /**

@@ -35,8 +35,8 @@ export function lineageJobs(rt: Tasks) {
       input: Type.Object({ task_id: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
       annotations: READ_ONLY,
       run: async ({ task_id }) => {
-        const { pieces, submittedBy } = rt.context(task_id);
-        return ok(streamed<TaskContextAnswer>(pieces), submittedBy === undefined ? {} : { submitted_by: submittedBy });
+        const { pieces, facts } = rt.context(task_id);
+        return ok(streamed<TaskContextAnswer>(pieces), facts);
       },
     }),
   ];

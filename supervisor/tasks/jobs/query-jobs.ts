@@ -32,16 +32,17 @@ export function queryJobs(rt: Tasks) {
       name: 'query_task_statuses',
       output: TaskStatusPage,
       description:
-        'metadata.submitted_by maps the ID of each listed Task to the name of the token that submitted it (when known). ' +
+        'metadata.submitted_by maps the ID of each listed Task to the name of the token that submitted it (when known); ' +
+        'metadata.cached_from (when the page shows any) maps the ID of each listed result cache hit to the Task its result came from. ' +
         'Lists TaskStatus pages for dashboards (beyond the spec): filters by state, task_type, registration, created_after/before ' +
         'and text in the ID; newest first as list_task_statuses; continue with cursor = next_cursor. Every answer carries a version: ' +
         'pass it as changed_since to receive only the Tasks changed since (matching the filters) and the IDs deleted or no longer matching.',
       input: QueryTaskStatusesInput,
       annotations: READ_ONLY,
       run: async (query) => {
-        // Who submitted each shown Task: beside the page, since TaskStatus has no such field.
-        const { page, submittedBy } = rt.queryStatuses(query);
-        return ok(page, { submitted_by: submittedBy });
+        // Who submitted each shown Task, and which are cache hits: beside the page, since TaskStatus has no such fields.
+        const { page, facts } = rt.queryStatuses(query);
+        return ok(page, facts);
       },
     }),
     defineJob({

@@ -67,6 +67,22 @@ export function createRunDir(dir: string, status: TaskStatus, spares?: SpareRunD
   }
 }
 
+/**
+ * For a directory made whole elsewhere (a result cache hit): the hidden staging path beside `dir`
+ * (its type directory checked or made, as for a run), and then its move into place, replacing a
+ * finished Task there the way createRunDir does. A leftover staging directory is swept at start.
+ */
+export function stagingDirFor(dir: string, type: string, runId: string): string {
+  ensureTypeDir(dirname(dir), type);
+  return join(dirname(dir), `${NEW_PREFIX}${runId}`);
+}
+
+/** Moves `staging` (stagingDirFor) into place as `dir`; resolves once a Task it replaced is removed. */
+export async function placeStagedDir(staging: string, dir: string, runId: string): Promise<void> {
+  const aside = renameInto(staging, dir, join(dirname(dir), `${OLD_PREFIX}${runId}`));
+  if (aside) await rm(aside, { recursive: true, force: true }).catch((err: unknown) => console.error(`taskyard: the replaced run left ${aside}; it is removed at the next start`, err));
+}
+
 /** Renames `staging` onto `dir`, moving a finished Task there aside first; answers where it went. */
 function renameInto(staging: string, dir: string, asidePath: string): string | undefined {
   try {

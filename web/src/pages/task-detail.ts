@@ -89,6 +89,8 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
   // a Result card still saying "not started" was seen while a followed Task ended.
   function showStatus(s: TaskStatus): void {
     showHead(s);
+    // A result cache hit did not run: beside its state, a badge links the Task its result came from.
+    if (cachedFrom) head.querySelector('[data-state]')?.after(h('a', { class: 'badge cache-hit', href: taskLink(cachedFrom), title: `Answered from the result cache: ${cachedFrom}` }, `cache hit · ${instanceName(cachedFrom)}`));
     slots.overview.replaceChildren(overviewSection(s));
     slots.result.replaceChildren(resultSection(s));
     slots.lineage.querySelector('svg.lineage')?.replaceWith(...(graph ? [lineageGraph(graph, taskLink, s.state)] : []));
@@ -147,6 +149,8 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
 
   /** The name of the token that submitted the run, as get_task_context tells it (metadata.submitted_by). */
   let submittedBy: string | null = null;
+  /** The Task a result cache hit was answered from (metadata.cached_from). */
+  let cachedFrom: string | null = null;
 
   async function load(): Promise<void> {
     const res = await api.call<TaskContext>('get_task_context', { task_id: taskId }, { signal });
@@ -154,6 +158,8 @@ export function renderTaskDetail(container: HTMLElement, ctx: PageContext, taskI
     const c = res.answer;
     const by = res.metadata['submitted_by'];
     submittedBy = typeof by === 'string' ? by : null;
+    const source = res.metadata['cached_from'];
+    cachedFrom = typeof source === 'string' ? source : null;
     if (signal.aborted) return;
     graph = c.graph;
     slots.lineage.replaceChildren(lineageGraph(c.graph, taskLink, c.status.state), relationsSection(c));
