@@ -107,12 +107,13 @@ export class JobRegistry implements JobScope {
 
   /**
    * The 404 `Unknown job` for `name`, with the closest public names (of Jobs that stream, for an
-   * `/events` call) and, for a Job an open service hides, why.
+   * `/events` call) and, for a Job an open service hides or one that does not stream, why.
    */
   unknownJob(name: string, streaming = false): HttpError {
     const known: string[] = [];
     for (const entry of this.#public.values()) if (!streaming || entry.flags.enable_stream) known.push(entry.job.name);
-    return unknownJob(name, known, this.#needToken.has(name) ? OPEN_SERVICE_NOTE : undefined);
+    const reason = this.#needToken.has(name) ? OPEN_SERVICE_NOTE : streaming && this.#public.has(name) ? `${name} does not stream (enable_stream is false): call POST /jobs/${name}, without /events` : undefined;
+    return unknownJob(name, known, reason);
   }
 
   /** The public Job of that name, or undefined (callers answer 404 `Unknown job`). */
