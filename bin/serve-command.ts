@@ -1,5 +1,4 @@
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../supervisor/common/config.js';
 import { startService } from '../app/service.js';
@@ -7,6 +6,7 @@ import { loadOrCreateToken } from '../supervisor/common/token-store.js';
 import { WorkspaceInUseError } from '../supervisor/common/workspace-lock.js';
 import { hideTokenFromProc } from './hide-token.js';
 import { OPEN_SERVICE_NOTE } from '../core/errors.js';
+import { PACKAGE_ROOT } from '../core/build-info.js';
 import { DEFAULT_WORKSPACE, resolveWorkspace } from '../schemas/workspace-path.js';
 
 const USAGE = `usage: taskyard serve [--config FILE] [--host H] [--port P] [--workspace DIR] [--token T | --no-token]
@@ -15,8 +15,8 @@ Starts the service. Without a token in the config, --token or TASKYARD_TOKEN, a 
 on first start and kept in <workspace>/.taskyard/token (mode 0600). --no-token runs an open service
 where only Jobs with requires_auth=false are public.`;
 
-/** The package's bin/ directory (this module is dist/bin/serve-command.js). */
-const BIN_DIR = fileURLToPath(new URL('../../bin', import.meta.url));
+/** The package's bin/ directory, where the `taskyard` launcher is. */
+const BIN_DIR = join(PACKAGE_ROOT, 'bin');
 
 /**
  * How to call this service from another shell (what \`npm start\` leaves a newcomer asking): the
@@ -30,7 +30,7 @@ function cliHint(workspace: string, tokenOutsideFile: boolean): string {
   return [
     'call it from another shell with the taskyard CLI, e.g.:',
     `  export PATH="${BIN_DIR}:$PATH"; taskyard version${flags}`,
-    `  or, in ${dirname(BIN_DIR)}: npx taskyard version${flags}`,
+    `  or, in ${PACKAGE_ROOT}: npx taskyard version${flags}`,
     `  (taskyard --help lists the commands and Jobs; the CLI finds this service through its workspace)${token}`,
   ].join('\n');
 }

@@ -64,8 +64,8 @@ function missingEnvelope(body: unknown): HttpError | undefined {
   if (typeof body !== 'object' || body === null || Array.isArray(body) || Object.hasOwn(body, 'arguments')) return undefined;
   const fields = Object.keys(body).filter((key) => key !== 'target');
   if (fields.length === 0) return undefined;
-  const shown = fields.slice(0, 5).map((f) => JSON.stringify(f)).join(', ') + (fields.length > 5 ? ', ...' : '');
-  const msg = `The Job's parameters go inside "arguments": send {"arguments": {${shown}: ...}} instead of {${shown}: ...} (the body's top level takes only "arguments" and "target")`;
+  const shown = fields.slice(0, 5).map((f) => `${JSON.stringify(f)}: ...`).join(', ') + (fields.length > 5 ? ', ...' : '');
+  const msg = `The Job's parameters go inside "arguments": send {"arguments": {${shown}}} instead of {${shown}} (the body's top level takes only "arguments" and "target")`;
   return new HttpError(422, [{ loc: ['body', 'arguments'], msg, type: 'missing_arguments_envelope' }]);
 }
 
