@@ -9,7 +9,7 @@ import type { SchemaNode } from './schema-node.js';
 import type { TaskDefinition } from '../schemas/tasks.js';
 import type { WithJsonSchemas } from '../schemas/json-schema.js';
 import { followTask } from './task-follow.js';
-import { printResponse } from './text-output.js';
+import { printResponse, TextEvents } from './text-output.js';
 
 /**
  * Finds the Job in the service's catalog; an unknown name is a usage error with the closest names,
@@ -27,10 +27,15 @@ function findJob(catalog: Catalog, name: string): JobInfo {
   throw new UsageError(lines.join('\n'));
 }
 
-/** Prints each event as one JSON line as it arrives; the outcome is the `result` event's. */
-async function runStreamed(conn: Connection, job: string, args: Record<string, unknown>): Promise<number> {
+/**
+ * Prints each event as it arrives: one JSON line (the default), or with `--output text` as a
+ * person reads it (TextEvents). The outcome is the `result` event's.
+ */
+async function runStreamed(conn: Connection, job: string, args: Record<string, unknown>, output: string | undefined): Promise<number> {
+  const text = output === 'text' ? new TextEvents() : undefined;
   for await (const event of streamJob(conn, job, args)) {
-    console.log(JSON.stringify(event));
+    if (text) text.print(event);
+    else console.log(JSON.stringify(event));
     if (event.kind === 'result') return event['success'] === true ? EXIT.success : EXIT.failure;
   }
   console.error('taskyard: the stream ended without a result event');
@@ -98,7 +103,7 @@ async function runJob(name: string, options: GlobalOptions, fields: string[]): P
     if (err instanceof UsageError) err.message += `\n\nParameters of ${job.name}:\n${parameterLines(job).join('\n')}`;
     throw err;
   }
-  if (options.stream) return runStreamed(conn, name, args);
+  if (options.stream) return runStreamed(conn, name, args, options.output);
   if (options.follow) return submitAndFollow(conn, args, options.output);
   const response = await callJob(conn, name, args);
   printResponse(response, options.output);

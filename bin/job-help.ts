@@ -28,7 +28,8 @@ export const OPTIONS = `Options:
   --target ADDRESS   call another service directly, with --token or TASKYARD_TARGET_TOKEN
   --stream           use /jobs/<job>/events: print each event as one JSON line as it arrives
   --json OBJECT      raw arguments as a JSON object (--field flags add to or override them)
-  --output FORMAT    json (default, for scripts) or text (short summaries for people)
+  --output FORMAT    json (default, for scripts) or text (tables and summaries for people;
+                     with --stream, each event as a person reads it)
   --follow           submit only: stream the Task's progress and log, exit with its outcome
   --help, -h         this help; \`taskyard <job> --help\` lists the Job's parameters`;
 

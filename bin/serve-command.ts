@@ -30,7 +30,7 @@ function cliHint(workspace: string, tokenOutsideFile: boolean): string {
   return [
     'call it from another shell with the taskyard CLI, e.g.:',
     `  export PATH="${BIN_DIR}:$PATH"; taskyard version${flags}`,
-    `  or, in ${PACKAGE_ROOT}: npx taskyard version${flags}`,
+    `  or, in ${PACKAGE_ROOT.replace(/\/+$/, '')}: npx taskyard version${flags}`,
     `  (taskyard --help lists the commands and Jobs; the CLI finds this service through its workspace)${token}`,
   ].join('\n');
 }

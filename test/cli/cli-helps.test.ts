@@ -1,7 +1,7 @@
 // The CLI's answers to a newcomer's mistakes (issue 28, item 6): each message names the fix.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -90,4 +90,40 @@ t.test('the CLI finds a service on a non-default port through its workspace, and
   await writeFile(lock, JSON.stringify({ ...held, pid: sleeper.pid, address: other.url }));
   await cli(['version', '--workspace', workspace], env);
   t.equal(other.hits(), 0, 'a pid reused by another process (its start time differs) is no service');
+});
+
+t.test('--output text: tables for listings, statuses and previews; shell output as printed; --stream as it comes', async (t) => {
+  await mkdir(join(svc.workspace, 'data'), { recursive: true });
+  await writeFile(join(svc.workspace, 'data', 'x.csv'), 'a,b\n1,2\n3,4\n');
+  t.teardown(() => rm(join(svc.workspace, 'data'), { recursive: true, force: true }));
+  const text = (args: string[]) => cli([...args, '--output', 'text']);
+
+  const listing = await text(['list_entries', '--path', 'data']);
+  t.equal(listing.code, 0, listing.stderr);
+  t.match(listing.stdout, /^data\/ {2}\(1 entry\)\nNAME {3}KIND {2}SIZE {2}MODIFIED\nx\.csv {2}csv {3}12 B {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\n$/);
+
+  const preview = await text(['preview_file', '--path', 'data/x.csv']);
+  t.equal(preview.stdout, 'a  b\n1  2\n3  4\n(rows 1-2)\n');
+
+  const shell = await text(['shell', '--command', 'echo hi; echo err >&2; exit 3']);
+  t.equal(shell.code, 1);
+  t.equal(shell.stdout, 'hi\n--- stderr ---\nerr\n[exit code 3]\n');
+  const streamed = await text(['shell', '--command', 'echo hi; echo err >&2', '--stream']);
+  t.equal(streamed.code, 0, streamed.stderr);
+  t.equal(streamed.stdout, 'hi\n[exit code 0]\n', '--stream: the output as it comes, then how it ended (not repeated)');
+  t.match(streamed.stderr, 'err\n');
+
+  const machine = await text(['machine_status']);
+  t.match(machine.stdout, /^ {2}usage_percent: \d+(\.\d)?$/m, 'percentages are rounded');
+  t.notMatch(machine.stdout, /usage_percent: \d+\.\d\d/);
+
+  const handle = await svc.call('submit', { task: 'demo', x: 1, y: 2 });
+  t.equal(handle.body.success, true);
+  const { task_id, run_id } = handle.body.answer as { task_id: string; run_id: string };
+  await svc.call('wait_task', { task_id, run_id });
+  const statuses = await text(['list_task_statuses']);
+  t.match(statuses.stdout, /^TASK ID +STATE +STEP +TIME +EXIT +ERROR\n/);
+  t.match(statuses.stdout, new RegExp(`^${task_id.replace(/[#.]/g, '\\$&')} +succeeded +finish 100% done +\\d+\\.\\d s +0$`, 'm'));
+  const status = await text(['status', '--task-id', task_id]);
+  t.match(status.stdout, new RegExp(`^${task_id.replace(/[#.]/g, '\\$&')}  succeeded in \\d+\\.\\d s\\nresult: \\{"result":3,`));
 });
