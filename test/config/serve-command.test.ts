@@ -52,7 +52,7 @@ t.test('first start generates a 0600 token, prints it in the console URL, and re
   t.ok(token.length >= 32, 'a long random token');
   t.equal((await stat(join(workspace, '.taskyard', 'token'))).mode & 0o777, 0o600);
   t.match(first.url, `#token=${token}`);
-  t.match(first.output, `call it from another shell with the taskyard CLI, e.g.:\n  export PATH="${join(PACKAGE_ROOT, 'bin')}:$PATH"; taskyard version --workspace ${JSON.stringify(workspace)}\n  or, in ${PACKAGE_ROOT}: npx taskyard version --workspace ${JSON.stringify(workspace)}`, 'npm start / serve says how to call the CLI');
+  t.match(first.output, `call it from another shell with the taskyard CLI, e.g.:\n  export PATH="${join(PACKAGE_ROOT, 'bin')}:$PATH"; taskyard version --workspace ${JSON.stringify(workspace)}\n  or, in ${PACKAGE_ROOT.replace(/\/+$/, '')}: npx taskyard version --workspace ${JSON.stringify(workspace)}`, 'npm start / serve says how to call the CLI');
   t.notMatch(first.output, 'TASKYARD_TOKEN', 'the token is in the token file, where the CLI looks');
   const base = new URL(first.url).origin;
   t.equal((await fetch(`${base}/health`)).status, 401);
