@@ -47,7 +47,7 @@ t.test('bad configurations name the field', async (t) => {
     ['service: {bogus: 1}', /service\.bogus: unknown field/],
     ['service: {prot: 1}', /service\.prot: unknown field; did you mean service\.port\?/],
     ['servce: {port: 1}', /servce: unknown field; did you mean service\?/],
-    ['executor: {kind: slurmm}', /executor\.kind: must be one of "local", "slurm" \(got "slurmm"\)\n|executor\.kind: must be one of "local", "slurm" \(got "slurmm"\)$/],
+    ['executor: {kind: slurmm}', /:\n {2}executor\.kind: must be one of "local", "slurm" \(got "slurmm"\)$/],
     ['surprise: 1', /surprise: unknown field/],
     ['targets: [{token: x}]', /targets\.0\.address/],
     ['jobs: {shell: {enable_serve: "yes"}}', /jobs\.shell\.enable_serve: must be boolean/],
