@@ -1,5 +1,6 @@
 import { isLoopbackHost } from '../core/loopback.js';
 import { resolveWorkspace } from '../schemas/workspace-path.js';
+import { runningService } from '../supervisor/common/workspace-lock.js';
 import { readToken, tokenFile as tokenFileOf } from '../supervisor/common/token-store.js';
 import type { GlobalOptions } from './cli-args.js';
 import { UsageError } from './cli-errors.js';
@@ -10,6 +11,8 @@ export interface Connection {
   token: string | undefined;
   /** Where the token came from and where else it was looked for: told to the user on a 401. */
   tokenHint: string;
+  /** Where the address came from, when that helps a user whose service cannot be reached. */
+  addressHint?: string;
 }
 
 export const DEFAULT_URL = 'http://127.0.0.1:8420';
@@ -41,8 +44,9 @@ function hint(source: string, tokenFile: string | undefined): string {
 /**
  * Picks the service and token. `--target` connects straight to that address with `--token` or
  * TASKYARD_TARGET_TOKEN (spec, Authentication 8): the local service's token never goes there.
- * Otherwise `--url`/TASKYARD_URL with `--token`/TASKYARD_TOKEN, falling back to the workspace's
- * token file only for a loopback service, which is the one that file belongs to.
+ * Otherwise `--url`/TASKYARD_URL, else the service running on the workspace, else the default
+ * address; with `--token`/TASKYARD_TOKEN, falling back to the workspace's token file only for a
+ * loopback service, which is the one that file belongs to.
  */
 export async function resolveConnection(options: GlobalOptions, env: NodeJS.ProcessEnv = process.env): Promise<Connection> {
   if (options.target !== undefined) {
@@ -52,7 +56,9 @@ export async function resolveConnection(options: GlobalOptions, env: NodeJS.Proc
     const targetHint = `The token sent came from ${source}. With --target the token is --token or TASKYARD_TARGET_TOKEN: the target's own token (its <workspace>/.taskyard/token), never the local one.`;
     return { url: baseUrl(options.target, '--target'), token, tokenHint: targetHint };
   }
-  const url = baseUrl(options.url ?? (env['TASKYARD_URL'] || DEFAULT_URL), options.url !== undefined ? '--url' : 'TASKYARD_URL');
+  const given = options.url ?? (env['TASKYARD_URL'] || undefined);
+  const found = given === undefined ? await serviceOfWorkspace(resolveWorkspace(options.workspace)) : undefined;
+  const url = found?.url ?? baseUrl(given ?? DEFAULT_URL, options.url !== undefined ? '--url' : 'TASKYARD_URL');
   const envToken = env['TASKYARD_TOKEN'] || undefined;
   let token = options.token ?? envToken;
   let source = options.token !== undefined ? '--token' : envToken ? 'TASKYARD_TOKEN' : 'nowhere (no token was sent)';
@@ -65,5 +71,17 @@ export async function resolveConnection(options: GlobalOptions, env: NodeJS.Proc
       source = token === undefined ? `nowhere (no token was sent: ${tokenFile} does not exist)` : `the token file ${tokenFile}`;
     }
   }
-  return { url, token, tokenHint: hint(source, tokenFile) };
+  return { url, token, tokenHint: hint(source, tokenFile), ...(found ? { addressHint: found.hint } : {}) };
+}
+
+/**
+ * The address of the service running on the workspace (its lock file records it), so a service
+ * started on another port is found without --url. A lock left by a stopped service, or one whose
+ * pid now belongs to another process, is not used: the default address is tried instead, and
+ * the hint says so.
+ */
+async function serviceOfWorkspace(workspace: string): Promise<{ url: string; hint: string }> {
+  const holder = await runningService(workspace);
+  if (!holder?.address) return { url: DEFAULT_URL, hint: `the default address: no taskyard service runs on the workspace ${workspace}; start one with \`taskyard serve\`, or pass --url or --workspace` };
+  return { url: baseUrl(holder.address, 'the workspace lock'), hint: `the address of the service running on the workspace ${workspace} (pid ${holder.pid}); pass --url to call another` };
 }

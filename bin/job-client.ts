@@ -1,4 +1,5 @@
 import { CallError } from './cli-errors.js';
+import type { UnknownJobInfo } from '../core/errors.js';
 import type { Connection } from './connection.js';
 import type { JobDescriptor, JobResponse } from '../schemas/job-response.js';
 import type { JobReply } from '../schemas/job-answers.js';
@@ -21,7 +22,8 @@ export async function request(conn: Connection, path: string, init: RequestInit)
     response = await fetch(`${conn.url}${path}`, init);
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new CallError(`cannot reach ${conn.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    const from = conn.addressHint ? ` (${conn.addressHint})` : '';
+    throw new CallError(`cannot reach ${conn.url}${from}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
   }
   // A refused token is the commonest first-day failure: say where the token is looked for.
   if (response.status === 401) {
@@ -42,17 +44,27 @@ function describeDetail(detail: unknown): string {
   return JSON.stringify(detail);
 }
 
+/** The lines a 404's `unknown_job` field adds: the closest names, and why a Job is hidden. */
+export function unknownJobLines(info: Partial<UnknownJobInfo> | undefined): string[] {
+  if (!info || typeof info.name !== 'string') return [];
+  const closest = Array.isArray(info.closest) && info.closest.length ? `; did you mean ${info.closest.join(', ')}?` : '';
+  return [`no public Job ${JSON.stringify(info.name)} here${closest}`, ...(info.reason ? [info.reason] : [])];
+}
+
 /** Throws a CallError with the status and detail unless the response is a 200. */
 async function expectOk(response: Response): Promise<void> {
   if (response.status === 200) return;
   const text = await response.text().catch(() => '');
   let detail: unknown = text.slice(0, 2000);
+  let unknownJob: Partial<UnknownJobInfo> | undefined;
   try {
-    detail = (JSON.parse(text) as { detail?: unknown }).detail ?? detail;
+    const body = JSON.parse(text) as { detail?: unknown; unknown_job?: Partial<UnknownJobInfo> };
+    detail = body.detail ?? detail;
+    unknownJob = body.unknown_job;
   } catch {
     // Not JSON: show the text as it came.
   }
-  throw new CallError(`HTTP ${response.status}: ${describeDetail(detail)}`);
+  throw new CallError([`HTTP ${response.status}: ${describeDetail(detail)}`, ...unknownJobLines(unknownJob)].join('\n'));
 }
 
 /** The JobResponse of a 200 answer; a CallError with the status and detail otherwise. */
@@ -63,10 +75,17 @@ export async function readAnswer(response: Response): Promise<JobResponse> {
   return body;
 }
 
+/** The service's public Jobs, and its note on Jobs it hides (an open service's). */
+export interface Catalog {
+  jobs: JobInfo[];
+  note: string | undefined;
+}
+
 /** The public Jobs of the service (`GET /jobs`). */
-export async function fetchCatalog(conn: Connection): Promise<JobInfo[]> {
+export async function fetchCatalog(conn: Connection): Promise<Catalog> {
   const body = await readAnswer(await request(conn, '/jobs', { headers: headers(conn, { accept: 'application/json' }) }));
-  return (body.answer as { items: JobInfo[] }).items;
+  const note = body.metadata?.['note'];
+  return { jobs: (body.answer as { items: JobInfo[] }).items, note: typeof note === 'string' ? note : undefined };
 }
 
 /** `POST /jobs/{name}`: the JobResponse, its answer typed as the Job's (checked by `success` first). */

@@ -2,25 +2,40 @@ import { splitArgs, type GlobalOptions } from './cli-args.js';
 import { CallError, EXIT, runCommand, UsageError } from './cli-errors.js';
 import { resolveConnection, type Connection } from './connection.js';
 import { checkRequired, parseFields, parseJsonArguments } from './field-values.js';
-import { callJob, fetchCatalog, streamJob, type JobInfo } from './job-client.js';
+import { callJob, fetchCatalog, streamJob, type Catalog, type JobInfo } from './job-client.js';
+import { closestNames } from '../core/closest-names.js';
 import { generalHelp, jobHelp, OPTIONS, parameterLines } from './job-help.js';
 import type { SchemaNode } from './schema-node.js';
 import type { TaskDefinition } from '../schemas/tasks.js';
 import type { WithJsonSchemas } from '../schemas/json-schema.js';
 import { followTask } from './task-follow.js';
-import { printResponse } from './text-output.js';
+import { printResponse, TextEvents } from './text-output.js';
 
-/** Finds the Job in the service's catalog; an unknown name is a usage error listing the Jobs. */
-function findJob(jobs: readonly JobInfo[], name: string): JobInfo {
+/**
+ * Finds the Job in the service's catalog; an unknown name is a usage error with the closest names,
+ * the Jobs there are, and the service's note on those it hides (an open service: why it has none).
+ */
+function findJob(catalog: Catalog, name: string): JobInfo {
+  const { jobs, note } = catalog;
   const job = jobs.find((j) => j.name === name);
-  if (!job) throw new UsageError(`unknown Job ${JSON.stringify(name)}; available Jobs: ${jobs.map((j) => j.name).join(', ') || '(none)'}`);
-  return job;
+  if (job) return job;
+  const closest = closestNames(name, jobs.map((j) => j.name));
+  const lines = [
+    `unknown Job ${JSON.stringify(name)}${closest.length ? ` (did you mean ${closest.join(', ')}?)` : ''}; available Jobs: ${jobs.map((j) => j.name).join(', ') || '(none)'}`,
+    ...(note ? [`The service lists ${jobs.length ? 'only some' : 'no'} Jobs: ${note}.`] : []),
+  ];
+  throw new UsageError(lines.join('\n'));
 }
 
-/** Prints each event as one JSON line as it arrives; the outcome is the `result` event's. */
-async function runStreamed(conn: Connection, job: string, args: Record<string, unknown>): Promise<number> {
+/**
+ * Prints each event as it arrives: one JSON line (the default), or with `--output text` as a
+ * person reads it (TextEvents). The outcome is the `result` event's.
+ */
+async function runStreamed(conn: Connection, job: string, args: Record<string, unknown>, output: string | undefined): Promise<number> {
+  const text = output === 'text' ? new TextEvents() : undefined;
   for await (const event of streamJob(conn, job, args)) {
-    console.log(JSON.stringify(event));
+    if (text) text.print(event);
+    else console.log(JSON.stringify(event));
     if (event.kind === 'result') return event['success'] === true ? EXIT.success : EXIT.failure;
   }
   console.error('taskyard: the stream ended without a result event');
@@ -71,17 +86,17 @@ function offlineHelp(name: string, conn: Connection, err: CallError): string {
 
 async function runJob(name: string, options: GlobalOptions, fields: string[]): Promise<number> {
   const conn = await resolveConnection(options);
-  let jobs: JobInfo[];
+  let catalog: Catalog;
   try {
-    jobs = await fetchCatalog(conn);
+    catalog = await fetchCatalog(conn);
   } catch (err) {
     if (!options.help || !(err instanceof CallError)) throw err;
     console.log(offlineHelp(name, conn, err));
     return EXIT.success;
   }
-  let job = findJob(jobs, name);
+  let job = findJob(catalog, name);
   const task = name === 'submit' ? taskFlag(fields) : undefined;
-  if (task !== undefined) job = await submitJobFor(conn, job, task, jobs);
+  if (task !== undefined) job = await submitJobFor(conn, job, task, catalog.jobs);
   if (options.help) {
     console.log(jobHelp(job));
     return EXIT.success;
@@ -96,7 +111,7 @@ async function runJob(name: string, options: GlobalOptions, fields: string[]): P
     if (err instanceof UsageError) err.message += `\n\nParameters of ${job.name}:\n${parameterLines(job).join('\n')}`;
     throw err;
   }
-  if (options.stream) return runStreamed(conn, name, args);
+  if (options.stream) return runStreamed(conn, name, args, options.output);
   if (options.follow) return submitAndFollow(conn, args, options.output);
   const response = await callJob(conn, name, args);
   printResponse(response, options.output);
@@ -131,8 +146,9 @@ async function submitAndFollow(conn: Connection, args: Record<string, unknown>, 
 /** General help, with the service's Jobs when it can be reached (and a note when it cannot). */
 async function showGeneralHelp(options: GlobalOptions): Promise<void> {
   const conn = await resolveConnection(options);
-  const jobs = await fetchCatalog(conn).catch((err: Error) => `The service at ${conn.url} could not be asked for its Jobs: ${err.message}`);
-  console.log(generalHelp(jobs));
+  const catalog = await fetchCatalog(conn).catch((err: Error) => `The service at ${conn.url} could not be asked for its Jobs: ${err.message}`);
+  console.log(generalHelp(typeof catalog === 'string' ? catalog : catalog.jobs));
+  if (typeof catalog !== 'string' && catalog.note) console.log(`\nThe service at ${conn.url} lists ${catalog.jobs.length ? 'only some' : 'no'} Jobs: ${catalog.note}.`);
 }
 
 /**

@@ -17,16 +17,19 @@ const COMMANDS = `Commands:
   taskyard task run MODULE --task NAME [--input v ...]
                                                  run a Task of a plugin module here, without a service
   taskyard sync push TASK_ID... --target ADDR    copy finished Tasks to another service
-  taskyard download PATH [-o FILE]               fetch a workspace file (--task ID --artifact NAME: an artifact)`;
+  taskyard download PATH [-o FILE]               fetch a workspace file (--task ID --artifact NAME: an artifact)
+  taskyard chat "MESSAGE" [--session ID]         talk to the service's research assistant (agent_chat)`;
 
 export const OPTIONS = `Options:
-  --url URL          service address (default TASKYARD_URL or http://127.0.0.1:8420)
+  --url URL          service address (default TASKYARD_URL, else the address of the service
+                     running on the workspace, else http://127.0.0.1:8420)
   --token TOKEN      bearer token (default TASKYARD_TOKEN, else <workspace>/.taskyard/token)
-  --workspace DIR    workspace whose token file to use (default ~/.taskyard/workspace)
+  --workspace DIR    workspace whose service and token file to use (default ~/.taskyard/workspace)
   --target ADDRESS   call another service directly, with --token or TASKYARD_TARGET_TOKEN
   --stream           use /jobs/<job>/events: print each event as one JSON line as it arrives
   --json OBJECT      raw arguments as a JSON object (--field flags add to or override them)
-  --output FORMAT    json (default, for scripts) or text (short summaries for people)
+  --output FORMAT    json (default, for scripts) or text (tables and summaries for people;
+                     with --stream, each event as a person reads it)
   --follow           submit only: stream the Task's progress and log, exit with its outcome
   --help, -h         this help; \`taskyard <job> --help\` lists the Job's parameters`;
 

@@ -1,15 +1,39 @@
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig, type ConfigOverrides } from '../supervisor/common/config.js';
 import { startService } from '../app/service.js';
 import { loadOrCreateToken } from '../supervisor/common/token-store.js';
 import { WorkspaceInUseError } from '../supervisor/common/workspace-lock.js';
 import { hideTokenFromProc } from './hide-token.js';
+import { OPEN_SERVICE_NOTE } from '../core/errors.js';
+import { PACKAGE_ROOT } from '../core/build-info.js';
+import { DEFAULT_WORKSPACE, resolveWorkspace } from '../schemas/workspace-path.js';
 
 const USAGE = `usage: taskyard serve [--config FILE] [--host H] [--port P] [--workspace DIR] [--token T | --no-token]
 
 Starts the service. Without a token in the config, --token or TASKYARD_TOKEN, a token is generated
 on first start and kept in <workspace>/.taskyard/token (mode 0600). --no-token runs an open service
 where only Jobs with requires_auth=false are public.`;
+
+/** The package's bin/ directory, where the `taskyard` launcher is. */
+const BIN_DIR = join(PACKAGE_ROOT, 'bin');
+
+/**
+ * How to call this service from another shell (what \`npm start\` leaves a newcomer asking): the
+ * CLI on PATH or through npx, with --workspace when the workspace is not the default one (the
+ * CLI finds the service's address and token through it), and the token when it is not in the
+ * workspace's token file.
+ */
+function cliHint(workspace: string, tokenOutsideFile: boolean): string {
+  const flags = workspace === resolveWorkspace(DEFAULT_WORKSPACE) ? '' : ` --workspace ${JSON.stringify(workspace)}`;
+  const token = !tokenOutsideFile ? '' : '\n  (this service\'s token is not in its token file: set TASKYARD_TOKEN to it in that shell)';
+  return [
+    'call it from another shell with the taskyard CLI, e.g.:',
+    `  export PATH="${BIN_DIR}:$PATH"; taskyard version${flags}`,
+    `  or, in ${PACKAGE_ROOT.replace(/\/+$/, '')}: npx taskyard version${flags}`,
+    `  (taskyard --help lists the commands and Jobs; the CLI finds this service through its workspace)${token}`,
+  ].join('\n');
+}
 
 /** `taskyard serve`: returns the process exit code once the service has stopped. */
 export async function serveCommand(argv: string[]): Promise<number> {
@@ -74,6 +98,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
     console.log(`taskyard listening on ${service.url} (${service.adapter} front end)`);
     console.log(`workspace: ${service.workspace}`);
     console.log(token ? `console: ${consoleUrl}` : `console: ${consoleUrl} (no token: only requires_auth=false Jobs are public)`);
+    if (!token && service.registry.hidesTokenJobs) {
+      const { total } = service.registry.catalog;
+      console.log(`note: ${total === 0 ? 'the catalog is empty' : `only ${total} Job${total === 1 ? ' is' : 's are'} public`}: ${OPEN_SERVICE_NOTE}`);
+    }
+    console.log(cliHint(service.workspace, token !== null && config.service.token !== null));
     await new Promise<void>((resolve) => {
       const stop = () => resolve();
       process.once('SIGINT', stop);

@@ -2,7 +2,7 @@ import type { TaskStatus } from '../schemas/tasks.js';
 import { EXIT } from './cli-errors.js';
 import type { Connection } from './connection.js';
 import { streamJob } from './job-client.js';
-import { statusLine } from './text-output.js';
+import { progressText, statusLine } from './text-output.js';
 
 /** How a followed Task ended: `stream_task`'s success, and the terminal status when it answered one. */
 export interface FollowEnd {
@@ -20,7 +20,7 @@ export async function followTaskToEnd(conn: Connection, taskId: string, opts: { 
   for await (const event of streamJob(conn, 'stream_task', { task_id: taskId })) {
     if (event.kind === 'log') process.stdout.write(event.content);
     else if (event.kind === 'progress' && opts.progress) {
-      const line = `${event.name}${event.percentage != null ? ` ${event.percentage}%` : ''}${event.finished_at ? ' done' : ''}`;
+      const line = progressText(event);
       if (line !== lastProgress) console.error(`[progress] ${line}`);
       lastProgress = line;
     } else if (event.kind === 'result') {

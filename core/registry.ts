@@ -1,7 +1,7 @@
 import { JobResponse, responseSchemaOf, type JobCatalog, type JobDescriptor } from '../schemas/job-response.js';
 import { check } from '../schemas/validator.js';
 import { DEFAULT_JOB_FLAGS, type CallerTag, type Job, type JobArgs, type JobContext, type JobFlags, type JobScope, type RegisteredJob, type Transport } from './job.js';
-import { ConfigError, describeError, HttpError } from './errors.js';
+import { ConfigError, describeError, HttpError, OPEN_SERVICE_NOTE, unknownJob } from './errors.js';
 import { taskIdOf, type AuditSink } from './audit.js';
 
 // Declared with the JobContext, which refers to them through its caller's scope (core/job.ts).
@@ -23,6 +23,8 @@ export class JobRegistry implements JobScope {
   readonly #declared: ReadonlySet<string>;
   /** Of a view made by restrictTo: the whole registry, which knows the Jobs this view refuses. */
   #whole: JobRegistry | undefined;
+  /** Of an open service: the Jobs it hides because they need a token (a caller asking is told why). */
+  readonly #needToken = new Set<string>();
 
   readonly #observe: JobCallObserver | undefined;
   readonly #audit: AuditSink | undefined;
@@ -40,7 +42,11 @@ export class JobRegistry implements JobScope {
       const flags = Object.freeze({ ...DEFAULT_JOB_FLAGS, ...job.flags, ...overrides[job.name] });
       // Spec, Authentication 5: public when served, and either a token guards the service or
       // the Job explicitly needs no auth.
-      if (!flags.enable_serve || !(tokenConfigured || !flags.requires_auth)) continue;
+      if (!flags.enable_serve) continue;
+      if (!tokenConfigured && flags.requires_auth) {
+        this.#needToken.add(job.name);
+        continue;
+      }
       const descriptor: JobDescriptor = {
         name: job.name,
         description: job.description,
@@ -92,6 +98,22 @@ export class JobRegistry implements JobScope {
   refusal(name: string, caller: CallerTag): HttpError {
     this.#audit?.({ time: new Date().toISOString(), token: caller.token, transport: caller.transport, job: name, outcome: 'refused' });
     return new HttpError(403, `The token "${caller.token}" may not call ${name}: its scope does not include it`);
+  }
+
+  /** Whether this open service hides Jobs that need a token (its catalog then says why they are missing). */
+  get hidesTokenJobs(): boolean {
+    return this.#needToken.size > 0;
+  }
+
+  /**
+   * The 404 `Unknown job` for `name`, with the closest public names (of Jobs that stream, for an
+   * `/events` call) and, for a Job an open service hides or one that does not stream, why.
+   */
+  unknownJob(name: string, streaming = false): HttpError {
+    const known: string[] = [];
+    for (const entry of this.#public.values()) if (!streaming || entry.flags.enable_stream) known.push(entry.job.name);
+    const reason = this.#needToken.has(name) ? OPEN_SERVICE_NOTE : streaming && this.#public.has(name) ? `${name} does not stream (enable_stream is false): call POST /jobs/${name}, without /events` : undefined;
+    return unknownJob(name, known, reason);
   }
 
   /** The public Job of that name, or undefined (callers answer 404 `Unknown job`). */

@@ -1,7 +1,7 @@
 import { RequestEnvelope, responseChunks, responseJson, StreamedAnswer, type JobResponse } from '../schemas/job-response.js';
 import type { JobEvent, StreamEvent } from '../schemas/events.js';
 import { check } from '../schemas/validator.js';
-import { describeError, HttpError, unknownJob } from '../core/errors.js';
+import { describeError, HttpError, OPEN_SERVICE_NOTE } from '../core/errors.js';
 import type { Forwarder } from './target-forwarder.js';
 import { createJobContext } from '../core/job.js';
 import { createSharingJobContext } from '../core/shared-events.js';
@@ -55,9 +55,25 @@ function unlessStopping<T>(work: Promise<T>, stopping: AbortSignal): Promise<T |
 /** What a JSON or MCP caller gets when a Job returned no JobResponse. */
 export const NO_RESULT: JobResponse = Object.freeze({ answer: 'RuntimeError: the Job produced no result', success: false, metadata: {} });
 
+/**
+ * The 422 for a body that holds the Job's parameters without the envelope (`{"text": "hi"}` for
+ * `{"arguments": {"text": "hi"}}`), the commonest first call by hand: one issue, in the shape of
+ * the validation list, that names the fix instead of one "extra field" per parameter.
+ */
+function missingEnvelope(body: unknown): HttpError | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || Object.hasOwn(body, 'arguments')) return undefined;
+  const fields = Object.keys(body).filter((key) => key !== 'target');
+  if (fields.length === 0) return undefined;
+  const shown = fields.slice(0, 5).map((f) => `${JSON.stringify(f)}: ...`).join(', ') + (fields.length > 5 ? ', ...' : '');
+  const msg = `The Job's parameters go inside "arguments": send {"arguments": {${shown}}} instead of {${shown}} (the body's top level takes only "arguments" and "target")`;
+  return new HttpError(422, [{ loc: ['body', 'arguments'], msg, type: 'missing_arguments_envelope' }]);
+}
+
 /** Parses and checks the request envelope (422 on anything but `arguments` and `target`). */
 async function readEnvelope(req: IncomingRequest, limit: number): Promise<RequestEnvelope> {
   const body = await readJson(req, limit);
+  const unwrapped = missingEnvelope(body);
+  if (unwrapped) throw unwrapped;
   const parsed = check(RequestEnvelope, body ?? {}, { defaults: true, inPlace: true });
   if (!parsed.ok) throw new HttpError(422, parsed.issues.map((i) => ({ ...i, loc: ['body', ...i.loc] })));
   return parsed.value;
@@ -95,7 +111,9 @@ export async function handleCatalog(req: IncomingRequest, res: ResponseSink, cal
   }
   // metadata.token: the name of this service's token the caller used (never its value), so a console
   // can say who is signed in; the same for a target's catalog, whose scope is applied here.
-  sendJson(res, 200, { answer: caller.registry.catalog, success: true, metadata: { token: caller.name } });
+  // An open service that hides Jobs needing a token says so (metadata.note), so an empty catalog is explained.
+  const note = caller.registry.hidesTokenJobs ? { note: OPEN_SERVICE_NOTE } : {};
+  sendJson(res, 200, { answer: caller.registry.catalog, success: true, metadata: { token: caller.name, ...note } });
 }
 
 /** `POST /jobs/{name}`: one JobResponse. */
@@ -105,7 +123,7 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
   const entry = jobFor(caller, name, tag);
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
-    if (!caller.unrestricted && !entry) throw unknownJob();
+    if (!caller.unrestricted && !entry) throw caller.registry.unknownJob(name);
     // The service's stop drops the forwarder's connections, so only the caller's signal is passed.
     const answer = await opts.forwarder.call(target, name, envelope.arguments, req.gone);
     if ('json' in answer) return res.send(200, JSON_HEADERS, answer.json);
@@ -113,7 +131,7 @@ export async function handleCall(req: IncomingRequest, res: ResponseSink, name: 
     if (await writeAll(out, answer.stream, true)) out.end();
     return;
   }
-  if (!entry) throw unknownJob();
+  if (!entry) throw caller.registry.unknownJob(name);
   const { registry } = caller;
   const args = registry.prepare(entry, envelope.arguments);
   const ctx = createJobContext(() => [req.signal, opts.shutdown], false, undefined, tag);
@@ -131,7 +149,7 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
   const entry = jobFor(caller, name, tag);
   const target = targetOf(opts.forwarder, envelope);
   if (target) {
-    if (!caller.unrestricted && !entry) throw unknownJob();
+    if (!caller.unrestricted && !entry) throw caller.registry.unknownJob(name, true);
     // Validation and 4xx belong to the target, and reach the caller as such: the SSE response
     // starts only once the target has started its own.
     const events = await opts.forwarder.openStream(target, name, envelope.arguments, AbortSignal.any([req.signal, opts.stopping, opts.shutdown]));
@@ -147,7 +165,7 @@ export async function handleEvents(req: IncomingRequest, res: ResponseSink, name
     }
     return;
   }
-  if (!entry || !entry.flags.enable_stream) throw unknownJob();
+  if (!entry || !entry.flags.enable_stream) throw caller.registry.unknownJob(name, true);
   const { registry } = caller;
   const args = registry.prepare(entry, envelope.arguments);
   const sse = new SseWriter(res);

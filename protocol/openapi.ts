@@ -23,7 +23,7 @@ const COMMON_ERRORS: Doc = { '401': detail('Missing or mismatched bearer token (
 const JOB_ERRORS: Doc = {
   ...COMMON_ERRORS,
   '403': detail("The Job is outside the scope of the caller's token (service.tokens)"),
-  '404': detail('The Job is not public, unknown, or its /events route is disabled (`Unknown job`)'),
+  '404': json(ref('UnknownJob'), 'The Job is not public, unknown, or its /events route is disabled (`Unknown job`; `unknown_job` names the closest Jobs)'),
   '422': json(ref('ValidationDetail'), 'Invalid request envelope or arguments'),
 };
 
@@ -124,6 +124,19 @@ export function buildOpenApi(registry: JobRegistry, secured: boolean): Doc {
         JobResponse: plain(JobResponse),
         Detail: { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'] },
         ValidationDetail: { type: 'object', properties: { detail: {} }, required: ['detail'] },
+        UnknownJob: {
+          type: 'object',
+          properties: {
+            detail: { type: 'string', const: 'Unknown job' },
+            unknown_job: {
+              type: 'object',
+              description: 'For a person to fix the call: the name asked for, the closest public names, and why a Job that exists is not offered',
+              properties: { name: { type: 'string' }, closest: { type: 'array', items: { type: 'string' } }, reason: { type: 'string' } },
+              required: ['name', 'closest'],
+            },
+          },
+          required: ['detail'],
+        },
       },
     },
   };

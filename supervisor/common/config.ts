@@ -3,6 +3,7 @@ import { parse as parseYaml } from '../../vendor/yaml.js';
 import { ConfigFile } from '../../schemas/config.js';
 import { resolveWorkspace } from '../../schemas/workspace-path.js';
 import { check } from '../../schemas/validator.js';
+import { configIssueLines } from './config-messages.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
 export interface Config extends ConfigFile {
@@ -41,10 +42,7 @@ export function validateConfig(raw: unknown, source: string): Config {
   const withService = { service: {}, ...(raw as Record<string, unknown>) };
   const result = check(ConfigFile, withService, { defaults: true });
   if (!result.ok) {
-    const lines = result.issues.map((i) => {
-      const field = i.loc.join('.') || '(top level)';
-      return i.type === 'extra_forbidden' ? `${field}: unknown field` : `${field}: ${i.msg}`;
-    });
+    const lines = configIssueLines(result.issues, ConfigFile, withService);
     throw new ConfigError(`${source}: invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   return { ...result.value, source };

@@ -73,6 +73,16 @@ async function liveHolder(text: string): Promise<LockHolder | null> {
   return holder && (await isAlive(holder.pid, holder.start_time ?? undefined)) ? holder : null;
 }
 
+/**
+ * The service running on the workspace, as its lock says (the CLI's way to find a service on a
+ * non-default port); undefined when none runs: no lock, an unreadable or damaged one, or one left
+ * by a service that died (its pid gone or now another process's).
+ */
+export async function runningService(workspace: string): Promise<LockHolder | undefined> {
+  const text = await readText(join(workspace, STATE_DIR, LOCK_FILE)).catch(() => undefined);
+  return (text && (await liveHolder(text))) || undefined;
+}
+
 /** A unique temporary name beside the lock; written files are moved or linked into place. */
 const tempFile = (dir: string) => join(dir, `.${LOCK_FILE}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
 

@@ -148,7 +148,7 @@ export default [defineTask({ name: 'dir-task', taskType: 'dirs', description: 'A
   t.match(JSON.parse(installed.stdout).answer, { name: 'dir-plugin', version: '1.0.0', tasks: ['dir-task'] });
   const listed = await cli(['plugin', 'list', '--output', 'text']);
   t.equal(listed.code, 0, listed.stderr);
-  t.match(listed.stdout, /name: dir-plugin/);
+  t.match(listed.stdout, /^NAME +.*\ndir-plugin +/, 'a table, one plugin a row');
   const removed = await cli(['plugin', 'uninstall', 'dir-plugin']);
   t.equal(removed.code, 0, removed.stderr);
   t.match(JSON.parse(removed.stdout).answer, { name: 'dir-plugin' });

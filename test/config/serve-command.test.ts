@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { PACKAGE_ROOT } from '../../core/build-info.js';
 import { leanServeConfig } from '../helpers/serve-cli.js';
+import { OPEN_SERVICE_NOTE } from '../../core/errors.js';
 
 const CLI = join(PACKAGE_ROOT, 'dist', 'bin', 'cli.js');
 
@@ -21,7 +22,8 @@ function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Started | {
     let output = '';
     const onData = (d: Buffer) => {
       output += d.toString();
-      const url = /console: (http:\/\/\S+)/.exec(output);
+      // The last lines a start prints: how to call the service from another shell.
+      const url = /console: (http:\/\/\S+)[\s\S]*the CLI finds this service through its workspace\)/.exec(output);
       if (url) resolve({ child, url: url[1]!, output });
     };
     child.stdout.on('data', onData);
@@ -50,6 +52,8 @@ t.test('first start generates a 0600 token, prints it in the console URL, and re
   t.ok(token.length >= 32, 'a long random token');
   t.equal((await stat(join(workspace, '.taskyard', 'token'))).mode & 0o777, 0o600);
   t.match(first.url, `#token=${token}`);
+  t.match(first.output, `call it from another shell with the taskyard CLI, e.g.:\n  export PATH="${join(PACKAGE_ROOT, 'bin')}:$PATH"; taskyard version --workspace ${JSON.stringify(workspace)}\n  or, in ${PACKAGE_ROOT.replace(/\/+$/, '')}: npx taskyard version --workspace ${JSON.stringify(workspace)}`, 'npm start / serve says how to call the CLI');
+  t.notMatch(first.output, 'TASKYARD_TOKEN', 'the token is in the token file, where the CLI looks');
   const base = new URL(first.url).origin;
   t.equal((await fetch(`${base}/health`)).status, 401);
   t.equal((await fetch(`${base}/health`, { headers: { authorization: `Bearer ${token}` } })).status, 200);
@@ -72,6 +76,7 @@ t.test('--token, --token=, TASKYARD_TOKEN and --no-token; a token given is not l
     const started = await serve(['--workspace', workspace, '--config', lean, ...args], env);
     if (!('child' in started)) { t.fail(`${how}: did not start: ${started.output}`); return; }
     t.teardown(() => stop(started.child));
+    t.match(started.output, '(this service\'s token is not in its token file: set TASKYARD_TOKEN to it in that shell)', `${how}: the CLI hint says where the token goes`);
     const pid = started.child.pid!;
     for (const file of ['cmdline', 'environ']) {
       t.notOk((await readFile(`/proc/${pid}/${file}`, 'latin1')).includes('argv-secret-7f3a'), `${how}: not in /proc/<service>/${file}`);
@@ -96,6 +101,7 @@ t.test('--token, --token=, TASKYARD_TOKEN and --no-token; a token given is not l
   if (!('child' in open)) { t.fail(open.output); return; }
   t.teardown(() => stop(open.child));
   t.match(open.output, /no token: only requires_auth=false Jobs are public/);
+  t.match(open.output, `note: the catalog is empty: ${OPEN_SERVICE_NOTE}`, '--no-token explains the empty catalog');
   const openBase = new URL(open.url).origin;
   t.equal((await fetch(`${openBase}/health`)).status, 200, 'no token needed');
   const catalog = (await (await fetch(`${openBase}/jobs`)).json()) as { answer: { total: number } };
@@ -107,13 +113,15 @@ t.test('configuration and flag errors stop the start with exit 2 and name the pr
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-serve-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   const cfg = join(dir, 'bad.yaml');
-  await writeFile(cfg, 'service:\n  port: 99999\n  colour: blue\n');
+  await writeFile(cfg, 'service:\n  port: 99999\n  colour: blue\n  prot: 1\nexecutor:\n  kind: slurmm\n');
   const bad = await serve(['--config', cfg, '--workspace', dir]);
   t.notOk('child' in bad);
   if ('code' in bad) {
     t.equal(bad.code, 2);
     t.match(bad.output, /service\.port: must be <= 65535/);
-    t.match(bad.output, /service\.colour: unknown field/);
+    t.match(bad.output, /service\.colour: unknown field; known keys here: host, port, workspace, token, /);
+    t.match(bad.output, 'service.prot: unknown field; did you mean service.port?');
+    t.match(bad.output, 'executor.kind: must be one of "local", "slurm" (got "slurmm")');
   }
   const flags = await serve(['--port', 'eighty']);
   t.match(flags, { code: 2, output: /--port must be an integer/ });

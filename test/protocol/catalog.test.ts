@@ -4,6 +4,7 @@ import { startTestService } from '../helpers/service.js';
 import { testJobs } from '../helpers/test-jobs.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import type { JobCatalog } from '../../schemas/job-response.js';
+import { OPEN_SERVICE_NOTE } from '../../core/errors.js';
 
 const capabilities = [...DEFAULT_CAPABILITIES, testJobs];
 
@@ -34,7 +35,9 @@ t.test('without a token only requires_auth=false Jobs are public', async (t) => 
   t.equal((await svc.call('version')).status, 200);
   const hidden = await svc.call('echo', { text: 'x' });
   t.equal(hidden.status, 404);
-  t.same(hidden.body, { detail: 'Unknown job' });
+  t.same(hidden.body, { detail: 'Unknown job', unknown_job: { name: 'echo', closest: [], reason: OPEN_SERVICE_NOTE } }, 'a Job the open service hides: the 404 says why');
+  const catalog = await svc.fetch('/jobs');
+  t.match(await catalog.json(), { metadata: { note: OPEN_SERVICE_NOTE } }, 'the catalog of an open service says why Jobs are missing');
   const mcp = await connectMcp(t, svc.url, null);
   const tools = await mcp.listTools();
   t.same(tools.tools.map((x) => x.name).sort(), ['open', 'version']);
@@ -45,12 +48,12 @@ t.test('enable_serve=false hides a Job everywhere; enable_stream=false closes on
   t.notOk((await catalogNames(svc)).includes('echo'));
   const call = await svc.call('echo', { text: 'x' });
   t.equal(call.status, 404);
-  t.same(call.body, { detail: 'Unknown job' });
+  t.same(call.body, { detail: 'Unknown job', unknown_job: { name: 'echo', closest: [] } });
   const quietJson = await svc.call('quiet');
   t.equal(quietJson.body.answer, 'quiet');
   const quietEvents = await svc.fetch('/jobs/quiet/events', { method: 'POST', body: '{}' });
   t.equal(quietEvents.status, 404);
-  t.same(await quietEvents.json(), { detail: 'Unknown job' });
+  t.same(await quietEvents.json(), { detail: 'Unknown job', unknown_job: { name: 'quiet', closest: [], reason: 'quiet does not stream (enable_stream is false): call POST /jobs/quiet, without /events' } });
   const mcp = await connectMcp(t, svc.url, svc.token);
   const names = (await mcp.listTools()).tools.map((x) => x.name);
   t.notOk(names.includes('echo'));

@@ -56,7 +56,28 @@ t.test('envelope and argument rules', async (t) => {
 
   const unknown = await post('/jobs/nope', '{}');
   t.equal(unknown.status, 404);
-  t.same(await unknown.json(), { detail: 'Unknown job' });
+  t.same(await unknown.json(), { detail: 'Unknown job', unknown_job: { name: 'nope', closest: ['open'] } });
+});
+
+t.test('an unknown Job keeps the spec\'s detail and names the closest Jobs beside it', async (t) => {
+  for (const path of ['/jobs/ehco', '/jobs/ehco/events']) {
+    const res = await svc.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    t.equal(res.status, 404, path);
+    t.same(await res.json(), { detail: 'Unknown job', unknown_job: { name: 'ehco', closest: ['echo'] } }, path);
+  }
+});
+
+t.test('a body without the arguments envelope gets a 422 that names the fix', async (t) => {
+  for (const path of ['/jobs/echo', '/jobs/echo/events']) {
+    const res = await svc.fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text: 'hi', times: 2 }) });
+    t.equal(res.status, 422, path);
+    t.same(await res.json(), {
+      detail: [{ loc: ['body', 'arguments'], type: 'missing_arguments_envelope', msg: 'The Job\'s parameters go inside "arguments": send {"arguments": {"text": ..., "times": ...}} instead of {"text": ..., "times": ...} (the body\'s top level takes only "arguments" and "target")' }],
+    }, path);
+  }
+  const targetOnly = await svc.fetch('/jobs/version', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ target: 'http://127.0.0.1:9' }) });
+  t.match(await targetOnly.json(), { detail: /not one of the configured targets/ }, 'a body with only target keeps its own answer');
+  t.equal(targetOnly.status, 422);
 });
 
 t.test('business failures are HTTP 200 with the exception text', async (t) => {

@@ -23,7 +23,8 @@ t.test('JSON, SSE, auth and 404 answer in process as they do over HTTP', async (
   t.equal(noToken.status, 401);
   t.same(noToken.json(), { detail: 'Invalid bearer token' });
   const unknown = await svc.request({ method: 'POST', path: '/jobs/nope', headers: auth, body: '{}' });
-  t.same([unknown.status, unknown.json()], [404, { detail: 'Unknown job' }]);
+  t.same([unknown.status, (unknown.json() as { detail: unknown }).detail], [404, 'Unknown job']);
+  t.match(unknown.json(), { unknown_job: { name: 'nope', closest: [] } });
   const invalid = await svc.request({ method: 'POST', path: '/jobs/shell', headers: auth, body: '{"arguments":{"command":"true","timeout":0}}' });
   t.equal(invalid.status, 422);
 });

@@ -76,7 +76,10 @@ t.test('a Job outside the scope is refused over HTTP JSON and SSE before anythin
 
   const unknown = await post(svc, READER, '/jobs/no_such_job');
   t.equal(unknown.status, 404, 'a Job that does not exist stays 404 Unknown job');
-  t.same(await unknown.json(), { detail: 'Unknown job' });
+  t.same(await unknown.json(), { detail: 'Unknown job', unknown_job: { name: 'no_such_job', closest: [] } });
+  const typo = await post(svc, READER, '/jobs/shel');
+  t.equal(typo.status, 404);
+  t.same(((await typo.json()) as { unknown_job: { closest: string[] } }).unknown_job.closest, [], 'suggestions come from the caller\'s scope only (shell is outside it)');
 
   const inScope = await post(svc, READER, '/jobs/version');
   t.equal(inScope.status, 200);
