@@ -19,7 +19,7 @@ import { BENCH_TOKEN, jobCall, startServiceProcess, type ServiceProcess } from '
 import { isMain, printTable } from './lib/table.js';
 
 const SERIES = 10;
-const POINTS = 100_000;
+const POINTS = Number(process.env['BENCH_CHART_POINTS'] ?? 100_000);
 const CHROMIUM = process.env['TASKYARD_CHROMIUM'] ?? '/usr/bin/chromium';
 const FOLLOW_MS = 6000;
 
@@ -138,7 +138,8 @@ async function consoleBench(svc: ServiceProcess, full: string, empty: string, ru
     const idle = await frameTimes(page, FOLLOW_MS);
     // The running Task's page, its series growing while the page follows it.
     await page.goto(url(running.id));
-    await page.waitForFunction(({ selector, count }) => (globalThis as unknown as PageGlobals).document.querySelectorAll(selector).length === count, { selector: 'figure.metric-chart canvas', count: SERIES }, { timeout: 300_000 });
+    // Once it has caught up with the points already there: from then on it only follows.
+    await page.waitForFunction(({ selector, count }) => (globalThis as unknown as PageGlobals).document.querySelectorAll(selector).length === count, { selector: `figure.metric-chart[data-points="${POINTS}"] canvas`, count: SERIES }, { timeout: 300_000 });
     let step = POINTS;
     const grow = setInterval(() => {
       void appendFile(join(running.dir, 'metrics.jsonl'), lines(step, 100));
@@ -187,7 +188,10 @@ export async function run(): Promise<void> {
     await writeFile(join(running.dir, 'metrics.jsonl'), lines(0, POINTS));
     await readBench(conn, full.id);
     await consoleBench(svc, full.id, empty.id, running);
-    await jobCall(conn, 'cancel', { task_id: running.id });
+    // A fresh connection: the first one idled through the console part, past the keep-alive timeout.
+    const last = await RawConnection.open(svc.port);
+    await jobCall(last, 'cancel', { task_id: running.id });
+    last.close();
   } finally {
     conn.close();
     await svc.stop();

@@ -138,7 +138,11 @@ export class RawConnection {
       if (!frame(chunk)) socket.destroy(new Error('response neither Content-Length framed nor chunked'));
     });
     socket.on('error', (err) => (this.#failed = err));
-    socket.on('close', () => this.#settle()?.reject((this.#failed ??= new Error('connection closed'))));
+    // Closed while idle too (a server's keep-alive timeout): the next request must fail, not wait.
+    socket.on('close', () => {
+      this.#failed ??= new Error('connection closed');
+      this.#settle()?.reject(this.#failed);
+    });
   }
 
   static async open(port: number, host?: string): Promise<RawConnection> {

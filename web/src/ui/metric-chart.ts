@@ -4,6 +4,44 @@ import type { MetricPoint } from '../api/types.js';
 import { h } from './dom.js';
 
 const HEIGHT = 180;
+/** Below this many points per pixel column the chart draws every point. */
+const RAW_PER_PIXEL = 2;
+
+/**
+ * At most two points per pixel column: the lowest and the highest value of the points that fall
+ * in it, in their order. The line keeps its envelope (a spike stays visible) while a redraw of a
+ * series of a million points costs one pass over it and a canvas of a few thousand segments.
+ */
+export function decimate(xs: readonly number[], ys: ReadonlyArray<number | null>, columns: number): [number[], Array<number | null>] {
+  const n = xs.length;
+  if (n <= columns * RAW_PER_PIXEL) return [xs as number[], ys as Array<number | null>];
+  const outX: number[] = [];
+  const outY: Array<number | null> = [];
+  for (let c = 0; c < columns; c++) {
+    const from = Math.floor((c * n) / columns);
+    const to = Math.floor(((c + 1) * n) / columns);
+    let lo = -1;
+    let hi = -1;
+    for (let i = from; i < to; i++) {
+      const y = ys[i];
+      if (y === null || y === undefined) continue;
+      if (lo === -1 || y < ys[lo]!) lo = i;
+      if (hi === -1 || y > ys[hi]!) hi = i;
+    }
+    // A column of gaps only stays a gap.
+    if (lo === -1) {
+      outX.push(xs[from]!);
+      outY.push(null);
+      continue;
+    }
+    for (const i of lo <= hi ? [lo, hi] : [hi, lo]) {
+      outX.push(xs[i]!);
+      outY.push(ys[i]!);
+      if (lo === hi) break;
+    }
+  }
+  return [outX, outY];
+}
 
 /** A color the stylesheet defines (uPlot draws on a canvas and takes colors as strings). */
 function cssColor(name: string, fallback: string): string {
@@ -44,10 +82,15 @@ export class MetricChart {
     }
   }
 
+  /** What the canvas draws of the points at `width` pixels. */
+  #shown(width: number): [number[], Array<number | null>] {
+    return decimate(this.#xs, this.#ys, Math.max(1, Math.round(width)));
+  }
+
   /** Draws what was appended (creating the chart the first time it has room). */
   draw(): void {
     this.element.setAttribute('data-points', String(this.#xs.length));
-    if (this.#plot) return this.#plot.setData([this.#xs, this.#ys]);
+    if (this.#plot) return this.#plot.setData(this.#shown(this.#plot.width));
     const width = this.element.clientWidth;
     if (width === 0) return; // not in the page yet: the resize observer draws it once it is
     const stroke = cssColor('--accent', '#2563eb');
@@ -66,7 +109,7 @@ export class MetricChart {
         // uPlot's own rule shows points only while they are sparse (a lone point is seen too).
         series: [{}, { label: this.#name, stroke, width: 1.5, spanGaps: false }],
       },
-      [this.#xs, this.#ys],
+      this.#shown(width),
       this.element,
     );
   }
@@ -75,7 +118,9 @@ export class MetricChart {
     const width = this.element.clientWidth;
     if (width === 0) return;
     if (!this.#plot) return this.draw();
-    if (Math.abs(this.#plot.width - width) > 1) this.#plot.setSize({ width, height: HEIGHT });
+    if (Math.abs(this.#plot.width - width) <= 1) return;
+    this.#plot.setSize({ width, height: HEIGHT });
+    this.#plot.setData(this.#shown(width));
   }
 
   destroy(): void {
