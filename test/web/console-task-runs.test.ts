@@ -25,6 +25,11 @@ t.test('a retried Task lists its runs, each with its outcome, why it was retried
   await page.waitForSelector(':text("first attempt failed")');
   t.pass("the first attempt's log opens in the workspace preview");
 
+  await page.goto(`${svc.url}/#/tasks`);
+  const row = page.locator(`a.vt-row[href$="${encodeURIComponent(id)}"]`);
+  await row.waitFor();
+  t.equal(await row.locator('.progress').count(), 0, 'the Tasks table draws no progress bar for a Task that recorded no steps');
+
   const once = (await svc.call('submit', { task: 'demo', x: 1, y: 2, task_name: 'once' })).body;
   if (once.success) await svc.call('wait_task', { task_id: once.answer.task_id, run_id: once.answer.run_id });
   await page.goto(`${svc.url}/#/tasks/${encodeURIComponent('base#demo#once')}`);

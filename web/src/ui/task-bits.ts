@@ -22,7 +22,8 @@ export function currentStep(status: Pick<TaskStatus, 'steps'>): TaskStep | null 
 /** Compact progress for a table cell: the current step's bar and name. */
 export function progressCell(status: Pick<TaskStatus, 'steps' | 'state'>): Node | string {
   const step = currentStep(status);
-  if (!step) return status.state === 'succeeded' ? progressBar(100, 'done') : '';
+  // A Task that records no steps has no progress to show (a full bar across the cell said nothing).
+  if (!step) return '';
   const pct = step.finished_at && step.percentage === null ? 100 : step.percentage;
   return h('div', { class: 'cell-progress', title: `${step.name}${pct === null ? '' : ` ${Math.round(pct)} %`}` }, progressBar(pct, step.name), h('span', { class: 'muted' }, step.name));
 }
