@@ -148,6 +148,7 @@ t.test('workspace browser: images shown through the download route, svg inert; d
     await page.waitForSelector(`.image-preview img[alt="${name}"]`);
     t.same(await drawnImages(page, '.image-preview img', 1), [[name, 1]], `${name} is drawn`);
   }
+  t.equal(await page.locator('.entries tr:has-text("chart.png") .kind-tag').textContent(), 'image', 'the listing calls an image an image, not unsupported');
 
   // The preview's own download button saves the file as it is.
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('.preview-head button.download')]);

@@ -23,6 +23,12 @@ function crumbs(path: string): HTMLElement {
   );
 }
 
+/** What the preview column says of an entry: its preview kind; an image is shown (through downloads), not "unsupported". */
+function previewTag(e: WorkspaceEntry): HTMLElement {
+  if (e.kind === 'file' && isImage(e.path)) return h('span', { class: 'kind-tag' }, 'image');
+  return e.preview_kind ? h('span', { class: `kind-tag${e.supported ? '' : ' muted'}` }, e.preview_kind) : h('span', { class: 'muted' }, e.kind);
+}
+
 function entryRow(e: WorkspaceEntry, selected: string | null, api: Api, onError: (text: string) => void): HTMLElement {
   const dir = e.kind === 'directory';
   const link = dir ? href(['workspace'], { path: e.path }) : href(['workspace'], { path: parentOf(e.path), file: e.path });
@@ -30,7 +36,7 @@ function entryRow(e: WorkspaceEntry, selected: string | null, api: Api, onError:
     'tr',
     { class: e.path === selected ? 'selected' : undefined },
     h('td', {}, h('a', { href: link, class: `entry entry-${e.kind}` }, h('span', { class: 'entry-icon', 'aria-hidden': 'true' }, dir ? '▸' : '·'), e.name, dir ? '/' : '')),
-    h('td', {}, e.preview_kind ? h('span', { class: `kind-tag${e.supported ? '' : ' muted'}` }, e.preview_kind) : h('span', { class: 'muted' }, e.kind)),
+    h('td', {}, previewTag(e)),
     h('td', { class: 'num nowrap' }, dir ? '' : formatBytes(e.size)),
     h('td', { class: 'muted nowrap' }, timeLabel(e.modified_at)),
     h('td', { class: 'row-actions' }, e.kind === 'file' ? downloadButton(api, e.path, e.size, onError, true) : ''),
