@@ -26,6 +26,10 @@ export class LogWindow {
   readonly #info = h('span', { class: 'muted' });
   readonly #earlier = h('button', { type: 'button', class: 'small', hidden: true }, 'Load earlier');
   readonly #follow = h('input', { type: 'checkbox', checked: true, id: 'follow-log' });
+  readonly #search = h('input', { type: 'search', class: 'log-search', placeholder: 'Find in log', 'aria-label': 'Find in log' });
+  readonly #found = h('span', { class: 'muted log-found', 'aria-live': 'polite' });
+  /** Where the last match ended (characters into the held text): Enter finds the next one. */
+  #searchFrom = 0;
   #start = 0;
   #end = -1;
   #size = 0;
@@ -35,10 +39,14 @@ export class LogWindow {
 
   constructor(private readonly read: ReadLog) {
     this.#earlier.addEventListener('click', () => void this.#loadEarlier());
+    this.#search.addEventListener('input', () => ((this.#searchFrom = 0), this.#find()));
+    this.#search.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') this.#find();
+    });
     this.element = h(
       'div',
       { class: 'log-window' },
-      h('div', { class: 'log-bar' }, this.#info, this.#earlier, h('label', { class: 'follow', for: 'follow-log' }, this.#follow, 'follow')),
+      h('div', { class: 'log-bar' }, this.#info, this.#earlier, this.#search, this.#found, h('label', { class: 'follow', for: 'follow-log' }, this.#follow, 'follow')),
       this.#pre,
     );
     this.#render();
@@ -66,7 +74,10 @@ export class LogWindow {
       this.#start = chunk.start_offset;
       this.#end = chunk.next_offset;
       this.#earlier.hidden = !(chunk.has_more_before ?? chunk.start_offset > 0);
-      return this.#render();
+      this.#render();
+      // A log opens at its tail, where a followed Task writes.
+      if (this.#follow.checked) this.#pre.scrollTop = this.#pre.scrollHeight;
+      return;
     }
     if (chunk.next_offset <= this.#end) return; // Already held.
     if (chunk.start_offset > this.#end) await this.#fillGap(chunk.start_offset);
@@ -122,6 +133,50 @@ export class LogWindow {
       this.#start += first.bytes;
       this.#earlier.hidden = false;
     }
+  }
+
+  /**
+   * Selects the next match of the search text in the held log (after the last one, wrapping
+   * around), scrolls it into view and says how many there are. Following stops, or the next
+   * line written would scroll the match away.
+   */
+  #find(): void {
+    const term = this.#search.value;
+    if (term === '') return void (this.#found.textContent = '');
+    const text = this.#pre.textContent ?? '';
+    const lower = text.toLowerCase();
+    const needle = term.toLowerCase();
+    let count = 0;
+    for (let at = lower.indexOf(needle); at !== -1; at = lower.indexOf(needle, at + needle.length)) count++;
+    if (count === 0) return void (this.#found.textContent = 'no match');
+    let at = lower.indexOf(needle, this.#searchFrom);
+    if (at === -1) at = lower.indexOf(needle);
+    this.#searchFrom = at + needle.length;
+    this.#follow.checked = false;
+    const range = document.createRange();
+    const start = this.#position(at);
+    const end = this.#position(at + needle.length);
+    range.setStart(start.node, start.offset);
+    range.setEnd(end.node, end.offset);
+    const selection = getSelection();
+    selection?.removeAllRanges();
+    selection?.addRange(range);
+    const box = range.getBoundingClientRect();
+    const pre = this.#pre.getBoundingClientRect();
+    this.#pre.scrollTop += box.top - pre.top - this.#pre.clientHeight / 2;
+    this.#found.textContent = `${count} match${count === 1 ? '' : 'es'}`;
+  }
+
+  /** The text node and offset of character `at` of the held text. */
+  #position(at: number): { node: Text; offset: number } {
+    let seen = 0;
+    for (const { node } of this.#pieces) {
+      const length = node.data.length;
+      if (at <= seen + length) return { node, offset: at - seen };
+      seen += length;
+    }
+    const last = this.#pieces.at(-1)!.node;
+    return { node: last, offset: last.data.length };
   }
 
   #render(): void {
