@@ -8,6 +8,7 @@ import type { Page } from './app/page.js';
 import { currentLocation, href, navigate } from './app/router.js';
 import { buildShell, type Shell } from './app/shell.js';
 import { renderAgent } from './pages/agent.js';
+import { renderCompare } from './pages/compare.js';
 import { renderJobs } from './pages/jobs.js';
 import { renderLogin } from './pages/login.js';
 import { renderMachine } from './pages/machine.js';
@@ -32,6 +33,8 @@ function pageFor(segments: readonly string[]): Page {
       return renderJobs;
     case 'workspace':
       return renderWorkspace;
+    case 'compare':
+      return renderCompare;
     case 'machine':
       return renderMachine;
     case 'agent':

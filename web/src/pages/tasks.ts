@@ -5,9 +5,33 @@ import { h, notice } from '../ui/dom.js';
 import { durationBetween, formatDuration, timeLabel } from '../ui/format.js';
 import { instanceName, progressCell, stateBadge } from '../ui/task-bits.js';
 import { type Column, virtualTable } from '../ui/virtual-table.js';
+import { MAX_COMPARED } from './compare.js';
 import { TaskFeed, type TaskRow } from './task-feed.js';
 
 const STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
+
+/**
+ * The row's checkbox for compare. Rows are links: a click on the box must toggle the selection,
+ * not open the Task, so its default is prevented and the box is set from the selection after.
+ */
+function selectCell(selected: Set<string>, changed: () => void): Column<TaskRow> {
+  return {
+    label: '',
+    width: '34px',
+    render: (t) => {
+      const box = h('input', { type: 'checkbox', class: 'row-select', 'aria-label': `Select ${t.task_id} to compare`, checked: selected.has(t.task_id) });
+      box.addEventListener('click', (e) => {
+        e.preventDefault();
+        e.stopPropagation();
+        if (selected.has(t.task_id)) selected.delete(t.task_id);
+        else if (selected.size < MAX_COMPARED) selected.add(t.task_id);
+        requestAnimationFrame(() => (box.checked = selected.has(t.task_id)));
+        changed();
+      });
+      return box;
+    },
+  };
+}
 
 const COLUMNS: readonly Column<TaskRow>[] = [
   { label: 'state', width: '112px', render: (t) => stateBadge(t.state) },
@@ -39,7 +63,14 @@ function matches(t: TaskRow, f: Filters): boolean {
 export function renderTasks(container: HTMLElement, ctx: PageContext): void {
   const q = ctx.location.query;
   const filters: Filters = { state: q.get('state') ?? '', type: q.get('type') ?? '', text: (q.get('q') ?? '').toLowerCase() };
-  const table = virtualTable(COLUMNS, { rowHeight: 40, link: (t) => href(['tasks', t.task_id]), label: 'Tasks', empty: 'No Task matches.' });
+  const selected = new Set<string>();
+  const compare = h('a', { class: 'button', hidden: true }, 'Compare');
+  const selectionChanged = () => {
+    compare.hidden = selected.size < 2;
+    compare.textContent = `Compare ${selected.size}`;
+    compare.setAttribute('href', href(['compare'], { ids: [...selected].join(',') }));
+  };
+  const table = virtualTable([selectCell(selected, selectionChanged), ...COLUMNS], { rowHeight: 40, link: (t) => href(['tasks', t.task_id]), label: 'Tasks', empty: 'No Task matches.' });
   const chips = h('div', { class: 'chips', role: 'group', 'aria-label': 'Filter by state' });
   const typeSelect = h('select', { 'aria-label': 'Filter by type' });
   const search = h('input', { type: 'search', placeholder: 'Filter by ID', 'aria-label': 'Filter by Task ID', value: q.get('q') ?? '' });
@@ -99,7 +130,7 @@ export function renderTasks(container: HTMLElement, ctx: PageContext): void {
   });
 
   container.replaceChildren(
-    h('div', { class: 'page-head' }, h('h1', {}, 'Tasks'), status, h('div', { class: 'actions' }, ctx.api.may('submit') ? h('a', { class: 'button primary', href: href(['tasks', 'new']) }, 'New task') : null)),
+    h('div', { class: 'page-head' }, h('h1', {}, 'Tasks'), status, h('div', { class: 'actions' }, compare, ctx.api.may('submit') ? h('a', { class: 'button primary', href: href(['tasks', 'new']) }, 'New task') : null)),
     h('div', { class: 'toolbar' }, chips, typeSelect, search),
     error,
     table.element,

@@ -90,3 +90,40 @@ export class MetricChart {
     this.#plot?.destroy();
   }
 }
+
+/** Line colors of overlaid runs, told apart without relying on one hue. */
+const PALETTE = ['#2563eb', '#dc2626', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#4b5563', '#ca8a04'];
+
+/** One run's points of a metric, for an overlay. */
+export interface RunSeries {
+  readonly label: string;
+  readonly xs: readonly number[];
+  readonly ys: ReadonlyArray<number | null>;
+}
+
+/**
+ * One metric of several runs in one chart (compare), each run a line of its own color with a
+ * legend. Each series is decimated to the chart's width before the runs are joined on x.
+ */
+export function overlayChart(name: string, runs: readonly RunSeries[], byStep: boolean, width: number): HTMLElement {
+  const element = h('figure', { class: 'metric-chart overlay', 'data-metric': name, 'data-series': String(runs.length) }, h('figcaption', {}, name));
+  const columns = Math.max(1, Math.round(width));
+  const data = uPlot.join(runs.map((r) => decimate(r.xs, r.ys, columns) as uPlot.AlignedData));
+  const grid = { stroke: cssColor('--border', '#e5e7eb'), width: 1 };
+  const muted = cssColor('--muted', '#6b7280');
+  new uPlot(
+    {
+      width: columns,
+      height: HEIGHT,
+      scales: { x: { time: !byStep } },
+      axes: [
+        { grid, stroke: muted, ...(byStep ? { label: 'step' } : {}) },
+        { grid, stroke: muted, size: 60 },
+      ],
+      series: [{}, ...runs.map((r, i) => ({ label: r.label, stroke: PALETTE[i % PALETTE.length]!, width: 1.5, spanGaps: true }))],
+    },
+    data,
+    element,
+  );
+  return element;
+}
