@@ -8,6 +8,7 @@ import { proxyCapability } from './proxy-capability.js';
 import { snapshotsCapability } from './snapshots-capability.js';
 import { tasksCapability } from './tasks-capability.js';
 import { workspaceCapability } from './workspace-capability.js';
+import { workspaceMovesCapability } from './workspace-moves-capability.js';
 
 /**
  * Every capability of the built-in service, in catalog order (each is built after the services it
@@ -17,6 +18,7 @@ export const DEFAULT_CAPABILITIES: readonly AppCapabilityEntry[] = [
   machineCapability,
   workspaceCapability,
   tasksCapability,
+  workspaceMovesCapability,
   metricsCapability,
   pluginsCapability,
   snapshotsCapability,

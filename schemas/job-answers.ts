@@ -6,7 +6,8 @@ import { MachineHealth, MachineInfo, ShellOutput } from './machine.js';
 import { PluginChange, PluginInfo, SyncResult } from './plugins.js';
 import { TaskMetricsChunk } from './task-metrics.js';
 import { TaskContextAnswer, TaskDefinition, TaskGraph, TaskHandle, TaskLogChunk, TaskStatus, TaskStatusPage } from './tasks.js';
-import { DeletedEntry, PreviewAnswer, WorkspaceListing } from './workspace.js';
+import { DeletedEntry, MovedEntry, PreviewAnswer, WorkspaceListing } from './workspace.js';
+import { TaskRuns } from './task-runs.js';
 
 /**
  * The answer schema of every built-in Job, by Job name: the same schemas the Jobs declare as
@@ -25,6 +26,7 @@ export const JOB_ANSWERS = {
   list_task_runs: WorkspaceListing,
   preview_file: PreviewAnswer,
   delete_entries: Type.Array(DeletedEntry),
+  move_entries: Type.Array(MovedEntry),
   // Tasks
   list_installed_task_definitions: Type.Array(TaskDefinition),
   get_task_definition: TaskDefinition,
@@ -38,6 +40,7 @@ export const JOB_ANSWERS = {
   status: TaskStatus,
   read_task_log: TaskLogChunk,
   read_task_metrics: TaskMetricsChunk,
+  get_task_runs: TaskRuns,
   get_task_graph: TaskGraph,
   get_task_context: TaskContextAnswer,
   cancel: Type.Boolean(),

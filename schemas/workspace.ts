@@ -102,3 +102,11 @@ export const WORKSPACE_LIMITS = Object.freeze({
   previewRowsMax: 5000,
   deleteBatch: 200,
 });
+
+/** One entry `move_entries` moved or copied (beyond the spec). */
+export const MovedEntry = Type.Object({
+  from: Type.String({ description: 'Workspace-relative source' }),
+  to: Type.String({ description: 'Workspace-relative destination' }),
+  kind: Type.Union([Type.Literal('file'), Type.Literal('directory')]),
+});
+export type MovedEntry = Static<typeof MovedEntry>;

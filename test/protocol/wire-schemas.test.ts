@@ -87,7 +87,7 @@ const SPEC: Record<string, Table> = {
       input_schema: req('object'),
       output_schema: req('object'),
     },
-    extras: ['resources'],
+    extras: ['resources', 'retries', 'cache'],
   },
   TaskHandle: { schema: TaskHandle, fields: { task_id: req('string'), run_id: req('string'), task: req('string') } },
   TaskStatus: {
