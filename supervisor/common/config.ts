@@ -3,6 +3,7 @@ import { parse as parseYaml } from '../../vendor/yaml.js';
 import { ConfigFile } from '../../schemas/config.js';
 import { resolveWorkspace } from '../../schemas/workspace-path.js';
 import { check } from '../../schemas/validator.js';
+import { webhookUrlProblems } from '../webhooks/host-check.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
 export interface Config extends ConfigFile {
@@ -47,6 +48,8 @@ export function validateConfig(raw: unknown, source: string): Config {
     });
     throw new ConfigError(`${source}: invalid configuration:\n  ${lines.join('\n  ')}`);
   }
+  const hosts = webhookUrlProblems(result.value.webhooks, result.value.webhook_hosts);
+  if (hosts.length) throw new ConfigError(`${source}: invalid configuration:\n  ${hosts.join('\n  ')}`);
   return { ...result.value, source };
 }
 
