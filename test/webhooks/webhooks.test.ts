@@ -1,9 +1,11 @@
 import t from 'tap';
 import { createHmac } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { validateConfig } from '../../supervisor/common/config.js';
 import { checkedLookup } from '../../supervisor/webhooks/host-check.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
@@ -11,6 +13,8 @@ import { submitOk, waitTask } from '../tasks/task-helpers.js';
 import { closedPort, startReceiver, type Received } from './receiver.js';
 
 const SECRET = 'whsec-0123456789abcdef';
+const run = promisify(execFile);
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
 /** The documented check (docs/webhooks.md): HMAC-SHA256 over `timestamp + "." + raw body`. */
 const verifies = (got: Received, secret: string) => got.signature === `v1=${createHmac('sha256', secret).update(`${got.timestamp}.${got.body}`).digest('hex')}`;
@@ -130,4 +134,36 @@ t.test('at connect time, a name that resolves outside its allowed class is refus
     new Promise<string>((resolve) => checkedLookup(allowed)('localhost', {}, (err, address) => resolve(err ? err.message : String(address))));
   t.match(await lookup('public'), /localhost resolves to 127\.0\.0\.1 \(loopback\).*not a public address: refused/);
   t.equal(await lookup('loopback'), '127.0.0.1');
+});
+
+t.test('a cancelled Task is one task.cancelled', async (t) => {
+  const receiver = await startReceiver(t);
+  const svc = await startTestService(t, { config: webhookConfig(receiver.url) });
+  const handle = await submitOk(t, svc, { task: 'sleep', seconds: 60 });
+  t.equal((await svc.call('cancel', { task_id: handle.task_id })).body.answer, true);
+  await waitTask(svc, handle);
+  await waitFor(() => receiver.accepted.size === 1, 15_000, 'the cancellation delivered');
+  await waitFor(async () => (await statusOfHooks(svc))[0]!.pending === 0, 5000, 'outbox empty');
+  t.same(receiver.received.map((g) => g.type), ['task.cancelled']);
+  t.equal(JSON.parse(receiver.received[0]!.body).data.status.state, 'cancelled');
+});
+
+t.test("docs/webhooks.md's Python and Node verification snippets accept a real delivery and refuse a wrong secret", async (t) => {
+  const receiver = await startReceiver(t);
+  const svc = await startTestService(t, { config: webhookConfig(receiver.url, ['task.succeeded']) });
+  await waitTask(svc, await submitOk(t, svc, { task: 'demo', x: 2, y: 2 }));
+  await waitFor(() => receiver.accepted.size === 1, 15_000, 'the delivery');
+  const got = receiver.received[0]!;
+  const docs = await readFile(join(REPO, 'docs', 'webhooks.md'), 'utf8');
+  const blocks = [...docs.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2]! }));
+  const python = blocks.find((b) => b.lang === 'python')!.code;
+  const node = blocks.find((b) => b.lang === 'js')!.code;
+  const headers = { 'X-Taskyard-Timestamp': got.timestamp, 'X-Taskyard-Signature': got.signature };
+  const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+  for (const [secret, expected] of [[SECRET, 'True'], ['wrong-secret-0123456789', 'False']] as const) {
+    const py = `${python}\nimport json, sys\nh = json.loads(sys.argv[1])\nprint(verify(sys.argv[2], h, sys.argv[3].encode()))\n`;
+    t.equal((await run('/usr/bin/python3', ['-c', py, JSON.stringify(headers), secret, got.body])).stdout.trim(), expected, `Python: ${expected}`);
+    const js = `${node}\nconst [h, s, b] = process.argv.slice(1);\nconsole.log(verify(s, JSON.parse(h), Buffer.from(b)) ? 'True' : 'False');\n`;
+    t.equal((await run(process.execPath, ['-e', js, JSON.stringify(lower), secret, got.body])).stdout.trim(), expected, `Node: ${expected}`);
+  }
 });
