@@ -6,6 +6,7 @@ import { MachineHealth, MachineInfo, ShellOutput } from './machine.js';
 import { PluginChange, PluginInfo, SyncResult } from './plugins.js';
 import { TaskMetricsChunk } from './task-metrics.js';
 import { TaskContextAnswer, TaskDefinition, TaskGraph, TaskHandle, TaskLogChunk, TaskStatus, TaskStatusPage } from './tasks.js';
+import { WebhookStatusAnswer } from './webhooks.js';
 import { DeletedEntry, PreviewAnswer, WorkspaceListing } from './workspace.js';
 
 /**
@@ -47,6 +48,8 @@ export const JOB_ANSWERS = {
   list_plugins: Type.Array(PluginInfo),
   uninstall_plugin: PluginChange,
   sync_tasks: SyncResult,
+  // Webhooks
+  webhook_status: WebhookStatusAnswer,
   // Agent
   agent_chat: Type.String({ description: 'The final text of the turn' }),
   list_agent_sessions: Type.Array(AgentSessionView),

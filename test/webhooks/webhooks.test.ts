@@ -24,7 +24,7 @@ const webhookConfig = (url: string, events = ['task.succeeded', 'task.failed', '
 async function statusOfHooks(svc: TestService) {
   const reply = await svc.call('webhook_status');
   if (!reply.body.success) throw new Error(`webhook_status failed: ${JSON.stringify(reply.body)}`);
-  return reply.body.answer as Array<{ url: string; pending: number; delivered: number; given_up: number; last_error: string | null; last_delivery_at: string | null }>;
+  return reply.body.answer;
 }
 
 t.test('each Task end is one signed delivery: verifies with the secret, not with another; one per Task; metrics and webhook_status count them', async (t) => {
