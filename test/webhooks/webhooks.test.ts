@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { validateConfig } from '../../supervisor/common/config.js';
 import { checkedLookup } from '../../supervisor/webhooks/host-check.js';
+import { connectMcp } from '../helpers/mcp-client.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 import { submitOk, waitTask } from '../tasks/task-helpers.js';
 import { closedPort, startReceiver, type Received } from './receiver.js';
@@ -62,6 +63,11 @@ t.test('each Task end is one signed delivery: verifies with the secret, not with
   t.match(metrics, /^taskyard_webhook_given_up_total 0$/m);
   const jobs = ((await (await svc.fetch('/jobs')).json()) as { answer: { items: Array<{ name: string }> } }).answer.items.map((j) => j.name);
   t.ok(jobs.includes('webhook_status'), 'webhook_status is in the catalog');
+  const mcp = await connectMcp(t, svc.url, svc.token);
+  const viaMcp = await mcp.callTool({ name: 'webhook_status', arguments: {} });
+  t.match(viaMcp.structuredContent, { answer: [{ url: receiver.url, delivered: 2 }] }, 'and an MCP tool');
+  const open = await svc.fetch('/jobs/webhook_status', { method: 'POST', headers: { authorization: '', 'content-type': 'application/json' }, body: '{"arguments":{}}' });
+  t.equal(open.status, 401, 'requires_auth by default');
 });
 
 t.test('an endpoint gets only the events it subscribed to', async (t) => {
