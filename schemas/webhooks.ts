@@ -11,6 +11,7 @@ export const WebhookEntry = Type.Object(
     url: Type.String({ minLength: 1, pattern: '^https?://', description: 'http:// or https:// URL; loopback hosts, or hosts listed in webhook_hosts' }),
     events: Type.Array(Type.Union(WEBHOOK_EVENTS.map((e) => Type.Literal(e))), { minItems: 1, uniqueItems: true, description: `Any of ${WEBHOOK_EVENTS.join(', ')}` }),
     secret: Type.String({ minLength: 16, description: 'HMAC-SHA256 key (at least 16 characters)' }),
+    max_attempts: Type.Integer({ minimum: 1, maximum: 30, default: 12, description: 'Attempts before a delivery is given up (backoff 1 s doubling, at most 15 min apart)' }),
   },
   { additionalProperties: false },
 );

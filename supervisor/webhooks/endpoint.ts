@@ -3,8 +3,6 @@ import { allowedClassOf } from './host-check.js';
 import { endpointKeyOf, Outbox, type Delivery } from './outbox.js';
 import { send, type Target } from './sender.js';
 
-/** Attempts before a delivery is given up: with the backoff below, about 1 h 10 min in all. */
-export const MAX_ATTEMPTS = 12;
 /** Delay after the first failed attempt; doubled after each, up to BACKOFF_CAP_MS. */
 export const BACKOFF_BASE_MS = 1_000;
 export const BACKOFF_CAP_MS = 15 * 60_000;
@@ -32,7 +30,7 @@ export const backoffMs = (attempts: number): number => Math.min(BACKOFF_CAP_MS, 
 /**
  * One configured endpoint: its outbox, and the loop that sends what is due. A delivery is sent by
  * one attempt at a time (`#inFlight`), is removed from disk on a 2xx, and is otherwise rescheduled
- * with exponential backoff until MAX_ATTEMPTS.
+ * with exponential backoff until the endpoint's `max_attempts` (default 12: about 1 h 10 min in all).
  */
 export class WebhookEndpoint {
   readonly #entry: WebhookEntry;
@@ -141,7 +139,7 @@ export class WebhookEndpoint {
       this.#lastErrorAt = new Date().toISOString();
       delivery.attempts++;
       delivery.last_error = error;
-      if (delivery.attempts >= MAX_ATTEMPTS) {
+      if (delivery.attempts >= this.#entry.max_attempts) {
         await this.#outbox.giveUp(delivery);
         this.#untrack(delivery.event_id);
         this.#givenUp++;

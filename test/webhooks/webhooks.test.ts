@@ -173,3 +173,29 @@ t.test("docs/webhooks.md's Python and Node verification snippets accept a real d
     t.equal((await run(process.execPath, ['-e', js, JSON.stringify(lower), secret, got.body])).stdout.trim(), expected, `Node: ${expected}`);
   }
 });
+
+t.test('after max_attempts a delivery is given up: moved to failed/ with its last error, counted, still visible after a restart', async (t) => {
+  const port = await closedPort();
+  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-webhooks-'));
+  t.teardown(() => rm(workspace, { recursive: true, force: true }));
+  const config = { webhooks: [{ url: `http://127.0.0.1:${port}/hook`, events: ['task.succeeded'], secret: SECRET, max_attempts: 2 }] };
+  const first = await startTestService(t, { workspace, config });
+  await waitTask(first, await submitOk(t, first, { task: 'demo', x: 1, y: 1 }));
+  const gone = await waitFor(async () => { const [h] = await statusOfHooks(first); return h!.given_up === 1 ? h : null; }, 15_000, 'given up');
+  t.match(gone, { pending: 0, delivered: 0, given_up: 1, last_error: /ECONNREFUSED/ });
+  const metrics = await (await first.fetch('/metrics')).text();
+  t.match(metrics, /^taskyard_webhook_given_up_total 1$/m);
+  t.match(metrics, /^taskyard_webhook_failed_attempts_total 2$/m);
+  t.match(metrics, /^taskyard_webhook_pending 0$/m);
+  const failedDir = join(workspace, '.taskyard', 'webhooks', 'failed');
+  const [key] = await readdir(failedDir);
+  const [file] = await readdir(join(failedDir, key!));
+  const kept = JSON.parse(await readFile(join(failedDir, key!, file!), 'utf8')) as { attempts: number; last_error: string; body: string };
+  t.equal(kept.attempts, 2);
+  t.match(kept.last_error, /ECONNREFUSED/);
+  t.equal(JSON.parse(kept.body).type, 'task.succeeded');
+  t.same(await readdir(join(workspace, '.taskyard', 'webhooks', 'outbox', key!)), [], 'no longer pending');
+  await first.close();
+  const second = await startTestService(t, { workspace, config });
+  t.match((await statusOfHooks(second))[0], { pending: 0, given_up: 1 }, 'still visible after a restart');
+});
