@@ -71,7 +71,7 @@ export function webhookUrlProblems(webhooks: ReadonlyArray<{ url: string }>, lis
 }
 
 /**
- * A `lookup` for http.request that resolves `host` and hands the socket the first address of the
+ * A `lookup` for http.request that resolves `host` and hands the socket only addresses of the
  * allowed class, refusing the connection when the name resolves only elsewhere (a DNS rebind, a
  * changed record). The request then connects to exactly the checked address.
  */
@@ -79,13 +79,14 @@ export function checkedLookup(allowed: AddressClass): LookupFunction {
   return (hostname, options, callback) => {
     lookup(hostname, { all: true, family: options.family ?? 0 }, (err, addresses) => {
       if (err) return callback(err, '', 0);
-      const ok = addresses.find((a) => classOf(a.address) === allowed);
-      if (!ok) {
+      const ok = addresses.filter((a) => classOf(a.address) === allowed);
+      if (!ok.length) {
         const found = addresses.map((a) => `${a.address} (${classOf(a.address)})`).join(', ');
         return callback(Object.assign(new Error(`${hostname} resolves to ${found}, not a ${allowed} address: refused`), { code: 'EWEBHOOKHOST' }), '', 0);
       }
-      if (options.all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [ok]);
-      else callback(null, ok.address, ok.family);
+      // Node 20 asks for every address (`all`) to try both families in turn: only checked ones.
+      if (options.all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, ok);
+      else callback(null, ok[0]!.address, ok[0]!.family);
     });
   };
 }

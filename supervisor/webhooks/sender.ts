@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_TYPE, signatureOf } from './envelope.js';
 import { checkedLookup, type AddressClass } from './host-check.js';
 
-/** Seconds one attempt may take, connect to answer. */
+/** Milliseconds one attempt may take, connect to the end of the answer. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /** An endpoint as the sender needs it. */
@@ -31,14 +31,18 @@ export function send(target: Target, eventId: string, type: string, body: string
   };
   const request = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
-    const req = request(target.url, { method: 'POST', headers, lookup: checkedLookup(target.allowed), timeout: ATTEMPT_TIMEOUT_MS, signal }, (res) => {
+    // A hard bound on the whole attempt (a socket timeout alone would let a trickling answer run on).
+    const deadline = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);
+    const req = request(target.url, { method: 'POST', headers, lookup: checkedLookup(target.allowed), signal: AbortSignal.any([signal, deadline]) }, (res) => {
       res.resume();
       const code = res.statusCode ?? 0;
       res.on('end', () => resolve(code >= 200 && code < 300 ? null : code >= 300 && code < 400 ? `HTTP ${code} (redirects are not followed)` : `HTTP ${code}`));
       res.on('error', (err) => resolve(err.message));
     });
-    req.on('timeout', () => req.destroy(new Error(`no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`)));
-    req.on('error', (err: NodeJS.ErrnoException) => resolve(err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message));
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (deadline.aborted && !signal.aborted) return resolve(`no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s`);
+      resolve(err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message);
+    });
     req.end(body);
   });
 }
