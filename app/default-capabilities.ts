@@ -7,6 +7,7 @@ import { pluginsCapability } from './plugins-capability.js';
 import { proxyCapability } from './proxy-capability.js';
 import { snapshotsCapability } from './snapshots-capability.js';
 import { tasksCapability } from './tasks-capability.js';
+import { webhooksCapability } from './webhooks-capability.js';
 import { workspaceCapability } from './workspace-capability.js';
 import { workspaceMovesCapability } from './workspace-moves-capability.js';
 
@@ -22,6 +23,7 @@ export const DEFAULT_CAPABILITIES: readonly AppCapabilityEntry[] = [
   metricsCapability,
   pluginsCapability,
   snapshotsCapability,
+  webhooksCapability,
   agentCapability,
   proxyCapability,
   consoleCapability,

@@ -2,6 +2,7 @@ import type { Static } from '@sinclair/typebox';
 import { Type } from '../vendor/typebox.js';
 import { TaskResources, TaskRetries } from './tasks.js';
 import { DEFAULT_WORKSPACE } from './workspace-path.js';
+import { WebhookEntry, WebhookHosts } from './webhooks.js';
 
 const MiB = 1024 * 1024;
 
@@ -154,6 +155,8 @@ export const ConfigFile = Type.Object(
     executor: ExecutorSection,
     tasks: TasksSection,
     audit: AuditSection,
+    webhooks: Type.Array(WebhookEntry, { default: [] }),
+    webhook_hosts: WebhookHosts,
   },
   { additionalProperties: false },
 );

@@ -8,6 +8,7 @@ import { TaskMetricsChunk } from './task-metrics.js';
 import { TaskContextAnswer, TaskDefinition, TaskGraph, TaskHandle, TaskLogChunk, TaskStatus, TaskStatusPage } from './tasks.js';
 import { DeletedEntry, MovedEntry, PreviewAnswer, WorkspaceListing } from './workspace.js';
 import { TaskRuns } from './task-runs.js';
+import { WebhookStatusAnswer } from './webhooks.js';
 
 /**
  * The answer schema of every built-in Job, by Job name: the same schemas the Jobs declare as
@@ -50,6 +51,8 @@ export const JOB_ANSWERS = {
   list_plugins: Type.Array(PluginInfo),
   uninstall_plugin: PluginChange,
   sync_tasks: SyncResult,
+  // Webhooks
+  webhook_status: WebhookStatusAnswer,
   // Agent
   agent_chat: Type.String({ description: 'The final text of the turn' }),
   list_agent_sessions: Type.Array(AgentSessionView),

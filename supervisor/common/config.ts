@@ -4,6 +4,7 @@ import { ConfigFile } from '../../schemas/config.js';
 import { resolveWorkspace } from '../../schemas/workspace-path.js';
 import { check } from '../../schemas/validator.js';
 import { configIssueLines } from './config-messages.js';
+import { webhookUrlProblems } from '../webhooks/host-check.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
 export interface Config extends ConfigFile {
@@ -45,6 +46,8 @@ export function validateConfig(raw: unknown, source: string): Config {
     const lines = configIssueLines(result.issues, ConfigFile, withService);
     throw new ConfigError(`${source}: invalid configuration:\n  ${lines.join('\n  ')}`);
   }
+  const hosts = webhookUrlProblems(result.value.webhooks, result.value.webhook_hosts);
+  if (hosts.length) throw new ConfigError(`${source}: invalid configuration:\n  ${hosts.join('\n  ')}`);
   return { ...result.value, source };
 }
 
