@@ -199,3 +199,19 @@ t.test('after max_attempts a delivery is given up: moved to failed/ with its las
   const second = await startTestService(t, { workspace, config });
   t.match((await statusOfHooks(second))[0], { pending: 0, given_up: 1 }, 'still visible after a restart');
 });
+
+t.test('a retried Task is one task.retrying per retry and one final event: never the failure a retry replaced', async (t) => {
+  const receiver = await startReceiver(t);
+  const config = { ...webhookConfig(receiver.url), tasks: { command: { retries: { max: 2, on: [], exit_codes: [3] } } } };
+  const svc = await startTestService(t, { config });
+  const flaky = await submitOk(t, svc, { task: 'command', argv: ['sh', '-c', 'if [ -e attempted ]; then exit 0; else touch attempted; exit 3; fi'] });
+  const final = (await svc.call('wait_task', { task_id: flaky.task_id, run_id: flaky.run_id })).body.answer;
+  t.equal(final.state, 'succeeded');
+  await waitFor(() => receiver.accepted.size === 2, 15_000, 'two deliveries');
+  await waitFor(async () => (await statusOfHooks(svc))[0]!.pending === 0, 5000, 'outbox empty');
+  const events = receiver.received.map((g) => JSON.parse(g.body) as { type: string; data: { status: { run_id: string; state: string }; next_run_id?: string; attempt?: number; cause?: string } });
+  t.same(events.map((e) => e.type).sort(), ['task.retrying', 'task.succeeded'], 'one retry, one final success, no task.failed');
+  const retrying = events.find((e) => e.type === 'task.retrying')!;
+  t.match(retrying.data, { status: { run_id: flaky.run_id, state: 'failed' }, next_run_id: final.run_id, attempt: 1, cause: 'exit_code' });
+  t.equal(events.find((e) => e.type === 'task.succeeded')!.data.status.run_id, final.run_id, 'the final event is the final run');
+});
