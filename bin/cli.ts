@@ -1,5 +1,5 @@
 /**
- * The CLI's commands. `serve` starts the service; `plugin`, `sync`, `logs`, `task`, `run`, `download` and `chat`
+ * The CLI's commands. `serve` starts the service; `plugin`, `sync`, `logs`, `task`, `run`, `download`, `upload` and `chat`
  * are human commands; any other first word is a Job name. Each command loads only its own modules, so a
  * Job call does not pay for importing the whole service. A new command is one line here.
  */
@@ -13,6 +13,7 @@ const COMMANDS: Readonly<Record<string, () => Promise<Command>>> = {
   task: async () => (await import('./task-run-command.js')).taskRunCommand,
   run: async () => (await import('./run-command.js')).runCommandTask,
   download: async () => (await import('./download-command.js')).downloadCommand,
+  upload: async () => (await import('./upload-command.js')).uploadCommand,
   chat: async () => (await import('./chat-command.js')).chatCommand,
 };
 

@@ -18,6 +18,8 @@ const COMMANDS = `Commands:
                                                  run a Task of a plugin module here, without a service
   taskyard sync push TASK_ID... --target ADDR    copy finished Tasks to another service
   taskyard download PATH [-o FILE]               fetch a workspace file (--task ID --artifact NAME: an artifact)
+  taskyard upload FILE... [--dir tmp/D] [--to DIR]
+                                                 stage files (POST /files), print path and sha256; --to moves them
   taskyard chat "MESSAGE" [--session ID]         talk to the service's research assistant (agent_chat)`;
 
 export const OPTIONS = `Options:

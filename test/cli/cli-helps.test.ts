@@ -46,7 +46,7 @@ t.test('--no-token: the CLI says why the catalog is empty', async (t) => {
 t.test('taskyard --help lists every command, chat included', async (t) => {
   const help = await cli(['--help']);
   t.equal(help.code, 0);
-  for (const command of ['serve', 'submit', 'logs', 'run', 'plugin install', 'plugin uninstall', 'plugin list', 'plugin init', 'task run', 'sync push', 'download', 'chat']) {
+  for (const command of ['serve', 'submit', 'logs', 'run', 'plugin install', 'plugin uninstall', 'plugin list', 'plugin init', 'task run', 'sync push', 'download', 'upload', 'chat']) {
     t.match(help.stdout, new RegExp(`^ {2}taskyard ${command} `, 'm'), command);
   }
 });
