@@ -1,6 +1,6 @@
 import { readEvents } from './sse-reader.js';
 import { clearToken, loadToken } from './token.js';
-import type { JobDescriptor, JobResponse, ResultEvent, StreamEvent } from './types.js';
+import type { FileCopy, JobDescriptor, JobResponse, ResultEvent, StreamEvent } from './types.js';
 
 /** An HTTP-level failure, with the service's `detail` rendered as the service worded it. */
 export class ApiError extends Error {
@@ -139,6 +139,39 @@ export class Api {
     if (this.#target) throw new ApiError(422, 'Files can be downloaded from this service only, not from a selected target');
     const res = await this.#fetch(`/files?path=${encodeURIComponent(path)}`, { headers: this.#headers(false), ...(signal ? { signal } : {}) });
     return res.blob();
+  }
+
+  /**
+   * Stages a file with `POST /files` (the raw bytes; XMLHttpRequest, since fetch reports no upload
+   * progress): `onProgress` sees the bytes sent. Answers the FileCopy; a refusal throws the
+   * service's detail.
+   */
+  upload(file: File, onProgress: (sent: number, total: number) => void, signal?: AbortSignal): Promise<FileCopy> {
+    if (this.#target) return Promise.reject(new ApiError(422, 'Files can be uploaded to this service only, not to a selected target'));
+    return new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', '/files');
+      for (const [name, value] of Object.entries(this.#headers(false) as Record<string, string>)) xhr.setRequestHeader(name, value);
+      xhr.setRequestHeader('content-type', 'application/octet-stream');
+      xhr.setRequestHeader('x-file-name', encodeURIComponent(file.name));
+      xhr.upload.addEventListener('progress', (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size));
+      xhr.addEventListener('load', () => {
+        let body: { answer?: unknown; detail?: unknown } = {};
+        try {
+          body = JSON.parse(xhr.responseText) as typeof body;
+        } catch {
+          // Not JSON: the status says enough.
+        }
+        if (xhr.status === 200) return resolve(body.answer as FileCopy);
+        const detail = typeof body.detail === 'string' ? body.detail : `HTTP ${xhr.status}`;
+        if (xhr.status === 401) clearToken();
+        reject(new ApiError(xhr.status, detail));
+      });
+      xhr.addEventListener('error', () => reject(new ApiError(0, `the upload of ${file.name} broke off`)));
+      xhr.addEventListener('abort', () => reject(new ApiError(0, `the upload of ${file.name} was stopped`)));
+      signal?.addEventListener('abort', () => xhr.abort(), { once: true });
+      xhr.send(file);
+    });
   }
 
   /**

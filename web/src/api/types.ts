@@ -2,7 +2,7 @@
  * Types of what the console reads, all from the service's own schemas (one source).
  */
 export type { ProgressEvent, LogEvent, ArtifactEvent, ResultEvent, StreamEvent } from '../../../schemas/events.js';
-export type { WorkspaceEntry, WorkspaceListing, PreviewAnswer as Preview } from '../../../schemas/workspace.js';
+export type { FileCopy, MovedEntry, WorkspaceEntry, WorkspaceListing, PreviewAnswer as Preview } from '../../../schemas/workspace.js';
 export type { MachineHealth, MachineInfo, GpuDevice } from '../../../schemas/machine.js';
 export type { WebhookEndpointStatus } from '../../../schemas/webhooks.js';
 export type { ArtifactRecord, TaskHandle, TaskLogChunk, TaskState, TaskStatus, TaskStatusPage, TaskStepStatus as TaskStep } from '../../../schemas/tasks.js';

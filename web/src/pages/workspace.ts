@@ -6,6 +6,7 @@ import { h, notice, replaceChildren } from '../ui/dom.js';
 import { downloadButton, imageView, isImage } from '../ui/file-download.js';
 import { formatBytes, timeLabel } from '../ui/format.js';
 import { previewView } from '../ui/preview-view.js';
+import { acceptDrops } from './workspace-upload.js';
 
 const PAGE_SIZE = 100;
 
@@ -52,8 +53,15 @@ export function renderWorkspace(container: HTMLElement, ctx: PageContext): void 
   const file = ctx.location.query.get('file');
   const listing = h('section', { class: 'card listing', 'aria-label': 'Folder contents' }, notice('Listing…'));
   const preview = h('section', { class: 'card preview', 'aria-label': 'Preview', hidden: !file });
-  container.replaceChildren(h('div', { class: 'page-head' }, h('h1', {}, 'Workspace'), crumbs(path)), h('div', { class: `ws-grid${file ? ' with-preview' : ''}` }, listing, preview));
+  const list = () => listFolder(listing, path, file, ctx);
+  const uploads = acceptDrops(listing, ctx.api, path, list, ctx.signal);
+  container.replaceChildren(h('div', { class: 'page-head' }, h('h1', {}, 'Workspace'), crumbs(path)), uploads, h('div', { class: `ws-grid${file ? ' with-preview' : ''}` }, listing, preview));
+  list();
+  if (file) showPreview(preview, file, Number(ctx.location.query.get('offset') ?? 0) || 0, ctx);
+}
 
+/** Lists the folder into its card (again after uploads). */
+function listFolder(listing: HTMLElement, path: string, file: string | null, ctx: PageContext): void {
   ctx.api
     .answer<WorkspaceListing>('list_entries', { path }, { signal: ctx.signal })
     .then((l) => {
@@ -67,8 +75,6 @@ export function renderWorkspace(container: HTMLElement, ctx: PageContext): void 
       );
     })
     .catch((err: unknown) => listing.replaceChildren(notice(errorText(err), 'error')));
-
-  if (file) showPreview(preview, file, Number(ctx.location.query.get('offset') ?? 0) || 0, ctx);
 }
 
 function showPreview(box: HTMLElement, file: string, offset: number, ctx: PageContext): void {
