@@ -36,7 +36,7 @@ function entryRow(e: WorkspaceEntry, selected: string | null, api: Api, onError:
   return h(
     'tr',
     { class: e.path === selected ? 'selected' : undefined },
-    h('td', {}, h('a', { href: link, class: `entry entry-${e.kind}` }, h('span', { class: 'entry-icon', 'aria-hidden': 'true' }, dir ? '▸' : '·'), e.name, dir ? '/' : '')),
+    h('td', {}, h('a', { href: link, class: `entry entry-${e.kind}`, title: e.path }, h('span', { class: 'entry-icon', 'aria-hidden': 'true' }, dir ? '▸' : '·'), e.name, dir ? '/' : '')),
     h('td', {}, previewTag(e)),
     h('td', { class: 'num nowrap' }, dir ? '' : formatBytes(e.size)),
     h('td', { class: 'muted nowrap' }, timeLabel(e.modified_at)),
