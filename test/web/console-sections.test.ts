@@ -123,8 +123,7 @@ t.test('Agent page: streamed blocks, folded thinking, tool calls with their Job 
   // Once the turn ended the page redraws the session from what was stored.
   await page.waitForSelector('.session-head h2 >> text=What is running?');
   await page.waitForSelector('.block-system[data-done=true]');
-  // The redraw empties the transcript, then fills it from the stored session once that is read:
-  // wait for the text rather than read the transcript at one instant (it was empty under load).
+  // The redraw replaces the transcript with the stored session at once, never emptying it first.
   await page.waitForSelector('.transcript .block-text >> text=There are no');
   t.match(await page.textContent('.transcript'), /There are no/, 'what was said before Stop is kept');
 

@@ -52,11 +52,16 @@ export function renderAgent(container: HTMLElement, ctx: PageContext): void {
 
   async function open(id: string | null): Promise<void> {
     const load = ++loads;
+    // Drawing the same session again (a turn ended, it was renamed) keeps what is shown until the
+    // stored blocks replace it at once: emptied first, the conversation blinked out under the reader.
+    const redraw = id !== null && id === sessionId;
     sessionId = id;
     go(id);
-    blocks.clear();
+    if (!redraw) {
+      blocks.clear();
+      head.replaceChildren(h('h2', {}, id ? 'Loading…' : 'New chat'));
+    }
     status.replaceChildren();
-    head.replaceChildren(h('h2', {}, id ? 'Loading…' : 'New chat'));
     void loadList();
     if (!id) return;
     try {
@@ -64,6 +69,7 @@ export function renderAgent(container: HTMLElement, ctx: PageContext): void {
       // A turn sent while this was read streams into the view; its end reads the session again.
       if (load !== loads) return;
       head.replaceChildren(h('h2', {}, detail.title), sessionActions(api, detail, { changed: () => void open(id), open: (next) => void open(next), failed: fail }));
+      blocks.clear();
       blocks.show(detail.blocks);
     } catch (err) {
       head.replaceChildren(notice(errorText(err), 'error'));
