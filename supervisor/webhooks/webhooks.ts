@@ -39,15 +39,25 @@ export class Webhooks {
 
   async start(events: TaskEvents): Promise<void> {
     for (const endpoint of this.#endpoints) await endpoint.start();
+    // Replayed: runs the start settled (found dead, adopted ones that ended) ended before this existed.
     this.#unsubscribe = [
-      events.on('task:ended', ({ id, status }) => {
-        const type = ENDED[status.state];
-        if (type) this.#publish(type, { registration: parseTaskId(id)?.registration ?? null, status });
-      }),
-      events.on('task:retrying', ({ id, failed, next_run_id, attempt, cause, delay_s }) => {
-        this.#publish('task.retrying', { registration: parseTaskId(id)?.registration ?? null, status: failed, next_run_id, attempt, cause, delay_s });
-      }),
+      events.on(
+        'task:ended',
+        ({ id, status }) => {
+          const type = ENDED[status.state];
+          if (type) this.#publish(type, { registration: parseTaskId(id)?.registration ?? null, status });
+        },
+        { replay: true },
+      ),
+      events.on(
+        'task:retrying',
+        ({ id, failed, next_run_id, attempt, cause, delay_s }) => {
+          this.#publish('task.retrying', { registration: parseTaskId(id)?.registration ?? null, status: failed, next_run_id, attempt, cause, delay_s });
+        },
+        { replay: true },
+      ),
     ];
+    events.release();
   }
 
   status(): WebhookEndpointStatus[] {

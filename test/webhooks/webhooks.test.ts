@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createHmac } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,8 @@ import { validateConfig } from '../../supervisor/common/config.js';
 import { checkedLookup } from '../../supervisor/webhooks/host-check.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
-import { submitOk, waitTask } from '../tasks/task-helpers.js';
+import { killTaskProcesses, makeWorkspace, submitOk, waitTask } from '../tasks/task-helpers.js';
+import { exited, startServiceProcess } from '../helpers/service-process.js';
 import { closedPort, startReceiver, type Received } from './receiver.js';
 
 const SECRET = 'whsec-0123456789abcdef';
@@ -214,4 +215,25 @@ t.test('a retried Task is one task.retrying per retry and one final event: never
   const retrying = events.find((e) => e.type === 'task.retrying')!;
   t.match(retrying.data, { status: { run_id: flaky.run_id, state: 'failed' }, next_run_id: final.run_id, attempt: 1, cause: 'exit_code' });
   t.equal(events.find((e) => e.type === 'task.succeeded')!.data.status.run_id, final.run_id, 'the final event is the final run');
+});
+
+t.test('a run a restart finds dead is announced too: its task.failed reaches the endpoint from the next service', async (t) => {
+  const receiver = await startReceiver(t);
+  const workspace = await makeWorkspace(t);
+  t.teardown(() => killTaskProcesses(workspace));
+  const config = join(workspace, 'hooks.json');
+  await writeFile(config, JSON.stringify({ service: { runner_pool_size: 1, gpus: 0 }, ...webhookConfig(receiver.url) }));
+  const first = await startServiceProcess(t, workspace, { config });
+  const handle = (await first.call('submit', { task: 'sleep', seconds: 600 })).answer;
+  await waitFor(async () => (await first.call('status', { task_id: handle.task_id })).answer.state === 'running', 20_000, 'the Task to run');
+  first.child.kill('SIGKILL');
+  await exited(first.child);
+  await killTaskProcesses(workspace);
+  const second = await startTestService(t, { workspace, config: webhookConfig(receiver.url) });
+  await waitFor(() => receiver.accepted.size === 1, 15_000, 'the delivery of the run settled at the start');
+  const envelope = JSON.parse(receiver.received[0]!.body) as { type: string; data: { status: { task_id: string; error: string } } };
+  t.equal(envelope.type, 'task.failed');
+  t.equal(envelope.data.status.task_id, handle.task_id);
+  t.match(envelope.data.status.error, /worker lost/);
+  t.ok(second);
 });

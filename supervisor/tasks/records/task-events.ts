@@ -23,6 +23,11 @@ export interface TaskEventMap {
 export type TaskEventType = keyof TaskEventMap;
 type Listener<K extends TaskEventType> = (payload: TaskEventMap[K]) => void;
 
+/** The final events kept from the start until a late subscriber took them (`on` with `replay`). */
+const RETAINED = new Set<TaskEventType>(['task:ended', 'task:retrying']);
+/** Most events kept: a start that settles more runs than this before anyone replays keeps the first ones. */
+const MAX_RETAINED = 1000;
+
 /**
  * A small typed emitter for whoever watches all Tasks at once (a dashboard feed, the plugin
  * installer). Followers of a single Task wait on `TaskIndex.onNextChange` instead, which wakes
@@ -37,21 +42,40 @@ export class TaskEvents {
     'task:retrying': new Set(),
   };
 
-  /** Subscribes; returns the unsubscribe function. */
-  on<K extends TaskEventType>(type: K, listener: Listener<K>): () => void {
+  /**
+   * `task:ended` and `task:retrying` events emitted since the service began, kept for a
+   * subscriber built after the Tasks (webhooks): runs a start settles (found dead, adopted ones
+   * ending) end before it exists. Null once one took them (`release`).
+   */
+  #retained: Array<{ type: TaskEventType; payload: TaskEventMap[TaskEventType] }> | null = [];
+
+  /**
+   * Subscribes; returns the unsubscribe function. With `replay`, the kept final events of that
+   * type are heard first (call `release` once every replaying subscriber is on).
+   */
+  on<K extends TaskEventType>(type: K, listener: Listener<K>, opts: { replay?: boolean } = {}): () => void {
     const set = this.#listeners[type] as Set<Listener<K>>;
+    if (opts.replay) for (const kept of this.#retained ?? []) if (kept.type === type) this.#call(type, listener, kept.payload as TaskEventMap[K]);
     set.add(listener);
     return () => set.delete(listener);
   }
 
+  /** Stops keeping final events (the subscriber that needed them has them). */
+  release(): void {
+    this.#retained = null;
+  }
+
   emit<K extends TaskEventType>(type: K, payload: TaskEventMap[K]): void {
-    for (const listener of this.#listeners[type] as Set<Listener<K>>) {
-      try {
-        listener(payload);
-      } catch (err) {
-        // One broken subscriber must not stop the index or the others.
-        console.error(`taskyard: ${type} listener failed`, err);
-      }
+    if (this.#retained && RETAINED.has(type) && this.#retained.length < MAX_RETAINED) this.#retained.push({ type, payload });
+    for (const listener of this.#listeners[type] as Set<Listener<K>>) this.#call(type, listener, payload);
+  }
+
+  #call<K extends TaskEventType>(type: K, listener: Listener<K>, payload: TaskEventMap[K]): void {
+    try {
+      listener(payload);
+    } catch (err) {
+      // One broken subscriber must not stop the index or the others.
+      console.error(`taskyard: ${type} listener failed`, err);
     }
   }
 }
