@@ -7,6 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { CallError, EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection, type Connection } from './connection.js';
 import { callJob, headers, request } from './job-client.js';
+import { commandFields } from './command-fields.js';
 import { subCommand } from './sub-command.js';
 import type { ArtifactRecord } from '../schemas/tasks.js';
 
@@ -30,23 +31,9 @@ const VALUED: Readonly<Record<string, keyof DownloadArgs>> = { '-o': 'output', '
 
 /** The command's own fields (globals already taken out); a UsageError says what is wrong. Exported for its unit test. */
 export function parseFields(fields: readonly string[]): DownloadArgs {
-  const args: DownloadArgs = {};
-  for (let i = 0; i < fields.length; i++) {
-    const token = fields[i]!;
-    const [flag, inline] = token.startsWith('--') && token.includes('=') ? [token.slice(0, token.indexOf('=')), token.slice(token.indexOf('=') + 1)] : [token, undefined];
-    const key = VALUED[flag];
-    if (key) {
-      const value = inline ?? fields[++i];
-      if (value === undefined) throw new UsageError(`${flag} needs a value`);
-      args[key] = value;
-    } else if (token.startsWith('-') && token !== '-') {
-      throw new UsageError(`unknown option ${token}`);
-    } else if (args.path === undefined) {
-      args.path = token;
-    } else {
-      throw new UsageError(`one PATH at a time (got ${JSON.stringify(args.path)} and ${JSON.stringify(token)})`);
-    }
-  }
+  const { values, words } = commandFields(fields, VALUED);
+  if (words.length > 1) throw new UsageError(`one PATH at a time (got ${JSON.stringify(words[0])} and ${JSON.stringify(words[1])})`);
+  const args: DownloadArgs = { ...values, ...(words[0] === undefined ? {} : { path: words[0] }) };
   const byArtifact = args.task !== undefined || args.artifact !== undefined;
   if (byArtifact && (args.task === undefined || args.artifact === undefined)) throw new UsageError('--task and --artifact go together');
   if (byArtifact === (args.path !== undefined)) throw new UsageError('name a PATH, or --task and --artifact');

@@ -1,6 +1,7 @@
 import { CallError, EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection } from './connection.js';
 import { callJob } from './job-client.js';
+import { commandFields } from './command-fields.js';
 import { subCommand } from './sub-command.js';
 import { uploadFile } from './upload-client.js';
 import type { FileCopy } from '../schemas/workspace.js';
@@ -23,18 +24,9 @@ const VALUED: Readonly<Record<string, 'dir' | 'to'>> = { '--dir': 'dir', '--to':
 
 /** The command's own fields (globals already taken out); a UsageError says what is wrong. */
 export function parseUploadFields(fields: readonly string[]): UploadArgs {
-  const args: UploadArgs = { files: [] };
-  for (let i = 0; i < fields.length; i++) {
-    const token = fields[i]!;
-    const [flag, inline] = token.startsWith('--') && token.includes('=') ? [token.slice(0, token.indexOf('=')), token.slice(token.indexOf('=') + 1)] : [token, undefined];
-    const key = VALUED[flag];
-    if (key) {
-      const value = inline ?? fields[++i];
-      if (value === undefined || value === '') throw new UsageError(`${flag} needs a value`);
-      args[key] = value;
-    } else if (token.startsWith('-') && token !== '-') throw new UsageError(`unknown option ${token}`);
-    else args.files.push(token);
-  }
+  const { values, words } = commandFields(fields, VALUED);
+  for (const [flag, value] of Object.entries(values)) if (value === '') throw new UsageError(`--${flag} needs a value`);
+  const args: UploadArgs = { files: words, ...values };
   if (args.files.length === 0) throw new UsageError('name at least one FILE to upload');
   if (args.dir !== undefined && args.dir !== 'tmp' && !args.dir.startsWith('tmp/')) throw new UsageError(`--dir must be under tmp/ (uploads are staged there; --to puts them elsewhere), got ${JSON.stringify(args.dir)}`);
   return args;
