@@ -4,7 +4,7 @@ import { ConfigFile } from '../../schemas/config.js';
 import { resolveWorkspace } from '../../schemas/workspace-path.js';
 import { check } from '../../schemas/validator.js';
 import { configIssueLines } from './config-messages.js';
-import { webhookUrlProblems } from '../webhooks/host-check.js';
+import { webhookUrlProblems } from './host-check.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
 export interface Config extends ConfigFile {

@@ -1,5 +1,5 @@
 import type { WebhookEndpointStatus, WebhookEntry, WebhookEnvelope } from '../../schemas/webhooks.js';
-import { allowedClassOf } from './host-check.js';
+import { allowedClassOf } from '../common/host-check.js';
 import { endpointKeyOf, Outbox, type Delivery } from './outbox.js';
 import { send, type Target } from './sender.js';
 

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_TYPE, signatureOf } from './envelope.js';
-import { checkedLookup, type AddressClass } from './host-check.js';
+import { checkedLookup, type AddressClass } from '../common/host-check.js';
 
 /** Milliseconds one attempt may take, connect to the end of the answer. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { validateConfig } from '../../supervisor/common/config.js';
-import { checkedLookup } from '../../supervisor/webhooks/host-check.js';
+import { checkedLookup } from '../../supervisor/common/host-check.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
 import { killTaskProcesses, makeWorkspace, submitOk, waitTask } from '../tasks/task-helpers.js';
