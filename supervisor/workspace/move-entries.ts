@@ -2,7 +2,7 @@ import { cp, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FileExistsError, FileNotFoundError, PermissionError, ValueError } from '../../core/errors.js';
 import type { MovedEntry } from '../../schemas/workspace.js';
-import { parseTaskId } from '../tasks/records/task-ids.js';
+import { isTaskIdOfType } from '../tasks/records/task-ids.js';
 import { resolveClientPath, resolveEntryPath, type WorkspacePath } from './safe-path.js';
 
 /** One move (or copy) as asked. */
@@ -21,8 +21,8 @@ type Entry = WorkspacePath & { name: string };
 
 /** The Task whose directory holds `relative` (`<type>/<task_id>/...`), if any. */
 function taskOf(relative: string): string | null {
-  const [type, id] = relative.split('/');
-  return id !== undefined && parseTaskId(id)?.type === type ? id : null;
+  const [type = '', id] = relative.split('/');
+  return id !== undefined && isTaskIdOfType(id, type) ? id : null;
 }
 
 /**

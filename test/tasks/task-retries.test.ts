@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
 import type { TaskRuns } from '../../schemas/task-runs.js';
@@ -209,4 +209,15 @@ t.test("a plugin definition's own retry policy: its runner killed by its own cod
   const final = await waitFirstRun(svc, handle);
   t.match(final.answer, { state: 'succeeded', result: { attempt: 2 } });
   t.match(await runsOf(svc, handle.task_id), [{ run_id: handle.run_id, state: 'failed', retry: { cause: 'lost' } }, { state: 'succeeded' }]);
+});
+
+t.test("a Task that plants links where its run history goes cannot make the service write through them", async (t) => {
+  const outside = await makeWorkspace(t);
+  const svc = await startTaskService(t, { config: retriesConfig({ max: 1, on: [], exit_codes: [3] }) });
+  // Its `runs` leads out of the workspace; a listed exit code asks for a retry.
+  const handle = await submitOk(t, svc, { task: 'command', argv: ['sh', '-c', `ln -s ${outside} runs; echo planted; exit 3`] });
+  const final = await waitFirstRun(svc, handle);
+  t.match(final.answer, { state: 'failed', exit_code: 3, run_id: handle.run_id }, 'the retry is refused: the failure stands');
+  t.same(await readdir(outside), [], 'nothing was moved or written through the link');
+  t.same((await runsOf(svc, handle.task_id)).map((r) => r.run_id), [handle.run_id], 'and the link is no history');
 });

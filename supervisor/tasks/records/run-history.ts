@@ -1,9 +1,9 @@
-import { mkdir, readdir, readFile, rename } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { TaskStatus } from '../../../schemas/tasks.js';
 import type { RunRetry, TaskRunEntry } from '../../../schemas/task-runs.js';
 import { TASK_FILES, TASK_REPORT_FILES, writeJsonAtomic } from '../../../core/task-record/record-files.js';
-import { isObject } from '../../../core/is-object.js';
+import { readJsonObject } from '../../common/json-file.js';
 
 /**
  * The runs of one submission. A retried attempt's records move under `runs/<run_id>/` in the
@@ -28,6 +28,19 @@ export function attemptDir(runId: string): string {
   return join(RUNS_DIR, runId);
 }
 
+/** Whether `path` is a directory itself, not a link to one (Task code writes in its directory and may plant links). */
+async function isRealDir(path: string): Promise<boolean> {
+  return (await lstat(path).catch(() => null))?.isDirectory() ?? false;
+}
+
+/** Makes the directory `path`, or finds it made; a link or a file there is refused, never followed. */
+async function ownDir(path: string, shown: string): Promise<void> {
+  await mkdir(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EEXIST') throw err;
+  });
+  if (!(await isRealDir(path))) throw new Error(`${shown} in the Task directory is not a directory of its own (a link or a file the Task made)`);
+}
+
 /**
  * Moves the failed attempt's records aside and writes the next attempt's queued record, in an
  * order a crash cannot make lose a record: the attempt's terminal status is written under
@@ -36,7 +49,9 @@ export function attemptDir(runId: string): string {
  */
 export async function archiveAttempt(dir: string, failed: TaskStatus, note: AttemptNote, next: TaskStatus): Promise<void> {
   const into = join(dir, attemptDir(failed.run_id));
-  await mkdir(into, { recursive: true });
+  // The Task made what is in its directory: the records go nowhere a link of its leads.
+  await ownDir(join(dir, RUNS_DIR), RUNS_DIR);
+  await ownDir(into, attemptDir(failed.run_id));
   const logPath = failed.log_path ? `${failed.log_path.slice(0, -TASK_FILES.log.length)}${attemptDir(failed.run_id)}/${TASK_FILES.log}` : '';
   await writeJsonAtomic(join(into, TASK_FILES.status), { ...failed, log_path: logPath });
   for (const name of ATTEMPT_RECORDS) {
@@ -48,21 +63,14 @@ export async function archiveAttempt(dir: string, failed: TaskStatus, note: Atte
   await writeJsonAtomic(join(dir, TASK_FILES.status), next);
 }
 
-async function readJson(file: string): Promise<Record<string, unknown> | null> {
-  try {
-    const value: unknown = JSON.parse(await readFile(file, 'utf8'));
-    return isObject(value) ? value : null;
-  } catch {
-    return null;
-  }
-}
-
 /** The earlier attempts kept in `dir`, oldest first (a `runs/` entry without a readable record is not one). */
 export async function earlierAttempts(dir: string): Promise<Array<{ status: TaskStatus; note: AttemptNote }>> {
-  const names = await readdir(join(dir, RUNS_DIR)).catch(() => [] as string[]);
+  // A `runs` the Task made a link is not its history (it would list whatever the link leads to).
+  const names = (await isRealDir(join(dir, RUNS_DIR))) ? await readdir(join(dir, RUNS_DIR)).catch(() => [] as string[]) : [];
   const found: Array<{ status: TaskStatus; note: AttemptNote }> = [];
   for (const name of names.filter((n) => RUN_ID.test(n))) {
-    const [status, note] = await Promise.all([readJson(join(dir, RUNS_DIR, name, TASK_FILES.status)), readJson(join(dir, RUNS_DIR, name, ATTEMPT_FILE))]);
+    if (!(await isRealDir(join(dir, RUNS_DIR, name)))) continue;
+    const [status, note] = await Promise.all([readJsonObject(join(dir, RUNS_DIR, name, TASK_FILES.status)), readJsonObject(join(dir, RUNS_DIR, name, ATTEMPT_FILE))]);
     if (status?.['run_id'] === name && typeof note?.['attempt'] === 'number') found.push({ status: status as unknown as TaskStatus, note: note as unknown as AttemptNote });
   }
   return found.sort((a, b) => a.note.attempt - b.note.attempt);
@@ -77,8 +85,8 @@ export async function earlierRunIds(records: readonly { readonly id: string; rea
 
 /** Whether `runId` is a retried attempt of the submission in `dir` (a wait on it follows the retries). */
 export async function isEarlierAttempt(dir: string, runId: string): Promise<boolean> {
-  if (!RUN_ID.test(runId)) return false;
-  const note = await readJson(join(dir, attemptDir(runId), ATTEMPT_FILE));
+  if (!RUN_ID.test(runId) || !(await isRealDir(join(dir, RUNS_DIR))) || !(await isRealDir(join(dir, attemptDir(runId))))) return false;
+  const note = await readJsonObject(join(dir, attemptDir(runId), ATTEMPT_FILE));
   return typeof note?.['attempt'] === 'number';
 }
 

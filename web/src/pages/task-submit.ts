@@ -1,3 +1,4 @@
+import { isObject } from '../../../core/is-object.js';
 import { errorText } from '../api/client.js';
 import type { JsonSchema, TaskDefinition, TaskHandle, TaskStatus } from '../api/types.js';
 import type { PageContext } from '../app/page.js';
@@ -25,15 +26,13 @@ function definitionCard(def: TaskDefinition, current: boolean): HTMLElement {
   );
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** `schema` with `values` as the defaults of its properties (nested objects too): the form starts filled with them. */
 function prefilled(schema: JsonSchema, values: Record<string, unknown>): JsonSchema {
   const properties = Object.fromEntries(
     Object.entries(schema.properties ?? {}).map(([name, prop]) => {
       if (!(name in values)) return [name, prop];
       const value = values[name];
-      return [name, isRecord(value) && prop.properties ? prefilled(prop, value) : { ...prop, default: value }];
+      return [name, isObject(value) && prop.properties ? prefilled(prop, value) : { ...prop, default: value }];
     }),
   );
   return { ...schema, properties };
