@@ -55,6 +55,16 @@ function parse(text: string): unknown {
   }
 }
 
+/**
+ * The fields a target's 4xx answer carries beside `detail` (such as `unknown_job`, the closest
+ * names to a mistyped Job): they help the caller fix the call, so they pass through as written.
+ */
+function besideDetail(body: unknown): Record<string, unknown> | undefined {
+  if (!isObject(body)) return undefined;
+  const { detail: _detail, ...rest } = body;
+  return Object.keys(rest).length > 0 ? rest : undefined;
+}
+
 /** A target with its connections and the header lines every request to it carries. */
 class Target {
   readonly pool: KeepAlivePool;
@@ -103,7 +113,8 @@ class Target {
     const detail = isObject(body) ? body['detail'] : undefined;
     if (status === 401) return new HttpError(502, `Target ${this.entry.address} rejected the token configured for it (HTTP 401)`);
     if (status >= 400 && status < 500) {
-      return new HttpError(status, typeof detail === 'string' || Array.isArray(detail) ? detail : text.slice(0, 1000) || `Target answered HTTP ${status}`);
+      if (typeof detail === 'string' || Array.isArray(detail)) return new HttpError(status, detail, besideDetail(body));
+      return new HttpError(status, text.slice(0, 1000) || `Target answered HTTP ${status}`);
     }
     const shown = typeof detail === 'string' ? detail : text.slice(0, 200);
     return new HttpError(502, `Target ${this.entry.address} answered HTTP ${status}${shown ? `: ${shown}` : ''}`);

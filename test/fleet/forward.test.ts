@@ -145,7 +145,10 @@ t.test('JSON calls run on the chosen target with its stored token', async (t) =>
   t.same(await a.call('strict', { n: 4 }, { target: b.url }), { status: 200, body: { answer: 8, success: true, metadata: {} } });
 
   const unknown = await a.call('no_such_job', {}, { target: c.url });
-  t.same(unknown, { status: 404, body: { detail: 'Unknown job' } });
+  t.same(unknown, { status: 404, body: { detail: 'Unknown job', unknown_job: { name: 'no_such_job', closest: [] } } }, 'the closest names pass through');
+  const typo = await a.call('whoam', {}, { target: c.url });
+  t.same(typo.body, (await c.call('whoam')).body, 'a remote 404 reaches the caller as the target wrote it');
+  t.ok((typo.body as { unknown_job?: { closest: string[] } }).unknown_job?.closest.includes('whoami'), 'with the closest name');
 });
 
 t.test('the target must be configured; addresses are compared normalised', async (t) => {
@@ -191,7 +194,7 @@ t.test('SSE is forwarded event by event', async (t) => {
 t.test('a remote 4xx on /events reaches the client as that 4xx', async (t) => {
   const unknown = await a.fetch('/jobs/nope/events', { method: 'POST', body: JSON.stringify({ target: b.url }) });
   t.equal(unknown.status, 404);
-  t.same(await unknown.json(), { detail: 'Unknown job' });
+  t.same(await unknown.json(), { detail: 'Unknown job', unknown_job: { name: 'nope', closest: [] } });
   const invalid = await a.fetch('/jobs/strict/events', { method: 'POST', body: JSON.stringify({ target: b.url, arguments: { n: 'x' } }) });
   t.equal(invalid.status, 422);
   t.match(await invalid.json(), { detail: [{ loc: ['body', 'arguments', 'n'] }] });
