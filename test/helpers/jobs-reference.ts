@@ -19,10 +19,13 @@ function isSchema(value: unknown): value is Schema {
 }
 
 /** A parameter's type as a reader writes it: `string`, `integer[]`, `string | null`, `"a" | "b"`. */
+/** `integer[]`, or `("a" \| "b")[]` for a list of a union. */
+const listOf = (item: string): string => (item.includes('|') ? `(${item})[]` : `${item}[]`);
+
 function typeOf(schema: Schema): string {
   if (Array.isArray(schema['enum'])) return schema['enum'].map((v) => JSON.stringify(v)).join(' \\| ');
   if (Array.isArray(schema['anyOf'])) return schema['anyOf'].filter(isSchema).map(typeOf).join(' \\| ');
-  if (schema['type'] === 'array' && isSchema(schema['items'])) return `${typeOf(schema['items'])}[]`;
+  if (schema['type'] === 'array' && isSchema(schema['items'])) return listOf(typeOf(schema['items']));
   if (Array.isArray(schema['type'])) return schema['type'].join(' \\| ');
   return typeof schema['type'] === 'string' ? schema['type'] : 'any';
 }
