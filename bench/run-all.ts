@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const only = process.argv.slice(2);
 const modules = readdirSync(dir)
-  .filter((f) => f.endsWith('.js') && f !== 'run-all.js')
+  .filter((f) => f.endsWith('.js') && f !== 'run-all.js' && f !== 'write-report.js')
   .filter((f) => only.length === 0 || only.includes(f.replace(/\.js$/, '')))
   .sort();
 for (const file of modules) {

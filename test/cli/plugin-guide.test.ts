@@ -6,10 +6,10 @@ import { guideScript, runGuide } from '../helpers/guide-script.js';
 import { startTestService } from '../helpers/service.js';
 
 /**
- * docs/plugins.md promises that its `sh` blocks work as written: they are run here, in order, as
+ * docs/how-to/plugins.md promises that its `sh` blocks work as written: they are run here, in order, as
  * one bash script from a clean directory, with `taskyard` on PATH and a real service to install into.
  */
-const { blocks, script } = guideScript(await readFile(join(PACKAGE_ROOT, 'docs', 'plugins.md'), 'utf8'));
+const { blocks, script } = guideScript(await readFile(join(PACKAGE_ROOT, 'docs', 'how-to', 'plugins.md'), 'utf8'));
 
 t.test('every command of the plugin guide works from a clean directory', async (t) => {
   t.ok(blocks >= 5, 'the guide has its command blocks');

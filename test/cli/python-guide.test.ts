@@ -6,12 +6,12 @@ import { guideScript, runGuide } from '../helpers/guide-script.js';
 import { startTestService } from '../helpers/service.js';
 
 /**
- * docs/python-tasks.md ("Your Python script as a Task") promises that its blocks work as written:
+ * docs/tutorials/python-script.md ("Your Python script as a Task") promises that its blocks work as written:
  * its `sh` blocks and the files it has the reader save (`python train.py`) run here, in order, as
  * one bash script from a clean directory, with `taskyard` on PATH, the real python3 and a real
  * service (with a token: the `command` Task is offered only then).
  */
-const { blocks, script } = guideScript(await readFile(join(PACKAGE_ROOT, 'docs', 'python-tasks.md'), 'utf8'));
+const { blocks, script } = guideScript(await readFile(join(PACKAGE_ROOT, 'docs', 'tutorials', 'python-script.md'), 'utf8'));
 
 t.test('every block of the Python tutorial works from a clean directory', async (t) => {
   t.ok(blocks >= 8, 'the tutorial has its blocks');

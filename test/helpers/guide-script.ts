@@ -21,10 +21,16 @@ export function guideScript(markdown: string): { blocks: number; script: string 
 }
 
 /**
- * Runs a guide's script (guideScript) with bash from a clean directory, with `taskyard` on PATH and
- * the CLI pointed at `svc`; resolves with its exit code and its stdout and stderr together.
+ * Runs a guide's script (guideScript) with bash from a clean directory (`work`, removed after the
+ * test), with `taskyard` on PATH, the CLI pointed at `svc` and any `env` the guide has the reader
+ * set; resolves with its exit code, its stdout and stderr together, and that directory.
  */
-export async function runGuide(t: Test, svc: TestService, script: string): Promise<{ code: number | null; text: string }> {
+export async function runGuide(
+  t: Test,
+  svc: TestService,
+  script: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; text: string; work: string }> {
   const root = await mkdtemp(join(tmpdir(), 'taskyard-guide-'));
   t.teardown(() => rm(root, { recursive: true, force: true }));
   const bin = join(root, 'bin');
@@ -33,8 +39,9 @@ export async function runGuide(t: Test, svc: TestService, script: string): Promi
   await chmod(join(bin, 'taskyard'), 0o755);
   const work = join(root, 'work');
   await mkdir(work);
-  const env = {
+  const guideEnv = {
     ...process.env,
+    ...env,
     PATH: `${bin}:${process.env['PATH'] ?? ''}`,
     HOME: root,
     // `taskyard task run` keeps its record in a new temporary directory: inside root, removed with it.
@@ -47,10 +54,10 @@ export async function runGuide(t: Test, svc: TestService, script: string): Promi
     npm_config_fund: 'false',
   };
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd: work, env });
+    const child = spawn('bash', ['-c', script], { cwd: work, env: guideEnv });
     let text = '';
     child.stdout.on('data', (d: Buffer) => (text += d.toString()));
     child.stderr.on('data', (d: Buffer) => (text += d.toString()));
-    child.on('close', (code) => resolve({ code, text }));
+    child.on('close', (code) => resolve({ code, text, work }));
   });
 }

@@ -18,7 +18,7 @@ const SECRET = 'whsec-0123456789abcdef';
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 
-/** The documented check (docs/webhooks.md): HMAC-SHA256 over `timestamp + "." + raw body`. */
+/** The documented check (docs/how-to/webhooks.md): HMAC-SHA256 over `timestamp + "." + raw body`. */
 const verifies = (got: Received, secret: string) => got.signature === `v1=${createHmac('sha256', secret).update(`${got.timestamp}.${got.body}`).digest('hex')}`;
 
 const webhookConfig = (url: string, events = ['task.succeeded', 'task.failed', 'task.cancelled', 'task.retrying']) => ({ webhooks: [{ url, events, secret: SECRET }] });
@@ -155,13 +155,13 @@ t.test('a cancelled Task is one task.cancelled (to a localhost URL: resolved, ch
   t.equal(JSON.parse(receiver.received[0]!.body).data.status.state, 'cancelled');
 });
 
-t.test("docs/webhooks.md's Python and Node verification snippets accept a real delivery and refuse a wrong secret", async (t) => {
+t.test("docs/how-to/webhooks.md's Python and Node verification snippets accept a real delivery and refuse a wrong secret", async (t) => {
   const receiver = await startReceiver(t);
   const svc = await startTestService(t, { config: webhookConfig(receiver.url, ['task.succeeded']) });
   await waitTask(svc, await submitOk(t, svc, { task: 'demo', x: 2, y: 2 }));
   await waitFor(() => receiver.accepted.size === 1, 15_000, 'the delivery');
   const got = receiver.received[0]!;
-  const docs = await readFile(join(REPO, 'docs', 'webhooks.md'), 'utf8');
+  const docs = await readFile(join(REPO, 'docs', 'how-to', 'webhooks.md'), 'utf8');
   const blocks = [...docs.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], code: m[2]! }));
   const python = blocks.find((b) => b.lang === 'python')!.code;
   const node = blocks.find((b) => b.lang === 'js')!.code;
