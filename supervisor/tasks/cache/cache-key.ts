@@ -8,7 +8,7 @@ import { readMetadata } from '../records/records.js';
 import type { TaskIndex } from '../records/task-index.js';
 
 /**
- * The result cache's key (README "Result cache"): sha256, as hex, of the canonical JSON (keys
+ * The result cache's key (docs/how-to/result-cache.md): sha256, as hex, of the canonical JSON (keys
  * sorted at every level, no spaces) of
  *
  *     { "v": 1, "task_type", "registration", "version",
