@@ -207,7 +207,7 @@ async function manySteps(): Promise<Array<Array<string | number>>> {
       const handle = (await jobCall<{ task_id: string; run_id: string }>(conn, 'submit', { task: 'many-steps', steps: 10_000 })).answer;
       const done = await jobCall<{ state: string; steps: unknown[] }>(conn, 'wait_task', { task_id: handle.task_id, run_id: handle.run_id });
       const wall = (performance.now() - t0) / 1000;
-      // A status keeps at most MAX_STEPS of them (the first and the latest; docs/reference/tasks.md).
+      // A status keeps at most MAX_STEPS of them (the first and the latest; docs/explanation/task-runs.md).
       if (done.answer.state !== 'succeeded' || done.answer.steps.length !== MAX_STEPS) throw new Error(`the many-steps Task ended ${done.answer.state} with ${done.answer.steps.length} steps`);
       rows.push(['one Task with 10,000 steps', wall.toFixed(2), ((await cpuSeconds(svc.child.pid!)) - before).toFixed(2)]);
       conn.close();
