@@ -34,6 +34,8 @@ t.test("the SDK client accepts every Job's real answers against its published ou
   await call('shell', { command: 'exit 3' }, false);
   await call('list_entries', { path: 'data' });
   for (const file of ['table.csv', 'doc.json', 'notes.md', 'blob.bin', 'rows.parquet']) await call('preview_file', { path: `data/${file}` });
+  await call('count_csv_rows', { path: 'data/table.csv' });
+  await call('count_csv_rows', { path: 'data/doc.json' }, false);
   await call('delete_entries', { paths: ['gone.txt'] });
   await call('list_installed_task_definitions');
   await call('get_task_definition', { task: 'demo' });
