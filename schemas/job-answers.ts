@@ -9,6 +9,7 @@ import { TaskContextAnswer, TaskDefinition, TaskGraph, TaskHandle, TaskLogChunk,
 import { DeletedEntry, MovedEntry, PreviewAnswer, WorkspaceListing } from './workspace.js';
 import { TaskRuns } from './task-runs.js';
 import { CsvRowCount } from './csv-rows.js';
+import { TaskColumnValues } from './task-columns.js';
 import { WebhookStatusAnswer } from './webhooks.js';
 
 /**
@@ -43,6 +44,7 @@ export const JOB_ANSWERS = {
   status: TaskStatus,
   read_task_log: TaskLogChunk,
   read_task_metrics: TaskMetricsChunk,
+  read_task_columns: TaskColumnValues,
   get_task_runs: TaskRuns,
   get_task_graph: TaskGraph,
   get_task_context: TaskContextAnswer,
