@@ -6,8 +6,10 @@ import { openTaskFile } from './records/task-file.js';
 import type { TaskIndex } from './records/task-index.js';
 
 const NEWLINE = 0x0a;
-/** Bytes read per step of the backward search; most Tasks' last points of every metric lie in the first. */
-const WINDOW = 64 * 1024;
+/** Bytes read by the first step of the backward search (~100 points: most Tasks' last point of every metric lies there); each next step doubles it. */
+const FIRST_WINDOW = 8 * 1024;
+/** Tasks whose metrics are read at once: file reads wait on the thread pool, so they overlap. */
+const PARALLEL_READS = 16;
 
 /** A text of at most `TASK_COLUMNS_LIMITS.text` UTF-16 units, never ending in half a surrogate pair. */
 function cut(text: string): string {
@@ -39,15 +41,15 @@ async function lastMetricValues(file: string, names: ReadonlySet<string>): Promi
     const floor = Math.max(0, stat.size - TASK_COLUMNS_LIMITS.metricTailBytes);
     // The start of a line the last window cut off: it ends the next (earlier) window's bytes.
     let carry = Buffer.alloc(0);
-    for (let end = stat.size; end > floor && found.size < names.size; ) {
-      const start = Math.max(floor, end - WINDOW);
+    for (let end = stat.size, window = FIRST_WINDOW; end > floor && found.size < names.size; window *= 2) {
+      const start = Math.max(floor, end - window);
       const buf = Buffer.allocUnsafe(end - start);
       const { bytesRead } = await handle.read(buf, 0, buf.length, start);
       const view = Buffer.concat([buf.subarray(0, bytesRead), carry]);
       // Bytes before the first line feed may belong to a line that began before this window.
       const firstBreak = view.indexOf(NEWLINE);
       const first = start === 0 ? 0 : firstBreak < 0 ? view.length : firstBreak + 1;
-      for (let stop = view.length; stop > first; ) {
+      for (let stop = view.length; stop > first && found.size < names.size; ) {
         const nl = view.lastIndexOf(NEWLINE, stop - 1);
         const begin = Math.max(nl + 1, first);
         const point = begin < stop ? parsePoint(view.toString('utf8', begin, stop)) : undefined;
@@ -73,6 +75,7 @@ export async function readTaskColumns(index: TaskIndex, { task_ids: ids, columns
   const values: Record<string, Record<string, TaskColumnValue>> = {};
   const unknown: string[] = [];
   const metrics = new Set(columns.filter((c) => c.kind === 'metric').map((c) => c.name));
+  const metricReads: Array<{ dir: string; row: Record<string, TaskColumnValue> }> = [];
   for (const id of ids) {
     const record = index.get(id);
     const status = record?.status;
@@ -87,11 +90,16 @@ export async function readTaskColumns(index: TaskIndex, { task_ids: ids, columns
       const value = source && Object.hasOwn(source, c.name) ? cellOf(source[c.name]) : undefined;
       if (value !== undefined) row[columnKey(c)] = value;
     }
-    if (metrics.size > 0) {
-      const last = await lastMetricValues(join(record.dir, TASK_REPORT_FILES.metrics), metrics).catch(() => new Map<string, number | null>());
-      for (const [name, value] of last) row[columnKey({ kind: 'metric', name })] = value;
-    }
     values[id] = row;
+    if (metrics.size > 0) metricReads.push({ dir: record.dir, row });
   }
+  let next = 0;
+  const reader = async () => {
+    for (let read = metricReads[next++]; read; read = metricReads[next++]) {
+      const last = await lastMetricValues(join(read.dir, TASK_REPORT_FILES.metrics), metrics).catch(() => new Map<string, number | null>());
+      for (const [name, value] of last) read.row[columnKey({ kind: 'metric', name })] = value;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL_READS, metricReads.length) }, reader));
   return { values, unknown };
 }

@@ -44,6 +44,10 @@ t.test('read_task_columns answers chosen inputs, outputs and final metric values
   // The end of the metrics file is what is searched: a series last reported before the last 256 KiB has no final value.
   const file = join(svc.workspace, 'command', trained.task_id, 'metrics.jsonl');
   const line = (i: number) => `${JSON.stringify({ name: 'noise', value: i, timestamp: new Date().toISOString() })}\n`;
+  const point = (name: string, value: number) => `${JSON.stringify({ name, value, timestamp: new Date().toISOString() })}\n`;
+  await appendFile(file, point('accuracy', 0.9) + Array.from({ length: 1200 }, (_, i) => line(i)).join(''));
+  const deeper = await columns(svc, [trained.task_id], [{ kind: 'metric', name: 'accuracy' }, { kind: 'metric', name: 'noise' }]);
+  t.same(deeper.values[trained.task_id], { 'metric:accuracy': 0.9, 'metric:noise': 1199 }, 'a last point ~100 KB before the end is found (several windows back, lines cut by a window joined)');
   await appendFile(file, Array.from({ length: 4000 }, (_, i) => line(i)).join('') + '{"name":"loss","val');
   const tail = await columns(svc, [trained.task_id], [{ kind: 'metric', name: 'loss' }, { kind: 'metric', name: 'noise' }]);
   t.same(tail.values[trained.task_id], { 'metric:noise': 3999 }, 'a torn last line is passed over; loss lies before the searched tail');
