@@ -47,6 +47,7 @@ t.test("the SDK client accepts every Job's real answers against its published ou
   await call('list_task_statuses');
   await call('query_task_statuses', { limit: 5 });
   await call('read_task_log', { task_id: handle.task_id });
+  await call('read_task_columns', { task_ids: [handle.task_id, 'base#demo#nobody'], columns: [{ kind: 'input', name: 'x' }, { kind: 'output', name: 'operands' }, { kind: 'metric', name: 'loss' }] });
   await call('get_task_graph', { task_id: handle.task_id });
   await call('get_task_context', { task_id: handle.task_id });
   await call('list_task_runs', { task_type: 'base' });
