@@ -16,8 +16,12 @@ export type TaskColumn = Static<typeof TaskColumn>;
 /** Input of `read_task_columns` (beyond the spec). */
 export const ReadTaskColumnsInput = Type.Object(
   {
-    task_ids: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: TASK_COLUMNS_LIMITS.tasks, uniqueItems: true }),
-    columns: Type.Array(TaskColumn, { minItems: 1, maxItems: TASK_COLUMNS_LIMITS.columns }),
+    task_ids: Type.Array(Type.String({ minLength: 1 }), { minItems: 1, maxItems: TASK_COLUMNS_LIMITS.tasks, uniqueItems: true, description: 'The Tasks to read' }),
+    columns: Type.Array(TaskColumn, {
+      minItems: 1,
+      maxItems: TASK_COLUMNS_LIMITS.columns,
+      description: 'What to read of each, e.g. [{"kind": "input", "name": "lr"}, {"kind": "metric", "name": "loss"}]',
+    }),
   },
   { additionalProperties: false },
 );
