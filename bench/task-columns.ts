@@ -14,7 +14,7 @@ import { mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse';
-import { scanRecords } from '../workers/preview/csv-skip.js';
+import { scanRecords } from '../workers/preview/csv-scan.js';
 import type { TaskColumnValues } from '../schemas/task-columns.js';
 import type { TaskMetricsChunk } from '../schemas/task-metrics.js';
 import type { TaskStatusPage } from '../schemas/tasks.js';

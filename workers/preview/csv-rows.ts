@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 import type { CsvRowCount } from '../../schemas/csv-rows.js';
-import { scanRecords } from './csv-skip.js';
+import { scanRecords } from './csv-scan.js';
 import { openInside } from './open-file.js';
 import type { PreviewOutcome } from './preview.js';
 import { PreviewFailure } from './preview-failure.js';
