@@ -76,5 +76,13 @@ t.test('the Tasks table shows chosen input, output and final-metric columns, sor
   await page.reload();
   await page.waitForSelector('.vt-spacer .vt-row');
   await expectRows(t, page, [['lr-b', '—', '—'], ['lr-a', '—', '—'], ['d-c', '-4', '-4'], ['d-b', '10', '11'], ['d-a', '2', '5']], 'and the removal is kept');
+
+  await page.click('.column-picker > summary');
+  await addColumn(page, 'input', 'task_name');
+  await page.click('.column-picker > summary');
+  await page.click('button[aria-label="Sort by input task_name"]');
+  const byName = ['d-a', 'd-b', 'd-c', 'lr-a', 'lr-b'];
+  const xs: Record<string, string[]> = { 'd-a': ['2', '5'], 'd-b': ['10', '11'], 'd-c': ['-4', '-4'], 'lr-a': ['—', '—'], 'lr-b': ['—', '—'] };
+  await expectRows(t, page, byName.map((n) => [n, ...xs[n]!, n]), 'text sorts lexically');
   t.same(errors, []);
 });
