@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,6 +76,7 @@ t.test('bad paths get the preview refusals, and the service keeps answering', as
   await once(server, 'listening');
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
   await put(svc.workspace, 'notes.txt', 'a\n1\n');
+  await mkdir(join(svc.workspace, 'folder.csv'));
 
   const cases: Array<[string, string]> = [
     ['../x.csv', 'PermissionError: path escapes the workspace: ../x.csv'],
@@ -86,6 +87,7 @@ t.test('bad paths get the preview refusals, and the service keeps answering', as
     ['sock.csv', 'PermissionError: not a regular file: sock.csv'],
     ['missing.csv', 'FileNotFoundError: no such file: missing.csv'],
     ['inside', 'ValueError: not a CSV file: inside (rows are counted in .csv and .tsv files)'],
+    ['folder.csv', 'IsADirectoryError: is a directory: folder.csv'],
     ['notes.txt', 'ValueError: not a CSV file: notes.txt (rows are counted in .csv and .tsv files)'],
   ];
   for (const [path, answer] of cases) {
