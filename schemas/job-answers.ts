@@ -8,6 +8,8 @@ import { TaskMetricsChunk } from './task-metrics.js';
 import { TaskContextAnswer, TaskDefinition, TaskGraph, TaskHandle, TaskLogChunk, TaskStatus, TaskStatusPage } from './tasks.js';
 import { DeletedEntry, MovedEntry, PreviewAnswer, WorkspaceListing } from './workspace.js';
 import { TaskRuns } from './task-runs.js';
+import { CsvRowCount } from './csv-rows.js';
+import { TaskColumnValues } from './task-columns.js';
 import { WebhookStatusAnswer } from './webhooks.js';
 
 /**
@@ -28,6 +30,7 @@ export const JOB_ANSWERS = {
   preview_file: PreviewAnswer,
   delete_entries: Type.Array(DeletedEntry),
   move_entries: Type.Array(MovedEntry),
+  count_csv_rows: CsvRowCount,
   // Tasks
   list_installed_task_definitions: Type.Array(TaskDefinition),
   get_task_definition: TaskDefinition,
@@ -41,6 +44,7 @@ export const JOB_ANSWERS = {
   status: TaskStatus,
   read_task_log: TaskLogChunk,
   read_task_metrics: TaskMetricsChunk,
+  read_task_columns: TaskColumnValues,
   get_task_runs: TaskRuns,
   get_task_graph: TaskGraph,
   get_task_context: TaskContextAnswer,

@@ -3,6 +3,7 @@ import type { ShellOutput } from '../schemas/machine.js';
 import type { ShellRequest } from './shell.js';
 import type { OutputChunk } from './output-stream.js';
 import type { PreviewOutcome, PreviewRequest } from './preview/preview.js';
+import type { CsvRowsOutcome, CsvRowsRequest } from './preview/csv-rows.js';
 
 /**
  * The typed messages of the thread pool: one entry per kind of work, naming its input and output.
@@ -15,6 +16,8 @@ export interface PoolTasks {
   shell: { input: ShellRequest; output: ShellOutput; note: OutputChunk };
   /** Workspace file preview (supervisor/workspace). */
   preview: { input: PreviewRequest; output: PreviewOutcome };
+  /** Counts the data rows of a workspace CSV file (count_csv_rows). */
+  'csv-rows': { input: CsvRowsRequest; output: CsvRowsOutcome };
 }
 
 export type PoolKind = keyof PoolTasks;

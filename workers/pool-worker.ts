@@ -10,6 +10,7 @@ const handlers: Handlers = {
   shell: runShell,
   // Loaded on first use: threads that only run shell commands never pay for Arrow and YAML.
   preview: async (input, aborted) => (await import('./preview/preview.js')).runPreview(input, aborted),
+  'csv-rows': async (input, aborted) => (await import('./preview/csv-rows.js')).runCsvRows(input, aborted),
 };
 
 /** Piscina entry: dispatches one typed message to its handler. */

@@ -35,6 +35,7 @@ import { TaskIndex } from './records/task-index.js';
 import type { TaskRecord } from './records/task-record.js';
 import type { GpuLease } from '../../schemas/machine.js';
 import type { TaskMetricsChunk } from '../../schemas/task-metrics.js';
+import { readTaskColumns } from './task-columns.js';
 import { taskEnvironment } from './engines/task-environment.js';
 import { runAsVariables, type RunAs } from '../common/run-as.js';
 import { WorkspaceWatch } from './follow/workspace-watch.js';
@@ -83,9 +84,7 @@ export class Tasks {
   readonly #facts: RunFactsReader;
   #workspaceWatch: WorkspaceWatch | undefined;
 
-  /** `capacity`: what the local executor may lease (see capacity.ts). */
-  /** `runAs`: whom Task code runs as (`service.run_as`), or null. */
-  /** `commandTask`: whether the catalog offers `command` (it runs any program: only where a token guards the service, as `shell`). */
+  /** `capacity`: what the local executor may lease (capacity.ts); `runAs`: whom Task code runs as (`service.run_as`), or null; `commandTask`: whether the catalog offers `command` (it runs any program: only where a token guards the service, as `shell`). */
   constructor(workspace: string, config: Config, capacity: Capacity, runAs: RunAs | null = null, commandTask = false) {
     this.workspace = workspace;
     this.#index = new TaskIndex(workspace, join(workspace, STATE_DIR, INDEX_FILE));
@@ -302,6 +301,9 @@ export class Tasks {
   followMetrics(id: string, cursor: number, maxPoints: number, pollMs: number, ctx: JobContext): Promise<TaskMetricsChunk> {
     return followTaskMetrics(this.#index, id, cursor, maxPoints, pollMs, ctx);
   }
+
+  /** Chosen input, output and final-metric values of Tasks (read_task_columns). */
+  readonly columns = (q: Parameters<typeof readTaskColumns>[1]) => readTaskColumns(this.#index, q);
 
   /** The runs of a Task's submission, oldest first (get_task_runs); an unknown Task is a KeyError. */
   async runHistory(id: string): Promise<TaskRuns> {

@@ -1,6 +1,7 @@
 import { Type } from '../../vendor/typebox.js';
 import { ok } from '../../schemas/job-response.js';
 import { DeletedEntry, PreviewAnswer, WORKSPACE_LIMITS, WorkspaceListing } from '../../schemas/workspace.js';
+import { CSV_ROWS_LIMITS, CountCsvRowsInput, CsvRowCount } from '../../schemas/csv-rows.js';
 import type { WorkerPool } from '../../workers/pool.js';
 import { BusinessError, FileNotFoundError } from '../../core/errors.js';
 import { READ_ONLY, defineJob } from '../../core/job.js';
@@ -11,7 +12,20 @@ import { listTaskRuns } from './task-runs.js';
 
 const closed = { additionalProperties: false } as const;
 
-/** The spec's four workspace Jobs over the workspace rooted at `root` (a real path). */
+/** A client's path resolved inside `root` to an existing entry (the pool thread opens and checks it again). */
+async function existingFile(root: string, path: string): Promise<{ root: string; real: string; path: string }> {
+  const file = await resolveClientPath(root, path);
+  if (!file.exists) throw new FileNotFoundError(`no such file: ${path}`);
+  return { root, real: file.real, path: file.relative };
+}
+
+/** A pool outcome's answer, or its business failure thrown again with its type. */
+function answerOf<A>(outcome: { ok: true; answer: A } | { ok: false; type: string; message: string }): A {
+  if (!outcome.ok) throw new BusinessError(outcome.type, outcome.message);
+  return outcome.answer;
+}
+
+/** The spec's four workspace Jobs over the workspace rooted at `root` (a real path), and count_csv_rows. */
 export function workspaceJobs(root: string, pool: WorkerPool) {
   return [
     defineJob({
@@ -53,12 +67,22 @@ export function workspaceJobs(root: string, pool: WorkerPool) {
       ),
       annotations: READ_ONLY,
       run: async (args, ctx) => {
-        const file = await resolveClientPath(root, args.path);
-        if (!file.exists) throw new FileNotFoundError(`no such file: ${args.path}`);
-        const request = { root, real: file.real, path: file.relative, offset: args.offset ?? 0, limit: args.limit ?? WORKSPACE_LIMITS.previewRowsDefault };
-        const outcome = await pool.run('preview', request, ctx.signal);
-        if (!outcome.ok) throw new BusinessError(outcome.type, outcome.message);
-        return ok(outcome.answer);
+        const request = { ...(await existingFile(root, args.path)), offset: args.offset ?? 0, limit: args.limit ?? WORKSPACE_LIMITS.previewRowsDefault };
+        return ok(answerOf(await pool.run('preview', request, ctx.signal)));
+      },
+    }),
+    defineJob({
+      name: 'count_csv_rows',
+      output: CsvRowCount,
+      description:
+        'Counts the data rows of a workspace .csv or .tsv file as preview_file pages them: the header and empty lines are not rows, and a quoted field may span lines. ' +
+        `Scans at most max_bytes (default 1 GiB) and ${CSV_ROWS_LIMITS.seconds} seconds; past either, rows is a lower bound and exact is false. ` +
+        'Paths are checked like preview_file: inside the workspace, regular files only.',
+      input: CountCsvRowsInput,
+      annotations: READ_ONLY,
+      run: async (args, ctx) => {
+        const request = { ...(await existingFile(root, args.path)), maxBytes: args.max_bytes ?? CSV_ROWS_LIMITS.defaultBytes, maxMs: CSV_ROWS_LIMITS.seconds * 1000 };
+        return ok(answerOf(await pool.run('csv-rows', request, ctx.signal)));
       },
     }),
     defineJob({

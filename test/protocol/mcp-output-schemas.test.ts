@@ -34,6 +34,8 @@ t.test("the SDK client accepts every Job's real answers against its published ou
   await call('shell', { command: 'exit 3' }, false);
   await call('list_entries', { path: 'data' });
   for (const file of ['table.csv', 'doc.json', 'notes.md', 'blob.bin', 'rows.parquet']) await call('preview_file', { path: `data/${file}` });
+  await call('count_csv_rows', { path: 'data/table.csv' });
+  await call('count_csv_rows', { path: 'data/doc.json' }, false);
   await call('delete_entries', { paths: ['gone.txt'] });
   await call('list_installed_task_definitions');
   await call('get_task_definition', { task: 'demo' });
@@ -45,6 +47,7 @@ t.test("the SDK client accepts every Job's real answers against its published ou
   await call('list_task_statuses');
   await call('query_task_statuses', { limit: 5 });
   await call('read_task_log', { task_id: handle.task_id });
+  await call('read_task_columns', { task_ids: [handle.task_id, 'base#demo#nobody'], columns: [{ kind: 'input', name: 'x' }, { kind: 'output', name: 'operands' }, { kind: 'metric', name: 'loss' }] });
   await call('get_task_graph', { task_id: handle.task_id });
   await call('get_task_context', { task_id: handle.task_id });
   await call('list_task_runs', { task_type: 'base' });

@@ -38,6 +38,8 @@ t.test('browse to a CSV and page through it', async (t) => {
   t.match(await page.textContent('.pager .range'), /rows 1–100/);
   t.same(await page.$$eval('table.data thead th', (ths) => ths.map((th) => th.textContent)), ['#', 'id', 'sensor', 'temperature', 'ok']);
   t.ok(await page.isDisabled('button[aria-label="Previous rows"]'));
+  await page.waitForSelector('.preview-head .row-count:text-is("450 rows")');
+  t.pass('the header shows the row count of the whole file (count_csv_rows)');
 
   await page.click('button[aria-label="Next rows"]');
   await page.waitForSelector('.pager .range:has-text("rows 101–200")');
@@ -50,6 +52,16 @@ t.test('browse to a CSV and page through it', async (t) => {
   t.ok(await page.isDisabled('button[aria-label="Next rows"]'), 'the last page has no next');
   await page.click('button[aria-label="Previous rows"]');
   await page.waitForSelector('.pager .range:has-text("rows 301–400")');
+  t.same(errors, []);
+});
+
+t.test('the row count of a CSV keeps quoted line breaks inside their row', async (t) => {
+  const { svc, page, errors } = await startConsole(t, { service: shared });
+  await writeFile(join(svc.workspace, 'data', 'quoted.csv'), 'id,text\n1,"two\nlines"\n2,"and\n\nthree"\n');
+  await page.goto(`${svc.url}/#/workspace?path=data&file=data%2Fquoted.csv`);
+  await page.waitForSelector('table.data');
+  await page.waitForSelector('.preview-head .row-count:text-is("2 rows")');
+  t.equal(await page.$$eval('table.data tbody tr', (trs) => trs.length), 2, 'as many rows as the table shows');
   t.same(errors, []);
 });
 

@@ -2,7 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import type { CsvPreview } from '../../schemas/workspace.js';
-import { skipRecords } from './csv-skip.js';
+import { skipRecords } from './csv-scan.js';
 import { PreviewFailure } from './preview-failure.js';
 
 /** One record may not grow past this: an unclosed quote must not pull a whole file into memory. */

@@ -4,7 +4,7 @@ import { openTaskFile } from '../records/task-file.js';
 const NEWLINE = 0x0a;
 
 /** A line of metrics.jsonl as the runner writes it (runner/metric-points.ts), or undefined for anything else. */
-function parsePoint(text: string): { name: string; point: MetricPoint } | undefined {
+export function parsePoint(text: string): { name: string; point: MetricPoint } | undefined {
   let line: unknown;
   try {
     line = JSON.parse(text);

@@ -26,3 +26,5 @@ export const TERMINAL_STATES: ReadonlySet<string> = new Set(['succeeded', 'faile
 
 export type { MetricPoint, TaskMetricsChunk } from '../../../schemas/task-metrics.js';
 export type { TaskRuns } from '../../../schemas/task-runs.js';
+export type { CsvRowCount } from '../../../schemas/csv-rows.js';
+export type { TaskColumnValues } from '../../../schemas/task-columns.js';

@@ -5,7 +5,11 @@ import { h, notice } from '../ui/dom.js';
 import { durationBetween, formatDuration, timeLabel } from '../ui/format.js';
 import { instanceName, progressCell, stateBadge } from '../ui/task-bits.js';
 import { type Column, virtualTable } from '../ui/virtual-table.js';
+import type { TaskDefinition } from '../api/types.js';
+import { columnKey } from '../../../schemas/task-column-keys.js';
 import { MAX_COMPARED } from './compare.js';
+import { chosenColumns, columnPicker, offeredNames } from './task-column-picker.js';
+import { ColumnValues, compareCells, loadView, saveView } from './task-columns.js';
 import { TaskFeed, type TaskRow } from './task-feed.js';
 
 const STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -70,7 +74,32 @@ export function renderTasks(container: HTMLElement, ctx: PageContext): void {
     compare.textContent = `Compare ${selected.size}`;
     compare.setAttribute('href', href(['compare'], { ids: [...selected].join(',') }));
   };
-  const table = virtualTable([selectCell(selected, selectionChanged), ...COLUMNS], { rowHeight: 40, link: (t) => href(['tasks', t.task_id]), label: 'Tasks', empty: 'No Task matches.' });
+  const view = loadView();
+  const values = new ColumnValues(ctx.api, ctx.signal, () => redraw());
+  const makeTable = () =>
+    virtualTable([selectCell(selected, selectionChanged), ...COLUMNS, ...chosenColumns(view, values, viewChanged)], {
+      rowHeight: 40,
+      link: (t) => href(['tasks', t.task_id]),
+      label: 'Tasks',
+      empty: 'No Task matches.',
+      drawn: (rows) => values.want(rows, view.columns),
+    });
+  let table = makeTable();
+  // Added columns and the sort: saved, and the table rebuilt with its new header.
+  function viewChanged(): void {
+    saveView(view);
+    const next = makeTable();
+    table.element.replaceWith(next.element);
+    table = next;
+    redraw();
+  }
+  const pickerSlot = h('div', { class: 'column-picker-slot' });
+  if (ctx.api.may('read_task_columns')) {
+    const definitions = ctx.api.may('list_installed_task_definitions')
+      ? ctx.api.answer<TaskDefinition[]>('list_installed_task_definitions', {}, { signal: ctx.signal }).catch(() => [])
+      : Promise.resolve([]);
+    void definitions.then((defs) => pickerSlot.replaceChildren(columnPicker(view, offeredNames(defs), viewChanged)));
+  }
   const chips = h('div', { class: 'chips', role: 'group', 'aria-label': 'Filter by state' });
   const typeSelect = h('select', { 'aria-label': 'Filter by type' });
   const search = h('input', { type: 'search', placeholder: 'Filter by ID', 'aria-label': 'Filter by Task ID', value: q.get('q') ?? '' });
@@ -89,6 +118,12 @@ export function renderTasks(container: HTMLElement, ctx: PageContext): void {
 
   function redraw(): void {
     const shown = all.filter((t) => matches(t, filters));
+    const sort = view.sort;
+    if (sort) {
+      // A sort needs its column for every row shown, not only those in view.
+      values.want(shown, view.columns.filter((c) => columnKey(c) === sort.key));
+      shown.sort((a, b) => compareCells(values.value(a.task_id, sort.key), values.value(b.task_id, sort.key), sort.dir));
+    }
     table.setRows(shown);
     const counts = new Map<string, number>();
     for (const t of all) counts.set(t.state, (counts.get(t.state) ?? 0) + 1);
@@ -131,7 +166,7 @@ export function renderTasks(container: HTMLElement, ctx: PageContext): void {
 
   container.replaceChildren(
     h('div', { class: 'page-head' }, h('h1', {}, 'Tasks'), status, h('div', { class: 'actions' }, compare, ctx.api.may('submit') ? h('a', { class: 'button primary', href: href(['tasks', 'new']) }, 'New task') : null)),
-    h('div', { class: 'toolbar' }, chips, typeSelect, search),
+    h('div', { class: 'toolbar' }, chips, typeSelect, search, pickerSlot),
     error,
     table.element,
   );

@@ -1,5 +1,5 @@
 import { errorText, type Api } from '../api/client.js';
-import type { Preview, WorkspaceEntry, WorkspaceListing } from '../api/types.js';
+import type { CsvRowCount, Preview, WorkspaceEntry, WorkspaceListing } from '../api/types.js';
 import type { PageContext } from '../app/page.js';
 import { href, navigate } from '../app/router.js';
 import { h, notice, replaceChildren } from '../ui/dom.js';
@@ -77,6 +77,21 @@ function listFolder(listing: HTMLElement, path: string, file: string | null, ctx
     .catch((err: unknown) => listing.replaceChildren(notice(errorText(err), 'error')));
 }
 
+/**
+ * "N rows" of a CSV file (count_csv_rows; "≥ N" when the count stopped at its bound), counted once
+ * per opened file while the first page shows: paging does not count again.
+ */
+function countRows(slot: HTMLElement, file: string, ctx: PageContext): void {
+  if (!ctx.api.may('count_csv_rows')) return;
+  ctx.api
+    .answer<CsvRowCount>('count_csv_rows', { path: file }, { signal: ctx.signal })
+    .then((c) => {
+      slot.textContent = `${c.exact ? '' : '≥ '}${c.rows.toLocaleString()} ${c.rows === 1 && c.exact ? 'row' : 'rows'}`;
+      slot.title = c.exact ? '' : `Counted in the first ${formatBytes(c.scanned_bytes)} of ${formatBytes(c.size)}`;
+    })
+    .catch(() => slot.replaceChildren());
+}
+
 function showPreview(box: HTMLElement, file: string, offset: number, ctx: PageContext): void {
   const body = h('div', { class: 'preview-body' }, notice('Loading preview…'));
   const del = h('button', { type: 'button', class: 'small danger' }, 'Delete');
@@ -88,9 +103,11 @@ function showPreview(box: HTMLElement, file: string, offset: number, ctx: PageCo
       .catch((err: unknown) => body.prepend(notice(errorText(err), 'error')));
   });
   const meta = h('span', { class: 'muted' });
+  const rowCount = h('span', { class: 'muted row-count', 'aria-live': 'polite' });
+  let counted = false;
   const download = h('span', { class: 'download-slot' });
   const onError = (text: string) => body.prepend(notice(text, 'error'));
-  box.replaceChildren(h('header', { class: 'preview-head' }, h('h2', {}, h('code', {}, file.split('/').pop() ?? file)), meta, download, del), body);
+  box.replaceChildren(h('header', { class: 'preview-head' }, h('h2', {}, h('code', {}, file.split('/').pop() ?? file)), meta, rowCount, download, del), body);
 
   const load = (at: number) => {
     body.setAttribute('aria-busy', 'true');
@@ -98,6 +115,8 @@ function showPreview(box: HTMLElement, file: string, offset: number, ctx: PageCo
       .answer<Preview>('preview_file', { path: file, offset: at, limit: PAGE_SIZE }, { signal: ctx.signal })
       .then((p) => {
         meta.textContent = `${isImage(file) ? 'image' : p.kind} · ${formatBytes(p.size)}`;
+        if (p.kind === 'csv' && !counted) countRows(rowCount, file, ctx);
+        counted = true;
         download.replaceChildren(downloadButton(ctx.api, file, p.size, onError));
         // Images come through the download route; their preview answer only gave the size.
         if (isImage(file)) return body.replaceChildren(imageView(ctx.api, file, p.size, ctx.signal));

@@ -5,6 +5,10 @@ export interface Column<T> {
   readonly label: string;
   readonly width: string;
   readonly className?: string;
+  /** Drawn in the header instead of `label` (e.g. a sort button). */
+  readonly header?: Node;
+  /** The table is sorted by this column (`aria-sort`). */
+  readonly sorted?: 'ascending' | 'descending';
   render(row: T): Node | string;
 }
 
@@ -20,9 +24,16 @@ const OVERSCAN = 8;
  * A table that draws only the rows in view (plus a few above and below) over a spacer as tall
  * as all rows. Rows are links, so they work with keyboard, middle-click and screen readers.
  */
-export function virtualTable<T>(columns: readonly Column<T>[], opts: { rowHeight: number; link(row: T): string; label: string; empty: string }): VirtualTable<T> {
+export function virtualTable<T>(
+  columns: readonly Column<T>[],
+  opts: { rowHeight: number; link(row: T): string; label: string; empty: string; drawn?(rows: readonly T[]): void },
+): VirtualTable<T> {
   const template = columns.map((c) => c.width).join(' ');
-  const header = h('div', { class: 'vt-row vt-head', role: 'row' }, columns.map((c) => h('div', { role: 'columnheader', class: c.className === 'num' ? 'num' : undefined }, c.label)));
+  const header = h(
+    'div',
+    { class: 'vt-row vt-head', role: 'row' },
+    columns.map((c) => h('div', { role: 'columnheader', class: c.className === 'num' ? 'num' : undefined, 'aria-sort': c.sorted }, c.header ?? c.label)),
+  );
   header.style.gridTemplateColumns = template;
   const spacer = h('div', { class: 'vt-spacer', role: 'rowgroup' });
   const viewport = h('div', { class: 'vt-viewport', tabindex: 0 }, spacer);
@@ -45,6 +56,8 @@ export function virtualTable<T>(columns: readonly Column<T>[], opts: { rowHeight
       drawn.push(el);
     }
     spacer.replaceChildren(...drawn);
+    // Whoever fills cells lazily learns which rows are in view now.
+    opts.drawn?.(rows.slice(first, last));
   }
 
   const schedule = () => {
