@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { GpuDevice } from '../../schemas/machine.js';
-import { NVIDIA_QUERY_FIELDS, parseNvidiaSmi, parseRocmSmi } from './gpu-parse.js';
+import { NVIDIA_QUERY_FIELDS, parseComputeApps, parseNvidiaSmi, parseRocmSmi } from './gpu-parse.js';
 
 const run = promisify(execFile);
 
@@ -23,6 +23,16 @@ async function query(command: string, args: string[], parse: (text: string) => G
     return parse(stdout);
   } catch {
     return [];
+  }
+}
+
+/** GPU memory by process from nvidia-smi; null where it did not answer (no NVIDIA GPU, no driver, no tool). */
+export async function probeGpuProcessMemory(nvidiaSmi: string, signal?: AbortSignal): Promise<Map<number, number> | null> {
+  try {
+    const { stdout } = await run(nvidiaSmi, ['--query-compute-apps=pid,used_memory', '--format=csv,noheader,nounits'], { timeout: PROBE_TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024, ...(signal ? { signal } : {}) });
+    return parseComputeApps(stdout);
+  } catch {
+    return null;
   }
 }
 
