@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -7,31 +7,7 @@ import { check } from '../../schemas/validator.js';
 import { ConfigError, validateConfig } from '../../supervisor/common/config.js';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { startTestService, waitFor, type TestService } from '../helpers/service.js';
-import { NVIDIA_H100_PAIR } from './gpu-samples.js';
-
-/** A marker in the burning command's line: the fixture nvidia-smi reports GPU memory for the processes that carry it. */
-const MARKER = 'taskyard-history-burn';
-const GPU_MIB_PER_PROCESS = 2048;
-
-/**
- * A stand-in nvidia-smi: the H100 pair for --query-gpu, and for --query-compute-apps every
- * process whose command line holds MARKER, each with GPU_MIB_PER_PROCESS MiB.
- */
-async function fixtureNvidiaSmi(dir: string): Promise<string> {
-  const file = join(dir, 'nvidia-smi');
-  await writeFile(
-    file,
-    `#!/bin/sh
-case "$1" in
-  --query-compute-apps=*)
-    grep -las '${MARKER}-[0-9]' /proc/[0-9]*/cmdline | sed -n 's#^/proc/\\([0-9]*\\)/cmdline$#\\1, ${GPU_MIB_PER_PROCESS}#p' ;;
-  *) printf '%s' '${NVIDIA_H100_PAIR}' ;;
-esac
-`,
-  );
-  await chmod(file, 0o755);
-  return file;
-}
+import { burnArgv, fixtureNvidiaSmi, GPU_MIB_PER_PROCESS } from './fixture-nvidia-smi.js';
 
 const dir = await mkdtemp(join(tmpdir(), 'taskyard-history-'));
 t.teardown(() => rm(dir, { recursive: true, force: true }));
@@ -101,8 +77,7 @@ t.test('the ring keeps the window and no more', async (t) => {
 });
 
 t.test('a running Task shows its process tree CPU, RSS and GPU memory', async (t) => {
-  const burn = `# ${MARKER}-1\nwhile True: pass`;
-  const submitted = await svc.call('submit', { task: 'command', argv: ['python3', '-c', burn] });
+  const submitted = await svc.call('submit', { task: 'command', argv: burnArgv(1) });
   t.equal(submitted.status, 200);
   const taskId = submitted.body.answer.task_id;
   const busy = await waitFor(async () => {
