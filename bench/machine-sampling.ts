@@ -15,7 +15,7 @@ import { readMemory } from '../supervisor/machine/memory-info.js';
 import { readProcessUsages, readProcUnits, TreeUsageMeter } from '../supervisor/machine/process-usage.js';
 import { treeOf } from '../workers/process-tree.js';
 import { isMain, printTable } from './lib/table.js';
-import { waitFor } from '../test/helpers/wait-for.js';
+import { setTimeout as delay } from 'node:timers/promises';
 
 const require = createRequire(import.meta.url);
 const si = require('systeminformation') as typeof import('systeminformation');
@@ -43,23 +43,36 @@ interface Measured {
   name: string;
   wall: number[];
   cpu: number;
+  last: number;
+}
+
+/** One way to take a sample; `every`: only every n-th round; `gapMs`: at least this long after its previous sample (waited untimed). */
+interface Approach {
+  name: string;
+  sample: () => Promise<unknown>;
+  every?: number;
+  gapMs?: number;
 }
 
 /**
- * Takes `count` samples of each approach, interleaved (one of each in turn), so that the load of a
- * shared machine drifting over the run weighs on every approach alike.
+ * Takes `count` rounds of samples, one of each approach in turn, so that the load of a shared
+ * machine drifting over the run weighs on every approach alike.
  */
-async function measure(count: number, approaches: ReadonlyArray<readonly [string, () => Promise<unknown>, number?]>): Promise<Measured[]> {
-  for (const [, sample] of approaches) for (let i = 0; i < 3; i++) await sample();
-  const measured = approaches.map(([name]) => ({ name, wall: [] as number[], cpu: 0 }));
+async function measure(count: number, approaches: readonly Approach[]): Promise<Measured[]> {
+  for (const { sample } of approaches) for (let i = 0; i < 3; i++) await sample();
+  const measured = approaches.map(({ name }) => ({ name, wall: [] as number[], cpu: 0, last: 0 }));
   for (let i = 0; i < count; i++) {
-    for (const [j, [, sample, every = 1]] of approaches.entries()) {
+    for (const [j, { sample, every = 1, gapMs = 0 }] of approaches.entries()) {
       if (i % every !== 0) continue;
+      const m = measured[j]!;
+      const wait = m.last + gapMs - performance.now();
+      if (wait > 0) await delay(wait);
       const cpuBefore = cpuMs();
       const start = performance.now();
       await sample();
-      measured[j]!.wall.push(performance.now() - start);
-      measured[j]!.cpu += cpuMs() - cpuBefore;
+      m.last = performance.now();
+      m.wall.push(m.last - start);
+      m.cpu += cpuMs() - cpuBefore;
     }
   }
   for (const m of measured) m.cpu /= m.wall.length;
@@ -84,16 +97,16 @@ export async function run(): Promise<void> {
 
   let before = await readCpuTimes();
   const machine = await measure(count, [
-    [
-      'hand-written /proc (readCpuTimes + readMemory)',
-      async () => {
+    {
+      name: 'hand-written /proc (readCpuTimes + readMemory)',
+      sample: async () => {
         const [now, memory] = await Promise.all([readCpuTimes(), readMemory()]);
         const usage = usageBetween(before, now);
         before = now;
         return [usage, memory.used_bytes];
       },
-    ],
-    ['systeminformation (currentLoad + mem)', async () => Promise.all([si.currentLoad(), si.mem()])],
+    },
+    { name: 'systeminformation (currentLoad + mem)', sample: async () => Promise.all([si.currentLoad(), si.mem()]) },
   ]);
   printTable(`Machine sample (CPU %, memory), ${count} samples each`, HEADER, rows(machine));
 
@@ -101,26 +114,32 @@ export async function run(): Promise<void> {
   const root = spawn('/bin/sh', ['-c', `for i in $(seq ${TREE_SIZE - 1}); do sleep 600 & done; wait`], { stdio: 'ignore', detached: true });
   const pid = root.pid!;
   try {
-    await waitFor(async () => treeOf(await readProcessUsages(), [pid]).length === TREE_SIZE, 10_000, `a tree of ${TREE_SIZE} processes`);
+    for (let tries = 0; treeOf(await readProcessUsages(), [pid]).length < TREE_SIZE; tries++) {
+      if (tries === 200) throw new Error(`the tree of ${TREE_SIZE} processes did not start`);
+      await delay(25);
+    }
     const meter = new TreeUsageMeter(units);
     const roots = new Map([['bench', pid]]);
     const tree = await measure(count, [
-      ['hand-written /proc (one pass, TreeUsageMeter)', async () => meter.measure(await readProcessUsages(), roots, Date.now())],
-      [
-        'pidusage (pids from the same /proc pass)',
-        async () => {
+      { name: 'hand-written /proc (one pass, TreeUsageMeter)', sample: async () => meter.measure(await readProcessUsages(), roots, Date.now()) },
+      {
+        name: 'pidusage (pids from the same /proc pass)',
+        sample: async () => {
           const pids = treeOf(await readProcessUsages(), [pid]).map((p) => p.pid);
           return Object.values(await pidusage(pids)).reduce((sum, s) => sum + s.cpu, 0);
         },
-      ],
-      [
-        'systeminformation processes() (runs ps)',
-        async () => {
+      },
+      {
+        name: 'systeminformation processes() (runs ps)',
+        sample: async () => {
           const list = (await si.processes()).list.map((p) => ({ ...p, ppid: p.parentPid, pgid: -1, state: 'S', startTime: '0' }));
           return treeOf(list, [pid]).reduce((sum, p) => sum + p.cpu, 0);
         },
-        10, // seconds of ps per sample: one in ten rounds
-      ],
+        // Seconds of ps per sample: one round in ten. It answers its previous result when asked
+        // again within 500 ms, so each of its samples waits for that to pass.
+        every: 10,
+        gapMs: 600,
+      },
     ]);
     printTable(`Per-Task sample: a tree of ${TREE_SIZE} processes among ${processes} on the machine`, HEADER, rows(tree));
   } finally {
