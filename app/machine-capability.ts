@@ -9,7 +9,7 @@ import { startMachineStatus } from '../supervisor/machine/machine-status.js';
 import { shellJob } from '../supervisor/machine/shell-job.js';
 import { MachineHealth, MachineInfo } from '../schemas/machine.js';
 import { MachineHistory, ReadMachineHistoryInput } from '../schemas/machine-history.js';
-import { sharedGpuProbe, type GpuCommands } from '../supervisor/machine/gpu-probe.js';
+import { gpuCommandsOf, sharedGpuProbe } from '../supervisor/machine/gpu-probe.js';
 import { startMachineHistory } from '../supervisor/machine/machine-history.js';
 
 const NoArguments = Type.Object({}, { additionalProperties: false });
@@ -24,10 +24,9 @@ export const machineCapability = declareCapability({
   uses: ['tasks'],
   build: async (env, { tasks }) => {
     const targets = indexTargets(env.config.targets);
-    const { history: historySettings, gpu_commands } = env.config.machine;
-    const gpuCommands: GpuCommands = { nvidiaSmi: gpu_commands.nvidia_smi, rocmSmi: gpu_commands.rocm_smi };
+    const gpuCommands = gpuCommandsOf(env.config.machine.gpu_commands);
     const status = await startMachineStatus(sharedGpuProbe(gpuCommands), tasks ? () => tasks.running.gpuLeases() : undefined);
-    const history = await startMachineHistory(historySettings, gpuCommands, tasks ? () => tasks.running.runnerProcesses() : () => []);
+    const history = await startMachineHistory(env.config.machine.history, gpuCommands, tasks ? () => tasks.running.runnerProcesses() : () => []);
     const shell = shellJob(env.pool, env.workspace, env.runAs ?? null);
     return {
       jobs: [

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { GpuDevice } from '../../schemas/machine.js';
+import type { MachineSection } from '../../schemas/machine-history.js';
 import { NVIDIA_QUERY_FIELDS, parseComputeApps, parseNvidiaSmi, parseRocmSmi } from './gpu-parse.js';
 
 const run = promisify(execFile);
@@ -12,6 +13,11 @@ export interface GpuCommands {
 }
 
 export const DEFAULT_GPU_COMMANDS: Readonly<GpuCommands> = Object.freeze({ nvidiaSmi: 'nvidia-smi', rocmSmi: 'rocm-smi' });
+
+/** The commands config `machine.gpu_commands` names (machine_status, the history and the local executor's GPU count ask the same tools). */
+export function gpuCommandsOf(section: MachineSection['gpu_commands']): GpuCommands {
+  return { nvidiaSmi: section.nvidia_smi, rocmSmi: section.rocm_smi };
+}
 
 /** A hung driver must not hang `machine_status`. */
 const PROBE_TIMEOUT_MS = 5_000;

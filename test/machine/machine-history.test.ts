@@ -42,6 +42,8 @@ t.test('samples of the machine arrive within a bound, over HTTP JSON, SSE and MC
   );
   t.same(first.gpus[1]!.utilization_percent, first.times.map(() => 97), 'per-GPU utilization aligned with times');
   t.same(first.gpus[1]!.memory_used_bytes, first.times.map(() => 61440 * 1024 * 1024));
+  const status = await svc.call('machine_status');
+  t.same(status.body.success && status.body.answer.gpus.map((g) => g.utilization_percent), [0, 97], 'machine_status asks the tools of machine.gpu_commands too');
 
   const newer = await waitFor(async () => {
     const answer = await read(svc, first.cursor);
