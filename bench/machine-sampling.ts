@@ -2,7 +2,7 @@
  * Machine history sampling bench: what one sample costs with the hand-written /proc readers the
  * service uses (supervisor/machine/cpu-usage.ts, memory-info.ts, process-usage.ts) against the
  * npm packages DESIGN.md names, `systeminformation` (machine: currentLoad + mem; processes:
- * processes()) and `pidusage` (the tree's pids, found by the same /proc pass, then pidusage(pids)),
+ * processes()) and `pidusage` (the tree's pids, found by a /proc pass, then pidusage(pids)),
  * all measured in one run on one machine. For each: wall time per sample (p50, mean) and CPU
  * time per sample (this process plus the child processes it reaped, e.g. `ps`).
  * Run: `node dist/bench/machine-sampling.js` (after `npm run build`).
@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { readCpuTimes, usageBetween } from '../supervisor/machine/cpu-usage.js';
 import { readMemory } from '../supervisor/machine/memory-info.js';
-import { readProcessUsages, readProcUnits, TreeUsageMeter } from '../supervisor/machine/process-usage.js';
+import { ProcessScanner, readProcessUsages, readProcUnits, TreeUsageMeter } from '../supervisor/machine/process-usage.js';
 import { treeOf } from '../workers/process-tree.js';
 import { isMain, printTable } from './lib/table.js';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -119,11 +119,21 @@ export async function run(): Promise<void> {
       await delay(25);
     }
     const meter = new TreeUsageMeter(units);
+    const scannedMeter = new TreeUsageMeter(units);
+    const scanner = new ProcessScanner();
     const roots = new Map([['bench', pid]]);
     const tree = await measure(count, [
-      { name: 'hand-written /proc (one pass, TreeUsageMeter)', sample: async () => meter.measure(await readProcessUsages(), roots, Date.now()) },
+      { name: 'hand-written /proc, every process (TreeUsageMeter)', sample: async () => meter.measure(await readProcessUsages(), roots, Date.now()) },
       {
-        name: 'pidusage (pids from the same /proc pass)',
+        name: 'hand-written /proc, ProcessScanner (as the service)',
+        sample: async () => {
+          const trees = scannedMeter.measure(await scanner.scan([pid]), roots, Date.now());
+          scanner.keep([...trees.values()].flatMap((tree) => tree.pids));
+          return trees;
+        },
+      },
+      {
+        name: 'pidusage (pids from a pass over every process)',
         sample: async () => {
           const pids = treeOf(await readProcessUsages(), [pid]).map((p) => p.pid);
           return Object.values(await pidusage(pids)).reduce((sum, s) => sum + s.cpu, 0);

@@ -5,7 +5,7 @@ import { readCpuTimes, usageBetween, type CpuTimes } from './cpu-usage.js';
 import { probeGpuProcessMemory, probeGpus, type GpuCommands } from './gpu-probe.js';
 import { historySeries, SampleRing, type MachineSample, type TaskSample } from './history-ring.js';
 import { readMemory } from './memory-info.js';
-import { readProcessUsages, readProcUnits, TreeUsageMeter } from './process-usage.js';
+import { ProcessScanner, readProcUnits, TreeUsageMeter } from './process-usage.js';
 
 /** A Task's runner process on this machine: the root of the tree sampled for it. */
 export interface SampledRunner {
@@ -44,6 +44,7 @@ export async function startMachineHistory(settings: MachineHistorySection, gpuCo
   // One signal per sample: a hung GPU tool is killed at stop (a signal kept for the sampler's whole life would gather a listener per call).
   let sampling = new AbortController();
   const meter = new TreeUsageMeter(await readProcUnits());
+  const scanner = new ProcessScanner();
   let cpuBefore: CpuTimes = await readCpuTimes();
 
   const sample = async (signal: AbortSignal): Promise<MachineSample> => {
@@ -54,15 +55,17 @@ export async function startMachineHistory(settings: MachineHistorySection, gpuCo
     return { at, cpuPercent, memoryUsedBytes: memory.used_bytes, memoryTotalBytes: memory.total_bytes, gpus, tasks: await sampleTasks(at, gpus, signal) };
   };
 
-  /** One pass over /proc for every Task, and one nvidia-smi call where there is an NVIDIA GPU; nothing at all while no Task runs. */
+  /** One scan of /proc for every Task, and one nvidia-smi call where there is an NVIDIA GPU; nothing at all while no Task runs. */
   const sampleTasks = async (at: number, gpus: readonly GpuDevice[], signal: AbortSignal): Promise<TaskSample[]> => {
     const running = runners().slice(0, MAX_TASKS_PER_SAMPLE);
     if (running.length === 0) {
       meter.measure([], new Map(), at);
+      scanner.forget();
       return [];
     }
-    const [processes, gpuMemory] = await Promise.all([readProcessUsages(), gpus.some((g) => g.vendor === 'nvidia') ? probeGpuProcessMemory(gpuCommands.nvidiaSmi, signal) : null]);
+    const [processes, gpuMemory] = await Promise.all([scanner.scan(running.map((r) => r.pid)), gpus.some((g) => g.vendor === 'nvidia') ? probeGpuProcessMemory(gpuCommands.nvidiaSmi, signal) : null]);
     const trees = meter.measure(processes, new Map(running.map((r) => [r.runId, r.pid])), at);
+    scanner.keep([...trees.values()].flatMap((tree) => tree.pids));
     const found: TaskSample[] = [];
     for (const runner of running) {
       const tree = trees.get(runner.runId);

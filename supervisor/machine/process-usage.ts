@@ -24,17 +24,70 @@ export function parseStatUsage(line: string): ProcessUsage | undefined {
   return Number.isFinite(ticks) && Number.isFinite(rssPages) ? { ...entry, ticks, rssPages } : undefined;
 }
 
-/** Every readable process with its usage: one pass over /proc serves every Task of a sample. */
-export async function readProcessUsages(): Promise<ProcessUsage[]> {
-  let names: string[];
+/** Lists the pids in /proc (none where there is no /proc). */
+async function listPids(): Promise<number[]> {
   try {
-    names = await readdir('/proc');
+    return (await readdir('/proc')).filter((n) => /^\d+$/.test(n)).map(Number);
   } catch {
     return [];
   }
-  const read = (name: string) => readFile(`/proc/${name}/stat`, 'latin1').then(parseStatUsage, () => undefined);
-  const entries = await Promise.all(names.filter((n) => /^\d+$/.test(n)).map(read));
+}
+
+/** Reads the usage of `pids`, leaving out those gone meanwhile or not readable. */
+async function readUsages(pids: readonly number[]): Promise<ProcessUsage[]> {
+  const read = (pid: number) => readFile(`/proc/${pid}/stat`, 'latin1').then(parseStatUsage, () => undefined);
+  const entries = await Promise.all(pids.map(read));
   return entries.filter((e): e is ProcessUsage => e !== undefined);
+}
+
+/** Every readable process with its usage. */
+export async function readProcessUsages(): Promise<ProcessUsage[]> {
+  return readUsages(await listPids());
+}
+
+/**
+ * Reads, of the processes in /proc, only those a tree can hold now: the roots, the members of the
+ * trees at the previous scan, and the pids that were not there at the previous scan (every new
+ * process is one of them). A process that was there and in no tree cannot have joined one since
+ * (a parent is never changed to a live tree member), unless its pid was reused in between: every
+ * `fullEvery`-th scan reads every process, so such a process is missed for one minute at most at
+ * the default interval. A new root (a Task started; its runner may have started children before
+ * the root was known) also makes a full scan. A machine with thousands of processes pays for the
+ * Tasks' trees and the processes started since, not for all of them, at each sample.
+ */
+export class ProcessScanner {
+  readonly #fullEvery: number;
+  #listed = new Set<number>();
+  #members = new Set<number>();
+  #roots = new Set<number>();
+  #scans = 0;
+
+  constructor(fullEvery = 12) {
+    this.#fullEvery = fullEvery;
+  }
+
+  /** The processes trees rooted at `roots` may hold; `keep` then names the trees' members. */
+  async scan(roots: readonly number[]): Promise<ProcessUsage[]> {
+    const pids = await listPids();
+    const full = this.#scans++ % this.#fullEvery === 0 || roots.some((root) => !this.#roots.has(root));
+    const wanted = full ? pids : pids.filter((pid) => !this.#listed.has(pid) || this.#members.has(pid) || roots.includes(pid));
+    this.#listed = new Set(pids);
+    this.#roots = new Set(roots);
+    return readUsages(wanted);
+  }
+
+  /** The members of the trees the last scan found: read again at the next one. */
+  keep(members: Iterable<number>): void {
+    this.#members = new Set(members);
+  }
+
+  /** No scan for a while (no Task ran): the next one reads every process. */
+  forget(): void {
+    this.#listed.clear();
+    this.#members.clear();
+    this.#roots.clear();
+    this.#scans = 0;
+  }
 }
 
 /** Units of /proc/<pid>/stat, asked of getconf once; Linux's usual values where it cannot say. */

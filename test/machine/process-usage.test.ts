@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
 import t from 'tap';
 import { historySeries, SampleRing, type MachineSample } from '../../supervisor/machine/history-ring.js';
-import { parseStatUsage, TreeUsageMeter, type ProcessUsage } from '../../supervisor/machine/process-usage.js';
+import { parseStatUsage, ProcessScanner, readProcessUsages, TreeUsageMeter, type ProcessUsage } from '../../supervisor/machine/process-usage.js';
+import { treeOf } from '../../workers/process-tree.js';
+import { waitFor } from '../helpers/wait-for.js';
 import type { GpuDevice } from '../../schemas/machine.js';
 
 t.test('parseStatUsage reads CPU ticks and RSS after a command name with spaces and parentheses', async (t) => {
@@ -47,4 +50,37 @@ t.test('the ring overwrites its oldest sample and answers after a time', async (
   t.same(ring.after(0).map((s) => s.at), [3, 4, 5]);
   t.same(ring.after(4).map((s) => s.at), [5]);
   t.equal(ring.latest, 5);
+});
+
+t.test('ProcessScanner reads the trees and the new processes, every process only at a full scan or for a new root', async (t) => {
+  // A shell with one sleeping child, which starts a second one when it reads a line.
+  const shell = spawn('/bin/sh', ['-c', 'sleep 600 & read line; sleep 600 & wait'], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+  const root = shell.pid!;
+  t.teardown(() => process.kill(-root, 'SIGKILL'));
+  await waitFor(async () => treeOf(await readProcessUsages(), [root]).length === 2, 10_000, 'the shell and its first child');
+  const scanner = new ProcessScanner(1_000);
+  const pidsOf = (entries: readonly ProcessUsage[]) => new Set(entries.map((e) => e.pid));
+
+  const first = await scanner.scan([root]);
+  t.ok(pidsOf(first).has(1), 'the first scan reads every process');
+  const tree = treeOf(first, [root]);
+  t.equal(tree.length, 2);
+  scanner.keep(tree.map((p) => p.pid));
+
+  const second = await scanner.scan([root]);
+  t.notOk(pidsOf(second).has(1), 'then an old process in no tree is not read again');
+  t.same(treeOf(second, [root]).map((p) => p.pid).sort(), tree.map((p) => p.pid).sort(), 'the tree is read whole');
+  scanner.keep(treeOf(second, [root]).map((p) => p.pid));
+
+  shell.stdin.end('go\n');
+  const grown = await waitFor(async () => {
+    const members = treeOf(await scanner.scan([root]), [root]);
+    scanner.keep(members.map((p) => p.pid));
+    return members.length === 3 ? members : undefined;
+  }, 10_000, 'the new child to be found');
+  t.equal(grown.length, 3, 'a process started since the last scan is read, and found in its tree');
+
+  t.ok(pidsOf(await scanner.scan([root, process.pid])).has(1), 'a new root makes a full scan');
+  scanner.forget();
+  t.ok(pidsOf(await scanner.scan([root, process.pid])).has(1), 'and so does a scan after forget');
 });
