@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
@@ -141,4 +141,26 @@ t.test('with machine.history.enabled false nothing is sampled', async (t) => {
   const off = await startTestService(t, { config: { machine: { history: { enabled: false } } } });
   const answer = await read(off);
   t.same([answer.times, answer.tasks, answer.cursor], [[], {}, 0]);
+});
+
+/** The pids of live processes whose command line holds `text`. */
+async function processesWith(text: string): Promise<number[]> {
+  const found: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const line = await readFile(`/proc/${name}/cmdline`, 'latin1').catch(() => '');
+    const state = await readFile(`/proc/${name}/stat`, 'latin1').catch(() => '');
+    if (line.includes(text) && !/\) Z /.test(state)) found.push(Number(name));
+  }
+  return found;
+}
+
+t.test('a sample in progress ends with the service: a hung GPU tool is not left running', async (t) => {
+  const hung = join(dir, 'hung-smi');
+  await writeFile(hung, '#!/bin/sh\nexec sleep 3600.4242\n');
+  await chmod(hung, 0o755);
+  const svc = await startTestService(t, { config: { machine: { history: { interval_ms: 100, window_s: 10 }, gpu_commands: { nvidia_smi: hung, rocm_smi: hung } } } });
+  await waitFor(async () => (await processesWith('3600.4242')).length > 0, 10_000, 'the hung GPU tool to run');
+  await svc.close();
+  t.same(await processesWith('3600.4242'), [], 'stopping the sampler killed it');
 });
