@@ -39,7 +39,9 @@ t.test('Machine page: live charts of CPU, memory and each GPU that grow while th
   t.pass('the burning Task is listed with its CPU');
   t.match(await page.textContent(`${row} .task-rss`), /\d+(\.\d+)? (MiB|GiB)/, 'and its RSS');
   t.equal(await page.textContent(`${row} .task-gpu-memory`), '2.0 GiB', 'and the GPU memory its processes hold');
-  t.equal(await page.locator(`${row} svg.sparkline polyline`).count(), 1, 'with a sparkline of its recent CPU');
+  const sparkPoints = async () => ((await page.locator(`${row} svg.sparkline polyline`).getAttribute('points')) ?? '').split(' ').length;
+  await waitFor(async () => (await sparkPoints()) >= 5, 20_000, 'five points on the sparkline');
+  t.pass('with a sparkline of its recent CPU, which grows');
   await screenshot(page, 'machine-history', { fullPage: true });
 
   await svc.call('cancel', { task_id: id });

@@ -20,14 +20,15 @@ interface TaskFigures {
   recentCpu: Array<number | null>;
 }
 
-/** A small line of recent values (0-100 % of one core and more), as an inline SVG. */
+/** A small line of recent values (0-100 % of one core and more) across its width, as an inline SVG. */
 function sparkline(values: ReadonlyArray<number | null>): SVGElement {
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
   svg.setAttribute('class', 'sparkline');
   svg.setAttribute('viewBox', `0 0 ${SPARK_POINTS} 20`);
   svg.setAttribute('aria-hidden', 'true');
   const top = Math.max(100, ...values.map((v) => v ?? 0));
-  const points = values.map((v, i) => `${i + SPARK_POINTS - values.length},${(20 - ((v ?? 0) / top) * 20).toFixed(1)}`).join(' ');
+  const step = values.length > 1 ? SPARK_POINTS / (values.length - 1) : 0;
+  const points = values.map((v, i) => `${(i * step).toFixed(1)},${(20 - ((v ?? 0) / top) * 20).toFixed(1)}`).join(' ');
   const line = document.createElementNS('http://www.w3.org/2000/svg', 'polyline');
   line.setAttribute('points', points);
   svg.append(line);
