@@ -3,6 +3,7 @@ import { Type } from '../vendor/typebox.js';
 import { TaskResources, TaskRetries } from './tasks.js';
 import { DEFAULT_WORKSPACE } from './workspace-path.js';
 import { WebhookEntry, WebhookHosts } from './webhooks.js';
+import { MachineSection } from './machine-history.js';
 
 const MiB = 1024 * 1024;
 
@@ -157,6 +158,7 @@ export const ConfigFile = Type.Object(
     audit: AuditSection,
     webhooks: Type.Array(WebhookEntry, { default: [] }),
     webhook_hosts: WebhookHosts,
+    machine: MachineSection,
   },
   { additionalProperties: false },
 );

@@ -3,6 +3,7 @@ import { Type } from '../vendor/typebox.js';
 import type { JobResponse } from './job-response.js';
 import { AgentSessionPage, AgentSessionView } from './agent.js';
 import { MachineHealth, MachineInfo, ShellOutput } from './machine.js';
+import { MachineHistory } from './machine-history.js';
 import { PluginChange, PluginInfo, SyncResult } from './plugins.js';
 import { TaskMetricsChunk } from './task-metrics.js';
 import { TaskContextAnswer, TaskDefinition, TaskGraph, TaskHandle, TaskLogChunk, TaskStatus, TaskStatusPage } from './tasks.js';
@@ -23,6 +24,7 @@ export const JOB_ANSWERS = {
   version: Type.String(),
   list_machines: Type.Array(MachineHealth),
   machine_status: MachineInfo,
+  read_machine_history: MachineHistory,
   shell: ShellOutput,
   // Workspace
   list_entries: WorkspaceListing,

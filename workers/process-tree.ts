@@ -104,23 +104,31 @@ async function carriesMark(pid: number, mark: string): Promise<boolean> {
  */
 export async function collectTree(roots: readonly number[], mark?: ProcessMark): Promise<ProcessEntry[]> {
   const all = await listProcesses();
-  const children = new Map<number, ProcessEntry[]>();
+  if (mark === undefined) return treeOf(all, roots);
+  const groups = new Set(roots);
+  // Whatever a live root started, it started after it: older processes (most of a machine's) need no look.
+  const rootStarts = all.filter((e) => groups.has(e.pid)).map((e) => Number(e.startTime));
+  const since = mark.since ?? (rootStarts.length > 0 ? Math.min(...rootStarts) : 0);
+  const others = all.filter((e) => !groups.has(e.pid) && !groups.has(e.pgid) && e.pid !== process.pid && e.state !== 'Z' && Number(e.startTime) >= since);
+  const marked = await Promise.all(others.map((e) => carriesMark(e.pid, mark.entry)));
+  return treeOf(all, roots, others.filter((_, i) => marked[i]));
+}
+
+/**
+ * The live members of a tree among `all` (one reading of /proc): the roots, the members of their
+ * process groups, `extra`, and the descendants of all of these by parent pid.
+ */
+export function treeOf<T extends ProcessEntry>(all: readonly T[], roots: readonly number[], extra: readonly T[] = []): T[] {
+  const children = new Map<number, T[]>();
   for (const entry of all) {
     const list = children.get(entry.ppid);
     if (list) list.push(entry);
     else children.set(entry.ppid, [entry]);
   }
   const groups = new Set(roots);
-  const found = new Map<number, ProcessEntry>();
+  const found = new Map<number, T>();
   for (const entry of all) if (groups.has(entry.pid) || groups.has(entry.pgid)) found.set(entry.pid, entry);
-  if (mark !== undefined) {
-    // Whatever a live root started, it started after it: older processes (most of a machine's) need no look.
-    const rootStarts = [...found.values()].filter((e) => groups.has(e.pid)).map((e) => Number(e.startTime));
-    const since = mark.since ?? (rootStarts.length > 0 ? Math.min(...rootStarts) : 0);
-    const others = all.filter((e) => !found.has(e.pid) && e.pid !== process.pid && e.state !== 'Z' && Number(e.startTime) >= since);
-    const marked = await Promise.all(others.map((e) => carriesMark(e.pid, mark.entry)));
-    for (const [i, entry] of others.entries()) if (marked[i]) found.set(entry.pid, entry);
-  }
+  for (const entry of extra) found.set(entry.pid, entry);
   const queue = [...found.keys()];
   while (queue.length > 0) {
     for (const child of children.get(queue.pop()!) ?? []) {

@@ -5,6 +5,7 @@ import { resolveWorkspace } from '../../schemas/workspace-path.js';
 import { check } from '../../schemas/validator.js';
 import { configIssueLines } from './config-messages.js';
 import { webhookUrlProblems } from './host-check.js';
+import { machineHistoryProblems } from '../../schemas/machine-history.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
 export interface Config extends ConfigFile {
@@ -46,8 +47,8 @@ export function validateConfig(raw: unknown, source: string): Config {
     const lines = configIssueLines(result.issues, ConfigFile, withService);
     throw new ConfigError(`${source}: invalid configuration:\n  ${lines.join('\n  ')}`);
   }
-  const hosts = webhookUrlProblems(result.value.webhooks, result.value.webhook_hosts);
-  if (hosts.length) throw new ConfigError(`${source}: invalid configuration:\n  ${hosts.join('\n  ')}`);
+  const problems = [...webhookUrlProblems(result.value.webhooks, result.value.webhook_hosts), ...machineHistoryProblems(result.value.machine.history)];
+  if (problems.length) throw new ConfigError(`${source}: invalid configuration:\n  ${problems.join('\n  ')}`);
   return { ...result.value, source };
 }
 

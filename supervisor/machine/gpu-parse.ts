@@ -86,3 +86,19 @@ export function parseRocmSmi(text: string): GpuDevice[] {
   }
   return devices.sort((a, b) => a.index - b.index);
 }
+
+/**
+ * Parses `nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits`: GPU
+ * memory (MiB) by process, summed where a process uses several GPUs.
+ */
+export function parseComputeApps(text: string): Map<number, number> {
+  const bytes = new Map<number, number>();
+  for (const line of text.split('\n')) {
+    const [pidText, usedText] = line.split(',');
+    const pid = numberOrNull(pidText);
+    const used = numberOrNull(usedText);
+    if (pid === null || !Number.isInteger(pid) || used === null) continue;
+    bytes.set(pid, (bytes.get(pid) ?? 0) + used * MiB);
+  }
+  return bytes;
+}

@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import type { GpuDevice } from '../../schemas/machine.js';
-import { NVIDIA_QUERY_FIELDS, parseNvidiaSmi, parseRocmSmi } from './gpu-parse.js';
+import type { MachineSection } from '../../schemas/machine-history.js';
+import { NVIDIA_QUERY_FIELDS, parseComputeApps, parseNvidiaSmi, parseRocmSmi } from './gpu-parse.js';
 
 const run = promisify(execFile);
 
@@ -13,6 +14,11 @@ export interface GpuCommands {
 
 export const DEFAULT_GPU_COMMANDS: Readonly<GpuCommands> = Object.freeze({ nvidiaSmi: 'nvidia-smi', rocmSmi: 'rocm-smi' });
 
+/** The commands config `machine.gpu_commands` names (machine_status, the history and the local executor's GPU count ask the same tools). */
+export function gpuCommandsOf(section: MachineSection['gpu_commands']): GpuCommands {
+  return { nvidiaSmi: section.nvidia_smi, rocmSmi: section.rocm_smi };
+}
+
 /** A hung driver must not hang `machine_status`. */
 const PROBE_TIMEOUT_MS = 5_000;
 
@@ -23,6 +29,16 @@ async function query(command: string, args: string[], parse: (text: string) => G
     return parse(stdout);
   } catch {
     return [];
+  }
+}
+
+/** GPU memory by process from nvidia-smi; null where it did not answer (no NVIDIA GPU, no driver, no tool). */
+export async function probeGpuProcessMemory(nvidiaSmi: string, signal?: AbortSignal): Promise<Map<number, number> | null> {
+  try {
+    const { stdout } = await run(nvidiaSmi, ['--query-compute-apps=pid,used_memory', '--format=csv,noheader,nounits'], { timeout: PROBE_TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024, ...(signal ? { signal } : {}) });
+    return parseComputeApps(stdout);
+  } catch {
+    return null;
   }
 }
 

@@ -33,7 +33,6 @@ import { contextOf, lineageOf, type TaskContext } from './task-context.js';
 import { parseTaskId } from './records/task-ids.js';
 import { TaskIndex } from './records/task-index.js';
 import type { TaskRecord } from './records/task-record.js';
-import type { GpuLease } from '../../schemas/machine.js';
 import type { TaskMetricsChunk } from '../../schemas/task-metrics.js';
 import { readTaskColumns } from './task-columns.js';
 import { taskEnvironment } from './engines/task-environment.js';
@@ -228,9 +227,9 @@ export class Tasks {
     return this.#runs.activeCount(registration) > 0;
   }
 
-  /** Which Task holds which GPU index (machine_status). */
-  gpuLeases(): GpuLease[] {
-    return this.#runs.gpuLeases();
+  /** What runs on this machine now, for machine_status and the machine history: GPU leases, runner processes. */
+  get running(): Pick<RunTable, 'gpuLeases' | 'runnerProcesses'> {
+    return this.#runs;
   }
 
   // --- Waits and streams ---

@@ -75,10 +75,13 @@ export async function startTestService(t: Test, opts: TestServiceOptions = {}): 
   // thrown away at close); and no GPUs, so each start does not run nvidia-smi and rocm-smi to
   // find none (tests that lease GPUs say how many).
   const service = { runner_pool_size: 1, gpus: 0, ...((raw['service'] as Record<string, unknown>) ?? {}), workspace, port: 0, host: '127.0.0.1' };
+  // No machine history sampler either (it would run nvidia-smi and rocm-smi every few seconds),
+  // unless the test configures `machine`.
+  const machine = raw['machine'] ?? { history: { enabled: false } };
   const token = opts.token === undefined ? TEST_TOKEN : opts.token;
   let running: RunningService;
   try {
-    const config = validateConfig({ ...raw, service }, 'test');
+    const config = validateConfig({ ...raw, service, machine }, 'test');
     running = await startService({ config, token, ...(opts.capabilities ? { capabilities: opts.capabilities } : {}) });
   } catch (err) {
     // A start that fails (tests of bad configuration) leaves no workspace behind either.

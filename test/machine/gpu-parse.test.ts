@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { parseNvidiaSmi, parseRocmSmi } from '../../supervisor/machine/gpu-parse.js';
+import { parseComputeApps, parseNvidiaSmi, parseRocmSmi } from '../../supervisor/machine/gpu-parse.js';
 import { probeGpus } from '../../supervisor/machine/gpu-probe.js';
 import { NVIDIA_H100_PAIR, NVIDIA_NO_DRIVER, NVIDIA_WITH_NA, ROCM_5_MI250X, ROCM_6_MI300X } from './gpu-samples.js';
 
@@ -55,4 +55,10 @@ t.test('detection runs the real commands and tolerates their absence', async (t)
   const both = await probeGpus({ nvidiaSmi: nvidia, rocmSmi: rocm });
   t.same(both.map((g) => `${g.vendor}:${g.index}`), ['nvidia:0', 'nvidia:1', 'amd:0']);
   t.same(await probeGpus({ nvidiaSmi: broken, rocmSmi: missing }), [], 'a driver failure gives []');
+});
+
+t.test('nvidia-smi compute apps: GPU memory by process, summed over GPUs', async (t) => {
+  const text = '4242, 1024\n4242, 512\n77, [N/A]\n\nnot a line\n99, 8\n';
+  t.same([...parseComputeApps(text)], [[4242, 1536 * 1024 * 1024], [99, 8 * 1024 * 1024]], 'a process on two GPUs sums; [N/A] and junk are skipped');
+  t.same([...parseComputeApps('')], [], 'no compute process: an empty map');
 });

@@ -17,6 +17,13 @@ export interface RunDefinition {
   readonly retries: TaskRetries | undefined;
 }
 
+/** A run's runner process on this machine. */
+export interface RunnerProcess {
+  readonly taskId: string;
+  readonly runId: string;
+  readonly pid: number;
+}
+
 /** A new run ID (also a submit's). */
 export function newRunId(): string {
   return randomUUID().replaceAll('-', '');
@@ -124,6 +131,16 @@ export class RunTable {
   /** Cancels a Task's run; true only when this call caused the `cancelled` record. */
   cancel(id: string): Promise<boolean> {
     return this.#active.get(id)?.cancel() ?? Promise.resolve(false);
+  }
+
+  /** The local runner process of each owned run that has one: the roots the machine history samples. */
+  runnerProcesses(): RunnerProcess[] {
+    const found: RunnerProcess[] = [];
+    for (const run of this.#active.values()) {
+      const pid = run.runnerPid;
+      if (pid !== null) found.push({ taskId: run.id, runId: run.spec.runId, pid });
+    }
+    return found;
   }
 
   /** Which Task holds which GPU now. */

@@ -82,6 +82,11 @@ export class TaskRun {
   /** The next attempt being made of this failed one: a cancel meanwhile cancels that. */
   #retrying: Promise<TaskRun | null> | undefined;
 
+  /** The local process of its runner once it has one (null: not started yet, or run elsewhere, as on Slurm). */
+  get runnerPid(): number | null {
+    return this.#runner?.pid ?? null;
+  }
+
   constructor(host: RunHost, spec: RunSpec, start: RunStart) {
     this.#host = host;
     this.spec = spec;

@@ -4,6 +4,7 @@
 export type { ProgressEvent, LogEvent, ArtifactEvent, ResultEvent, StreamEvent } from '../../../schemas/events.js';
 export type { FileCopy, MovedEntry, WorkspaceEntry, WorkspaceListing, PreviewAnswer as Preview } from '../../../schemas/workspace.js';
 export type { MachineHealth, MachineInfo, GpuDevice } from '../../../schemas/machine.js';
+export type { MachineHistory } from '../../../schemas/machine-history.js';
 export type { WebhookEndpointStatus } from '../../../schemas/webhooks.js';
 export type { ArtifactRecord, TaskHandle, TaskLogChunk, TaskState, TaskStatus, TaskStatusPage, TaskStepStatus as TaskStep } from '../../../schemas/tasks.js';
 import type { JobDescriptor as WireJobDescriptor, JobResponseOf } from '../../../schemas/job-response.js';

@@ -5,6 +5,7 @@ import { every, type PageContext } from '../app/page.js';
 import { h, notice } from '../ui/dom.js';
 import { formatBytes, formatPercent } from '../ui/format.js';
 import { progressBar } from '../ui/progress-bar.js';
+import { MachineHistoryPanel } from './machine-history.js';
 import { refreshWebhooks } from './machine-webhooks.js';
 
 const REFRESH_MS = 5000;
@@ -110,13 +111,16 @@ export function renderMachine(container: HTMLElement, ctx: PageContext): void {
   const leases = h('div', {});
   const targets = h('div', {}, notice('Checking targets…'));
   const webhooks = h('div', {}, notice('Reading webhooks…'));
+  const history = new MachineHistoryPanel(ctx.api, ctx.signal);
   container.replaceChildren(
     h('div', { class: 'page-head' }, h('h1', {}, 'Machine'), h('span', { class: 'muted' }, `figures of ${where}, refreshed every ${REFRESH_MS / 1000} s`)),
     cards,
+    h('section', { class: 'card', 'aria-label': 'History' }, h('h2', {}, 'History'), history.element),
     h('section', { class: 'card' }, h('h2', {}, 'GPUs'), gpus, h('h3', {}, 'Leases'), leases),
     h('section', { class: 'card' }, h('h2', {}, 'Targets'), h('p', { class: 'muted' }, `Machines this service forwards calls to, checked every ${REFRESH_MS / 1000} s. Selecting one sends every call of the console there.`), targets),
     h('section', { class: 'card', 'aria-label': 'Webhooks' }, h('h2', {}, 'Webhooks'), h('p', { class: 'muted' }, 'Signed deliveries of Task ends by this service (config webhooks), and their outbox.'), webhooks),
   );
+  every(() => history.intervalMs, ctx.signal, () => history.refresh());
   every(REFRESH_MS, ctx.signal, () => refreshWebhooks(webhooks, ctx));
   every(REFRESH_MS, ctx.signal, async () => {
     try {

@@ -22,10 +22,13 @@ export class MetricChart {
   readonly #ys: Array<number | null> = [];
   #byStep: boolean | null = null;
   #plot: uPlot | null = null;
+  /** A fixed y range (percentages: 0 to 100), else uPlot fits the range to the data. */
+  readonly #yRange: readonly [number, number] | undefined;
   readonly #resize = new ResizeObserver(() => this.#fit());
 
-  constructor(name: string) {
+  constructor(name: string, opts: { yRange?: readonly [number, number] } = {}) {
     this.#name = name;
+    this.#yRange = opts.yRange;
     this.element = h('figure', { class: 'metric-chart', 'data-metric': name, 'data-points': '0' }, h('figcaption', {}, name));
     this.#resize.observe(this.element);
   }
@@ -42,6 +45,23 @@ export class MetricChart {
       this.#xs.push(this.#byStep ? (p.step ?? (last === undefined ? 0 : last + 1)) : Date.parse(p.timestamp) / 1000);
       this.#ys.push(p.value);
     }
+  }
+
+  /** Adds points of a series over time: `times` in ms since the epoch, one value each. */
+  appendTimes(times: readonly number[], values: ReadonlyArray<number | null>): void {
+    this.#byStep = false;
+    for (const [i, at] of times.entries()) {
+      this.#xs.push(at / 1000);
+      this.#ys.push(values[i] ?? null);
+    }
+  }
+
+  /** Drops the points before `at` (ms since the epoch): a chart of a moving window keeps only it. */
+  dropBefore(at: number): void {
+    const first = this.#xs.findIndex((x) => x * 1000 >= at);
+    const drop = first < 0 ? this.#xs.length : first;
+    this.#xs.splice(0, drop);
+    this.#ys.splice(0, drop);
   }
 
   /** What the canvas draws of the points at `width` pixels. */
@@ -63,7 +83,7 @@ export class MetricChart {
         height: HEIGHT,
         legend: { show: false },
         cursor: { drag: { x: true, y: false } },
-        scales: { x: { time: !this.#byStep } },
+        scales: { x: { time: !this.#byStep }, ...(this.#yRange ? { y: { range: [this.#yRange[0], this.#yRange[1]] } } : {}) },
         axes: [
           { grid, stroke: cssColor('--muted', '#6b7280'), ...(this.#byStep ? { label: 'step' } : {}) },
           { grid, stroke: cssColor('--muted', '#6b7280'), size: 60 },
