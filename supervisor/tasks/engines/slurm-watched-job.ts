@@ -3,6 +3,7 @@ import { readJsonObject } from '../../common/json-file.js';
 import { isTerminal, TASK_FILES } from '../../../core/task-record/record-files.js';
 import { TaskState } from '../../../schemas/tasks.js';
 import type { Runner, RunnerEnd } from './executor.js';
+import { isRequeued, type JobState } from './slurm-commands.js';
 
 /**
  * When the Slurm executor may believe that a job is gone. One squeue that exits 0 without a job
@@ -38,6 +39,8 @@ export class WatchedJob implements Runner {
   readonly ended: Promise<RunnerEnd>;
   /** Settles `ended` (once: later calls do nothing). */
   readonly end: (end: RunnerEnd) => void;
+  /** Slurm was seen running it: a later pending state is a requeue. */
+  #ran = false;
   #missedSince: number | null = null;
   #missedRounds = 0;
 
@@ -56,6 +59,12 @@ export class WatchedJob implements Runner {
   seen(): void {
     this.#missedSince = null;
     this.#missedRounds = 0;
+  }
+
+  /** Slurm shows the job in `state`: true when it ran before and is queued again (requeued). */
+  requeued(shown: JobState): boolean {
+    if (shown.state === 'RUNNING') this.#ran = true;
+    return this.#ran && isRequeued(shown);
   }
 
   /** An answering squeue did not list the job: true once it was missing long enough to ask scontrol. */
