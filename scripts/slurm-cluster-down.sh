@@ -6,16 +6,16 @@
 dir=$1
 [ -f "$dir/cluster.env" ] || exit 0
 . "$dir/cluster.env"
-stop() { # pid...: TERM, up to 5 s, then KILL
+stop() { # pid...: TERM, up to 5 s, then KILL (sh has no locals: its counter is its own name)
   [ $# -gt 0 ] || return 0
   kill "$@" 2>/dev/null
-  i=0
-  while [ $i -lt 50 ]; do
+  waited=0
+  while [ $waited -lt 50 ]; do
     alive=0
     for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive=1; done
     [ $alive = 1 ] || return 0
     sleep 0.1
-    i=$((i + 1))
+    waited=$((waited + 1))
   done
   kill -9 "$@" 2>/dev/null || true
 }

@@ -80,7 +80,10 @@ if (reason) {
     const run = await submitOk(t, svc, { task: 'gpu-where' });
     const done = await waitTask(svc, run);
     t.equal(done.status.state, 'succeeded', done.status.error);
-    t.match(done.status.result, { node: cluster.nodes.at(-1), cuda: /^[01]$/ }, 'on the GPU node, with one of its GPUs visible');
+    // --exclusive gives the job the whole node, both GPUs included.
+    t.match(done.status.result, { node: cluster.nodes.at(-1), cuda: /^[01](,[01])?$/ }, 'on the GPU node, with its GPUs visible');
+    const job = JSON.parse(await readFile(join(dirOf(svc.workspace, run), 'slurm_job.json'), 'utf8')) as { job_id: string };
+    t.match(await cluster.run('squeue', ['-h', '-t', 'all', '-j', job.job_id, '-o', '%b']), /gpu:1/, 'the job asked Slurm for gres gpu:1');
   });
 
   t.test('a node that dies mid-run fails the Task with NODE_FAIL, with a consistent record', async (t) => {
@@ -147,8 +150,9 @@ if (reason) {
   t.test('taskyard run -- python3 train.py on Slurm is one batch job; its output is in the log', async (t) => {
     const home = await mkdtemp(join(tmpdir(), 'taskyard-cluster-home-'));
     t.teardown(() => rm(home, { recursive: true, force: true }));
-    await writeFile(join(svc.workspace, 'train.py'), 'import os\nprint("epoch 1 loss 0.5", flush=True)\nprint("ran in job " + os.environ["SLURM_JOB_ID"])\n');
-    const ran = await runCli(['run', '--task-name', 'train', '--', 'python3', 'train.py'], { HOME: home, TASKYARD_URL: svc.url, TASKYARD_TOKEN: svc.token ?? '' });
+    const script = join(svc.workspace, 'train.py');
+    await writeFile(script, 'import os\nprint("epoch 1 loss 0.5", flush=True)\nprint("ran in job " + os.environ["SLURM_JOB_ID"])\n');
+    const ran = await runCli(['run', '--task-name', 'train', '--', 'python3', script], { HOME: home, TASKYARD_URL: svc.url, TASKYARD_TOKEN: svc.token ?? '' });
     t.equal(ran.code, 0, ran.stderr);
     t.match(ran.stdout, /^epoch 1 loss 0\.5$/m, 'the CLI shows the output');
     const log = await logOf(svc, 'command#command#train');
