@@ -50,14 +50,14 @@ async function pidsIn(node: string): Promise<number[]> {
  * the cluster started (by pid, namespace by namespace) and deletes the namespaces, links and the
  * scratch directory, whether the tests passed or not.
  */
-export async function startSlurmCluster(t: Test, nodes = 3, opts: { jobRequeue?: boolean } = {}): Promise<SlurmMultiCluster> {
+export async function startSlurmCluster(t: Test, nodes = 3): Promise<SlurmMultiCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-cluster-'));
   const down = async () => {
     await exec(join(SCRIPTS, 'slurm-cluster-down.sh'), [dir]).catch((err: Error) => console.error(`slurm-cluster-down.sh ${dir}: ${err.message}`));
     await rm(dir, { recursive: true, force: true });
   };
   t.teardown(down);
-  const env = { ...process.env, SLURMCTLD_PORT: String(nextPort++), SLURMD_PORT: String(nextPort++), JOB_REQUEUE: opts.jobRequeue ? '1' : '0' };
+  const env = { ...process.env, SLURMCTLD_PORT: String(nextPort++), SLURMD_PORT: String(nextPort++) };
   await exec(join(SCRIPTS, 'slurm-cluster-up.sh'), [dir, String(nodes)], { env });
   const conf = join(dir, 'slurm.conf');
   const names = /^NODE_NAMES=(.*)$/m.exec(await readFile(join(dir, 'cluster.env'), 'utf8'))![1]!.split(',');
