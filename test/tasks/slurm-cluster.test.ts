@@ -64,6 +64,12 @@ if (reason) {
     return waitFor(async () => LOGGED_NODE.exec(await readFile(log, 'utf8').catch(() => '')), 30_000, `the log of ${h.task_id} to name its node`).then((m) => ({ job: m[1]!, node: m[2]! }));
   };
   const finish = (workspace: string, handles: Handle[]) => Promise.all(handles.map((h) => writeFile(join(dirOf(workspace, h), 'finish'), '')));
+  /** Jobs Slurm requeues after a node failure; until-file retried once on node_fail. */
+  const requeuingConfig = {
+    ...config,
+    executor: { ...executor, sbatch_args: [...executor.sbatch_args, '--requeue'] },
+    tasks: { 'until-file': { retries: { max: 1, on: ['node_fail'] } } },
+  };
   const runsOf = async (service: TestService, taskId: string) => (await service.call('get_task_runs', { task_id: taskId })).body.answer as TaskRuns;
 
   t.test('three runs at once land on the three nodes; each log names its job and node', async (t) => {
@@ -107,10 +113,7 @@ if (reason) {
   });
 
   t.test("with --requeue, Slurm's requeue after a node failure gives the Task a new run; the old one is recorded", async (t) => {
-    const requeuing = await serviceOn(t, {
-      executor: { ...executor, sbatch_args: [...executor.sbatch_args, '--requeue'] },
-      tasks: { 'until-file': { retries: { max: 1, on: ['node_fail'] } } },
-    });
+    const requeuing = await serviceOn(t, requeuingConfig);
     const run = await submitOk(t, requeuing, { task: 'until-file' });
     const first = await placed(requeuing.workspace, run);
     t.teardown(() => cluster.startNode(first.node));
@@ -127,6 +130,32 @@ if (reason) {
     const done = await waitTask(requeuing, run);
     t.equal(done.status.state, 'succeeded');
     t.equal((await cluster.run('squeue', ['-h', '-t', 'all', '-j', first.job, '-o', '%T'])).trim(), 'CANCELLED', 'the requeued job was cancelled: it never ran the old run again');
+  });
+
+  t.test('a job Slurm requeued while no service ran: the next service gives the Task a new run, the old one recorded', async (t) => {
+    const workspace = await makeWorkspace(t);
+    await writeFixturePlugin(workspace, { name: 'cluster-fixture', tasks: CLUSTER_TASKS });
+    const configFile = join(workspace, 'config.json');
+    await writeFile(configFile, JSON.stringify(requeuingConfig));
+    const gone = await startServiceProcess(t, workspace, { config: configFile });
+    const run = (await gone.call('submit', { task: 'until-file' })).answer as Handle;
+    const first = await placed(workspace, run);
+    gone.child.kill('SIGKILL');
+    await exited(gone.child);
+    t.teardown(() => cluster.startNode(first.node));
+    await cluster.killNode(first.node);
+    // Slurm holds a requeued job back a while (BeginTime) before it starts it again.
+    await waitFor(async () => (await cluster.run('squeue', ['-h', '-j', first.job, '-o', '%T'])).trim() === 'PENDING', 60_000, `job ${first.job} to be requeued`);
+    const next = await startTestService(t, { workspace, config: requeuingConfig });
+    const runs = await waitFor(async () => {
+      const shown = await runsOf(next, run.task_id);
+      return shown.runs.length === 2 ? shown : null;
+    }, 60_000, 'a second run');
+    t.match(runs.runs[0], { run_id: run.run_id, state: 'failed', error: new RegExp(`Slurm requeued job ${first.job} `), retry: { cause: 'node_fail' } }, 'the first run, recorded');
+    t.not((await placed(workspace, { ...run, run_id: runs.runs[1]!.run_id })).node, first.node, 'the new run runs on a live node');
+    await finish(workspace, [run]);
+    t.equal((await waitTask(next, run)).status.state, 'succeeded');
+    t.equal((await cluster.run('squeue', ['-h', '-t', 'all', '-j', first.job, '-o', '%T'])).trim(), 'CANCELLED', 'the requeued job was cancelled');
   });
 
   t.test('a service restarted (kill -9) while jobs run on several nodes adopts them all; they end correctly', async (t) => {
@@ -147,17 +176,18 @@ if (reason) {
     t.same(ends.map((e) => [e.status.state, e.status.run_id]), handles.map((h) => ['succeeded', h.run_id]));
   });
 
-  t.test('taskyard run -- python3 train.py on Slurm is one batch job; its output is in the log', async (t) => {
+  t.test('taskyard run --gpus 1 -- python3 train.py on Slurm is one batch job on the GPU node; its output is in the log', async (t) => {
     const home = await mkdtemp(join(tmpdir(), 'taskyard-cluster-home-'));
     t.teardown(() => rm(home, { recursive: true, force: true }));
     const script = join(svc.workspace, 'train.py');
-    await writeFile(script, 'import os\nprint("epoch 1 loss 0.5", flush=True)\nprint("ran in job " + os.environ["SLURM_JOB_ID"])\n');
-    const ran = await runCli(['run', '--task-name', 'train', '--', 'python3', script], { HOME: home, TASKYARD_URL: svc.url, TASKYARD_TOKEN: svc.token ?? '' });
+    await writeFile(script, 'import os\nprint("epoch 1 loss 0.5", flush=True)\nprint("ran in job " + os.environ["SLURM_JOB_ID"] + " with GPU " + os.environ["CUDA_VISIBLE_DEVICES"])\n');
+    const ran = await runCli(['run', '--task-name', 'train', '--gpus', '1', '--', 'python3', script], { HOME: home, TASKYARD_URL: svc.url, TASKYARD_TOKEN: svc.token ?? '' });
     t.equal(ran.code, 0, ran.stderr);
     t.match(ran.stdout, /^epoch 1 loss 0\.5$/m, 'the CLI shows the output');
     const log = await logOf(svc, 'command#command#train');
-    const [, job] = LOGGED_NODE.exec(log) ?? [];
-    t.match(log, `epoch 1 loss 0.5\nran in job ${job}\n`, 'the log holds the output, from the one job');
+    const [, job, node] = LOGGED_NODE.exec(log) ?? [];
+    t.equal(node, cluster.nodes.at(-1), '--gpus 1 ran it on the GPU node');
+    t.match(log, new RegExp(`epoch 1 loss 0\\.5\\nran in job ${job} with GPU [01]`), 'the log holds the output, from the one job');
     const status = await statusOf(svc, 'command#command#train');
     const jobs = await cluster.run('squeue', ['-h', '-t', 'all', `--name=command#command#train@${status.run_id}`, '-o', '%i %T']);
     t.equal(jobs.trim(), `${job} COMPLETED`, 'one batch job, completed');

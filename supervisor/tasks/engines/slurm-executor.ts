@@ -112,13 +112,17 @@ export class SlurmExecutor implements Executor {
    * now: the poller settles it on evidence (or after ADOPT_WAIT_MS without a controller). A run
    * without a job file may have been submitted by a service that died before writing the file:
    * its job is looked up by its unique name, and found, is adopted (and its job file written).
-   * A run Slurm has no job of that name for never reached sbatch: it is settled as lost.
+   * A run Slurm has no job of that name for never reached sbatch: it is settled as lost. A job
+   * whose run had started is requeued if Slurm shows it pending (see WatchedJob.requeued).
    */
   async adopt(runs: readonly LeftRun[]): Promise<Map<string, Runner>> {
     const adopted = new Map<string, Runner>();
     for (const run of runs) {
       const jobId = (await readJobId(run)) ?? (await this.#jobNamed(run));
-      if (jobId && !this.#poller.has(jobId)) adopted.set(run.runId, this.#watch(new WatchedJob(jobId, run.dir, run.runId, Date.now())));
+      if (!jobId || this.#poller.has(jobId)) continue;
+      const job = new WatchedJob(jobId, run.dir, run.runId, Date.now());
+      await job.noteStartedBefore();
+      adopted.set(run.runId, this.#watch(job));
     }
     return adopted;
   }

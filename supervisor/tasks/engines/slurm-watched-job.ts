@@ -1,3 +1,4 @@
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readJsonObject } from '../../common/json-file.js';
 import { isTerminal, TASK_FILES } from '../../../core/task-record/record-files.js';
@@ -65,6 +66,16 @@ export class WatchedJob implements Runner {
   requeued(shown: JobState): boolean {
     if (shown.state === 'RUNNING') this.#ran = true;
     return this.#ran && isRequeued(shown);
+  }
+
+  /**
+   * For a job adopted after a restart: its run's log has a line once the batch script ran (the
+   * first names the node), and Slurm creates it only then; so a job with a log that is pending
+   * again was requeued while no service watched it.
+   */
+  async noteStartedBefore(): Promise<void> {
+    const log = await lstat(join(this.dir, TASK_FILES.log)).catch(() => null);
+    if (log?.isFile() && log.size > 0) this.#ran = true;
   }
 
   /** An answering squeue did not list the job: true once it was missing long enough to ask scontrol. */
