@@ -158,7 +158,7 @@ if (reason) {
     t.equal((await cluster.run('squeue', ['-h', '-t', 'all', '-j', first.job, '-o', '%T'])).trim(), 'CANCELLED', 'the requeued job was cancelled');
   });
 
-  t.test('a service restarted (kill -9) while jobs run on several nodes adopts them all; they end correctly', async (t) => {
+  t.test('a service restarted (kill -9) while jobs run on several nodes (and one waits) adopts them all; they end correctly', async (t) => {
     const workspace = await makeWorkspace(t);
     await writeFixturePlugin(workspace, { name: 'cluster-fixture', tasks: CLUSTER_TASKS });
     const configFile = join(workspace, 'config.json');
@@ -167,10 +167,15 @@ if (reason) {
     const handles = await Promise.all([0, 1, 2].map(async () => (await first.call('submit', { task: 'until-file' })).answer as Handle));
     const where = await Promise.all(handles.map((h) => placed(workspace, h)));
     t.equal(new Set(where.map((w) => w.node)).size, 3, 'on three nodes');
+    // A fourth waits in Slurm's queue for a free node: adopted while pending, it is not taken for requeued.
+    const queued = (await first.call('submit', { task: 'until-file' })).answer as Handle;
+    const queuedJob = await waitFor(async () => (JSON.parse(await readFile(join(dirOf(workspace, queued), 'slurm_job.json'), 'utf8').catch(() => '{}')) as { job_id?: string }).job_id, 30_000, 'the fourth job');
+    await waitFor(async () => (await cluster.run('squeue', ['-h', '-j', queuedJob, '-o', '%T'])).trim() === 'PENDING', 30_000, 'the fourth job to wait');
+    handles.push(queued);
     first.child.kill('SIGKILL');
     await exited(first.child);
     const second = await startTestService(t, { workspace, config });
-    for (const h of handles) t.equal((await statusOf(second, h.task_id)).state, 'running', `${h.task_id} still running under the new service`);
+    for (const h of handles.slice(0, 3)) t.equal((await statusOf(second, h.task_id)).state, 'running', `${h.task_id} still running under the new service`);
     await finish(workspace, handles);
     const ends = await Promise.all(handles.map((h) => waitTask(second, h)));
     t.same(ends.map((e) => [e.status.state, e.status.run_id]), handles.map((h) => ['succeeded', h.run_id]));
