@@ -1,5 +1,6 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +11,26 @@ import { slurmUnavailable } from './slurm.js';
 
 const exec = promisify(execFile);
 const SCRIPTS = fileURLToPath(new URL('../../../scripts/', import.meta.url));
-/** Ports of the multi-node tests (7200-7299): clear of the one-node tests' and the REST tests' (7100-7199). */
-let nextPort = 7200 + (process.pid % 40) * 2;
+/** Whether nothing listens on `port` of any host address now. */
+function isFree(port: number): Promise<boolean> {
+  const server = createServer();
+  return new Promise((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(port, '0.0.0.0', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A free pair of ports for slurmctld and slurmd in 7200-7299, the multi-node tests' range (clear of
+ * the one-node tests' free ports and the REST tests' 7100-7199), so clusters can run side by side.
+ */
+async function freePortPair(): Promise<[number, number]> {
+  for (let tries = 0; tries < 100; tries++) {
+    const port = 7200 + 2 * Math.floor(Math.random() * 50);
+    if ((await isFree(port)) && (await isFree(port + 1))) return [port, port + 1];
+  }
+  throw new Error('no free pair of ports in 7200-7299');
+}
 
 /** A cluster of several slurmd nodes, each in its own network namespace (scripts/slurm-cluster-up.sh). */
 export interface SlurmMultiCluster {
@@ -57,7 +76,8 @@ export async function startSlurmCluster(t: Test, nodes = 3): Promise<SlurmMultiC
     await rm(dir, { recursive: true, force: true });
   };
   t.teardown(down);
-  const env = { ...process.env, SLURMCTLD_PORT: String(nextPort++), SLURMD_PORT: String(nextPort++) };
+  const [ctldPort, slurmdPort] = await freePortPair();
+  const env = { ...process.env, SLURMCTLD_PORT: String(ctldPort), SLURMD_PORT: String(slurmdPort) };
   await exec(join(SCRIPTS, 'slurm-cluster-up.sh'), [dir, String(nodes)], { env });
   const conf = join(dir, 'slurm.conf');
   const names = /^NODE_NAMES=(.*)$/m.exec(await readFile(join(dir, 'cluster.env'), 'utf8'))![1]!.split(',');
