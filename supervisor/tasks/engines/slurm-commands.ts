@@ -166,7 +166,7 @@ export function isRequeued(job: JobState): boolean {
  * the service has settled.
  */
 export function requeuedEnd(jobId: string): RunnerEnd {
-  return { kind: 'engine-ended', reason: `Slurm requeued job ${jobId} after it ran (NODE_FAIL: its node failed, or it was preempted); the requeued job was cancelled`, cause: 'node_fail' };
+  return { kind: 'engine-ended', reason: `Slurm requeued job ${jobId} after it ran (NODE_FAIL: its node failed; or it was preempted, or requeued by hand); the requeued job was cancelled`, cause: 'node_fail' };
 }
 
 /** Slurm's end states that are the machine's failure, as a retry policy names them (others: the code's, or a person's). */
