@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { endOfJob, jobNameOf, parseJobId, parseScontrolJob, parseSqueue, sbatchArgs } from '../../supervisor/tasks/engines/slurm-commands.js';
+import { endOfJob, jobNameOf, parseJobId, parseScontrolJob, parseSqueue, requeuedEnd, sbatchArgs } from '../../supervisor/tasks/engines/slurm-commands.js';
 import { ABSENT_GRACE_MS, ABSENT_ROUNDS, ADOPT_WAIT_MS, WatchedJob } from '../../supervisor/tasks/engines/slurm-watched-job.js';
 
 const files = { jobName: 'base#demo#x', cwd: '/w/base/x', logFile: '/w/base/x/task.log', envFile: '/s/r.env', script: '/s/r.sh' };
@@ -87,4 +87,14 @@ t.test("the run's own terminal record is evidence that its job ended; another ru
   t.equal(await job.recordedEnd(), false, 'not a state');
   await write({ run_id: 'r1', state: 'succeeded' });
   t.equal(await job.recordedEnd(), true, 'its own terminal record');
+});
+
+t.test('a job queued again after it was seen running was requeued; one still waiting for its first start was not', async (t) => {
+  const job = new WatchedJob('7', '/w/x', 'r1', null);
+  t.notOk(job.requeued({ state: 'PENDING', reason: 'Resources' }), 'pending before it ever ran: just queued');
+  t.notOk(job.requeued({ state: 'RUNNING', reason: 'None' }));
+  t.ok(job.requeued({ state: 'PENDING', reason: 'BeginTime' }), 'pending after it ran: Slurm requeued it (a failed node, a preemption)');
+  t.ok(job.requeued({ state: 'REQUEUED', reason: 'None' }));
+  t.notOk(job.requeued({ state: 'COMPLETING', reason: 'None' }), 'an ending job is not requeued');
+  t.match(requeuedEnd('7'), { kind: 'engine-ended', cause: 'node_fail', reason: /^Slurm requeued job 7 after it ran \(NODE_FAIL/ }, 'its run ends as the machine\'s failure a retry policy names');
 });

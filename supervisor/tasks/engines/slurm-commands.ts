@@ -148,5 +148,26 @@ export function endOfJob(jobId: string, job: JobState | undefined, cancelledHere
   return { kind: 'engine-ended', reason: `Slurm job ${jobId} ended ${job.state}${by}${reason} without a terminal status (see its log)`, ...(cause && { cause }) };
 }
 
+/**
+ * States of a job Slurm put back in its queue after it ran (its node failed or it was preempted,
+ * with `--requeue` or `JobRequeue=1`): the batch script would start again, with the same run.
+ */
+const REQUEUED_STATES = new Set(['PENDING', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'CONFIGURING']);
+
+/** Whether a job shown in `state` after it was seen running was requeued. */
+export function isRequeued(job: JobState): boolean {
+  return REQUEUED_STATES.has(job.state);
+}
+
+/**
+ * The end of a run whose job Slurm requeued: the machine's failure (node_fail), so a retry policy
+ * that names it gives the Task a new run (a new job) with this one recorded under runs/. The
+ * requeued job itself is cancelled by the caller: it would start the same run again in a directory
+ * the service has settled.
+ */
+export function requeuedEnd(jobId: string): RunnerEnd {
+  return { kind: 'engine-ended', reason: `Slurm requeued job ${jobId} after it ran (NODE_FAIL: its node failed; or it was preempted, or requeued by hand); the requeued job was cancelled`, cause: 'node_fail' };
+}
+
 /** Slurm's end states that are the machine's failure, as a retry policy names them (others: the code's, or a person's). */
 const SLURM_CAUSES: Readonly<Record<string, RetryCause>> = { NODE_FAIL: 'node_fail', BOOT_FAIL: 'node_fail', PREEMPTED: 'node_fail', TIMEOUT: 'timeout', DEADLINE: 'timeout' };

@@ -56,8 +56,7 @@ export class SlurmExecutor implements Executor {
     for (const [name, value] of Object.entries({ ...this.#baseEnv, ...spec.env, TASKYARD_TASK_DIR: spec.cwd })) if (value !== undefined) env[name] = value;
     try {
       await writeFile(envFile, Object.entries(env).map(([k, v]) => `${k}=${v}\0`).join(''), { mode: 0o600 });
-      // exec: the runner is the job's process, so scancel signals it (not a shell that would die first).
-      await writeFile(script, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(RUNNER)} ${RUN_FLAG} ${spec.runId}\n`, { mode: 0o700 });
+      await writeFile(script, jobScript(spec.runId), { mode: 0o700 });
       const files = { jobName: jobNameOf(spec.taskId, spec.runId), cwd: spec.cwd, logFile: spec.logFile, envFile, script };
       // sbatch reads both files before it returns: they are not needed afterwards.
       const jobId = await this.#submit(files, spec);
@@ -113,13 +112,17 @@ export class SlurmExecutor implements Executor {
    * now: the poller settles it on evidence (or after ADOPT_WAIT_MS without a controller). A run
    * without a job file may have been submitted by a service that died before writing the file:
    * its job is looked up by its unique name, and found, is adopted (and its job file written).
-   * A run Slurm has no job of that name for never reached sbatch: it is settled as lost.
+   * A run Slurm has no job of that name for never reached sbatch: it is settled as lost. A job
+   * whose run had started is requeued if Slurm shows it pending (see WatchedJob.requeued).
    */
   async adopt(runs: readonly LeftRun[]): Promise<Map<string, Runner>> {
     const adopted = new Map<string, Runner>();
     for (const run of runs) {
       const jobId = (await readJobId(run)) ?? (await this.#jobNamed(run));
-      if (jobId && !this.#poller.has(jobId)) adopted.set(run.runId, this.#watch(new WatchedJob(jobId, run.dir, run.runId, Date.now())));
+      if (!jobId || this.#poller.has(jobId)) continue;
+      const job = new WatchedJob(jobId, run.dir, run.runId, Date.now());
+      await job.noteStartedBefore();
+      adopted.set(run.runId, this.#watch(job));
     }
     return adopted;
   }
@@ -159,6 +162,16 @@ export class SlurmExecutor implements Executor {
     this.#poller.watch(job);
     return job;
   }
+}
+
+/**
+ * The batch script of one run: a first log line says which job and node ran it (each run's log
+ * is kept with its record, so the run history shows where every attempt ran), then `exec`: the
+ * runner is the job's process, so scancel signals it (not a shell that would die first).
+ */
+function jobScript(runId: string): string {
+  const where = 'echo "taskyard: Slurm job $SLURM_JOB_ID on node $SLURMD_NODENAME"';
+  return `#!/bin/sh\n${where}\nexec ${quote(process.execPath)} ${quote(RUNNER)} ${RUN_FLAG} ${runId}\n`;
 }
 
 /** The job id a run's `slurm_job.json` names, when it names this run (read without following links). */

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RunnerEnd } from './executor.js';
-import { endOfJob, parseSqueue, showJob, slurm, SQUEUE_FORMAT, type JobState } from './slurm-commands.js';
+import { endOfJob, parseSqueue, requeuedEnd, showJob, slurm, SQUEUE_FORMAT, type JobState } from './slurm-commands.js';
 import { ADOPT_WAIT_MS, type WatchedJob } from './slurm-watched-job.js';
 
 /** How often the jobs of live runs are looked up (one squeue for all of them). */
@@ -11,7 +11,8 @@ const MAX_BACKOFF_MS = 10_000;
 /**
  * Follows every watched job with one loop: a squeue per round for all of them, ended jobs resolved
  * and dropped. A job missing from squeue ends only on evidence (WatchedJob); one the service gives
- * up on (gone on evidence, or adopted and the controller silent past ADOPT_WAIT_MS) is scancelled,
+ * up on (gone on evidence, requeued by Slurm after it ran, or adopted and the controller silent
+ * past ADOPT_WAIT_MS) is scancelled,
  * so it cannot go on writing into a Task directory the service already settled. While the
  * controller does not answer, the pause between rounds doubles up to MAX_BACKOFF_MS.
  */
@@ -78,6 +79,10 @@ export class SlurmJobPoller {
       job.adoptedAt = null;
       const shown = states.get(job.jobId);
       if (shown) job.seen();
+      if (shown && job.requeued(shown)) {
+        gone.push([job, requeuedEnd(job.jobId)]);
+        continue;
+      }
       const end = shown ? endOfJob(job.jobId, shown, job.cancelled) : await this.#judgeMissing(job, now);
       if (end === 'gone') gone.push([job, endOfJob(job.jobId, undefined, job.cancelled)!]);
       else if (end) this.#finish(job, end);

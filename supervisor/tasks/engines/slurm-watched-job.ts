@@ -1,8 +1,10 @@
+import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { readJsonObject } from '../../common/json-file.js';
 import { isTerminal, TASK_FILES } from '../../../core/task-record/record-files.js';
 import { TaskState } from '../../../schemas/tasks.js';
 import type { Runner, RunnerEnd } from './executor.js';
+import { isRequeued, type JobState } from './slurm-commands.js';
 
 /**
  * When the Slurm executor may believe that a job is gone. One squeue that exits 0 without a job
@@ -38,6 +40,8 @@ export class WatchedJob implements Runner {
   readonly ended: Promise<RunnerEnd>;
   /** Settles `ended` (once: later calls do nothing). */
   readonly end: (end: RunnerEnd) => void;
+  /** Slurm was seen running it: a later pending state is a requeue. */
+  #ran = false;
   #missedSince: number | null = null;
   #missedRounds = 0;
 
@@ -56,6 +60,22 @@ export class WatchedJob implements Runner {
   seen(): void {
     this.#missedSince = null;
     this.#missedRounds = 0;
+  }
+
+  /** Slurm shows the job in `state`: true when it ran before and is queued again (requeued). */
+  requeued(shown: JobState): boolean {
+    if (shown.state === 'RUNNING') this.#ran = true;
+    return this.#ran && isRequeued(shown);
+  }
+
+  /**
+   * For a job adopted after a restart: its run's log has a line once the batch script ran (the
+   * first names the node), and Slurm creates it only then; so a job with a log that is pending
+   * again was requeued while no service watched it.
+   */
+  async noteStartedBefore(): Promise<void> {
+    const log = await lstat(join(this.dir, TASK_FILES.log)).catch(() => null);
+    if (log?.isFile() && log.size > 0) this.#ran = true;
   }
 
   /** An answering squeue did not list the job: true once it was missing long enough to ask scontrol. */
