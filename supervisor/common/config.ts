@@ -5,6 +5,7 @@ import { resolveWorkspace } from '../../schemas/workspace-path.js';
 import { check } from '../../schemas/validator.js';
 import { configIssueLines } from './config-messages.js';
 import { webhookUrlProblems } from './host-check.js';
+import { slurmRestProblems } from './slurm-rest-config.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
 export interface Config extends ConfigFile {
@@ -46,7 +47,7 @@ export function validateConfig(raw: unknown, source: string): Config {
     const lines = configIssueLines(result.issues, ConfigFile, withService);
     throw new ConfigError(`${source}: invalid configuration:\n  ${lines.join('\n  ')}`);
   }
-  const hosts = webhookUrlProblems(result.value.webhooks, result.value.webhook_hosts);
+  const hosts = [...webhookUrlProblems(result.value.webhooks, result.value.webhook_hosts), ...slurmRestProblems(result.value.executor)];
   if (hosts.length) throw new ConfigError(`${source}: invalid configuration:\n  ${hosts.join('\n  ')}`);
   return { ...result.value, source };
 }
