@@ -74,7 +74,9 @@ export class SlurmRestTransport implements SlurmTransport {
       }
       const jobId = api.jobIdOf(answer.body);
       const errors = errorsOf(answer.body);
-      if (jobId && errors.length === 0) return jobId;
+      // A job id means the job is queued, even beside an error: a controller just restarted queues
+      // jobs with "Required node not available" (the pending reason), as sbatch does.
+      if (jobId) return jobId;
       const said = describe(answer, errors);
       if (errors.length > 0 && errors.every((e) => NOT_SENT_ERRORS.has(e.number))) {
         if (Date.now() >= deadline) throw new Error(`${this.#client.where} could not submit within ${timeoutMs / 1000} s: ${said}`);
