@@ -53,7 +53,11 @@ export async function partition(cluster: Cluster, state: 'DOWN' | 'UP'): Promise
 /** Cancels every job of this user (the bench's own cluster) and waits until none is pending. */
 async function cancelAll(cluster: Cluster): Promise<void> {
   await slurm(cluster, 'scancel', ['--me']);
-  while ((await slurm(cluster, 'squeue', ['-h', '--me', '-t', 'PENDING,RUNNING', '-o', '%i'])).trim() !== '') await delay(200);
+  const deadline = Date.now() + 60_000;
+  while ((await slurm(cluster, 'squeue', ['-h', '--me', '-t', 'PENDING,RUNNING', '-o', '%i'])).trim() !== '') {
+    if (Date.now() > deadline) throw new Error('bench/slurm: jobs were still queued 60 s after scancel --me');
+    await delay(200);
+  }
 }
 
 function transportOf(cluster: Cluster, kind: Transport): SlurmTransport {
@@ -113,6 +117,7 @@ export async function burst(cluster: Cluster): Promise<Array<Array<string | numb
       const t0 = performance.now();
       await Promise.all(Array.from({ length: BURST }, (_, i) => call(svc, 'submit', { task: 'demo', x: i, y: 1 })));
       const answered = (performance.now() - t0) / 1000;
+      console.error(`bench/slurm: ${kind}: ${BURST} submits answered in ${answered.toFixed(2)} s`);
       const deadline = Date.now() + 300_000;
       while ((await pendingOfService(cluster)) < BURST && Date.now() < deadline) await delay(100);
       const queued = (performance.now() - t0) / 1000;
@@ -139,7 +144,11 @@ async function watchCpu(cluster: Cluster, kind: Transport): Promise<{ own: numbe
   const { svc, dir } = await serviceOn(cluster, kind);
   try {
     await Promise.all(Array.from({ length: WATCHED }, (_, i) => call(svc, 'submit', { task: 'demo', x: i, y: 1 })));
-    while ((await pendingOfService(cluster)) < WATCHED) await delay(100);
+    const deadline = Date.now() + 120_000;
+    while ((await pendingOfService(cluster)) < WATCHED) {
+      if (Date.now() > deadline) throw new Error(`bench/slurm: ${kind}: the ${WATCHED} jobs were not queued within 120 s`);
+      await delay(100);
+    }
     const pid = svc.child.pid!;
     const before = await cpuOf(pid);
     await delay(CPU_WINDOW_MS);

@@ -52,11 +52,6 @@ export class SlurmExecutor implements Executor {
     if (this.#slurm instanceof SlurmRestTransport) this.#slurm.api().catch((err: unknown) => console.error(`taskyard: executor.rest: ${(err as Error).message}`));
   }
 
-  /** 'cli' or 'rest': how this executor talks to Slurm. */
-  get transport(): 'cli' | 'rest' {
-    return this.#slurm.kind;
-  }
-
   async start(spec: StartSpec): Promise<Runner> {
     const env: Record<string, string> = {};
     for (const [name, value] of Object.entries({ ...this.#baseEnv, ...spec.env, TASKYARD_TASK_DIR: spec.cwd })) if (value !== undefined && !NOT_FOR_JOBS.has(name)) env[name] = value;
