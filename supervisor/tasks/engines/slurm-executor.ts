@@ -31,7 +31,7 @@ const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
  * one transport (slurm-transport.ts): slurmrestd where `executor.rest` says, else the commands.
  * Its output goes to `task.log`, its working directory is the Task directory;
  * the job id is kept in `slurm_job.json` beside the record. One poller reads every watched job's
- * state with squeue; a job Slurm ended without a terminal record ends its run with Slurm's reason.
+ * state through the transport; a job Slurm ended without a terminal record ends its run with Slurm's reason.
  * A job is taken for gone only on evidence (see slurm-watched-job.ts), and one the service gives up
  * on is cancelled, so no run the service settled goes on writing into its Task directory.
  */
