@@ -122,6 +122,8 @@ export class SlurmJobPoller {
       this.#failures = 0;
       return states;
     } catch (err) {
+      // Stopped meanwhile (the transport's connections closed under the read): nothing to say.
+      if (this.#closed.signal.aborted) return null;
       if (this.#failures++ === 0) console.error(`taskyard: ${this.#waitingFor()} (reading Slurm job states failed: ${(err as Error).message}); asking again every ${MAX_BACKOFF_MS / 1000} s at most`);
       return null;
     }
