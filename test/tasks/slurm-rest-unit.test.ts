@@ -1,4 +1,5 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import { validateConfig } from '../../supervisor/common/config.js';
 import { tokenOf } from '../../supervisor/common/slurm-rest-config.js';
 import { chooseApi, errorsOf } from '../../supervisor/tasks/engines/slurm-rest-api.js';
 import { SlurmRestClient } from '../../supervisor/tasks/engines/slurm-rest-client.js';
+import { SlurmRestTransport } from '../../supervisor/tasks/engines/slurm-rest-transport.js';
 import { V0038 } from '../../supervisor/tasks/engines/slurm-rest-v0038.js';
 
 /**
@@ -111,4 +113,23 @@ t.test('the client keeps its connections alive, so slurmrestd 22.05\'s Connectio
   t.equal(seen.filter((head) => /^connection:\s*close/im.test(head)).length, 0, 'no request asks to close');
   t.ok(connections <= 2, `kept-alive connections served them in turn (${connections} for 20 requests)`);
   t.ok(seen.every((head) => /^x-slurm-user-token: abc\.def\.ghi$/im.test(head) && /^x-slurm-user-name: alice$/im.test(head)), 'the token file\'s token and the user go in headers');
+});
+
+t.test('a slurmrestd that speaks no version taskyard knows is refused, saying what it offers; nothing is submitted', async (t) => {
+  const asked: string[] = [];
+  const server = createHttpServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`);
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ paths: { '/slurm/v0.0.40/job/submit': {}, '/slurm/v0.0.40/jobs': {} } }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => void server.close());
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const transport = new SlurmRestTransport({ url, token: 'secret-token' }, { kind: 'slurm', sbatch_args: [] });
+  t.teardown(() => transport.close());
+  const job = { jobName: 'a@b', cwd: '/', logFile: '/dev/null', script: '#!/bin/sh\n', env: {}, resources: {}, runId: 'b' };
+  const refusal = `slurmrestd at ${url} offers the Slurm OpenAPI v0.0.40; taskyard speaks v0.0.38 (load that plugin: slurmrestd -s openapi/v0.0.38)`;
+  await t.rejects(transport.submit(job), new Error(refusal));
+  await t.rejects(transport.states(['1']), new Error(refusal), 'the watch says the same');
+  t.same(asked, ['GET /openapi/v3'], 'the version is asked once; no submit went out');
 });

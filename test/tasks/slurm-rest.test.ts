@@ -87,6 +87,28 @@ if (reason) {
     t.equal(await waitFor(async () => ((await squeue(job)) === 'CANCELLED' ? 'CANCELLED' : null), 15_000, 'the job to be cancelled'), 'CANCELLED', 'DELETE job/{id} cancelled the Slurm job');
   });
 
+  t.test('through slurmrestd on a unix socket: a Task runs', async (t) => {
+    // A socket in front of slurmrestd's TCP port (the cluster's slurmrestd takes JWT over TCP).
+    const path = join(cluster.dir, 'slurmrestd.socket');
+    const upstream = new URL(rest.url);
+    const sockets = new Set<Socket>();
+    const forward = createServer((client) => {
+      const server = createConnection(Number(upstream.port), upstream.hostname);
+      sockets.add(client).add(server);
+      client.pipe(server).pipe(client);
+      for (const socket of [client, server]) socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => forward.listen(path, resolve));
+    t.teardown(() => {
+      for (const socket of sockets) socket.destroy();
+      forward.close();
+    });
+    const { svc } = await serviceOn(t, { rest: { socket: path, token_file: rest.token_file } });
+    const done = await waitTask(svc, await submitOk(t, svc, { task: 'show-env' }));
+    t.equal(done.status.state, 'succeeded', `show-env succeeded over the socket: ${JSON.stringify(done.status.error)}`);
+    t.ok(sockets.size > 0, 'the service went through the socket');
+  });
+
   for (const transport of ['rest', 'cli'] as const) {
     t.test(`${transport}: a burst of submits while slurmctld restarts: each Task has exactly one Slurm job, or failed with none left`, async (t) => {
       const { svc } = await serviceOn(t, transport === 'rest' ? { rest, sbatch_timeout_s: 30 } : { sbatch_timeout_s: 30 });
