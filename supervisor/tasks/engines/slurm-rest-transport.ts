@@ -1,7 +1,8 @@
 import type { SlurmRestSection } from '../../../schemas/config.js';
 import type { JobState } from './slurm-commands.js';
 import { setTimeout as delay } from 'node:timers/promises';
-import { chooseApi, errorsOf, INVALID_JOB_ID, NOT_SENT_ERRORS, type RestError, type SlurmRestApi } from './slurm-rest-api.js';
+import { errorsOf, INVALID_JOB_ID, NOT_SENT_ERRORS, type RestError, type SlurmRestApi } from './slurm-rest-api.js';
+import { chooseApi } from './slurm-rest-versions.js';
 import { RestNoAnswer, SlurmRestClient, type RestAnswer } from './slurm-rest-client.js';
 import { Bounded, SubmitUncertain, type SlurmTransport, type SubmitJob, type TransportConfig } from './slurm-transport.js';
 
