@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { createConnection, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
@@ -85,6 +85,22 @@ if (reason) {
     t.equal((await svc.call('cancel', { task_id: long.task_id })).body.answer, true, 'cancel answers true');
     t.equal((await waitTask(svc, long)).status.state, 'cancelled');
     t.equal(await waitFor(async () => ((await squeue(job)) === 'CANCELLED' ? 'CANCELLED' : null), 15_000, 'the job to be cancelled'), 'CANCELLED', 'DELETE job/{id} cancelled the Slurm job');
+  });
+
+  t.test('through slurmrestd: a service restart during a run; the new service adopts the job and follows it to its end', async (t) => {
+    const workspace = await makeWorkspace(t);
+    await writeFixturePlugin(workspace, { name: 'slurm-rest-fixture', tasks: TASKS });
+    const config = { executor: { kind: 'slurm', rest }, environment };
+    const first = await startTestService(t, { workspace, config });
+    const run = await submitOk(t, first, { task: 'until-file' });
+    await waitState(first, run.task_id, 'running', 20_000);
+    const job = await jobOf(workspace, run);
+    await first.close();
+    const second = await startTestService(t, { workspace, config });
+    t.equal((await waitState(second, run.task_id, 'running')).state, 'running', 'still running under the new service');
+    await writeFile(join(workspace, 'slurm', run.task_id, 'finish'), '');
+    t.equal((await waitTask(second, run)).status.state, 'succeeded');
+    t.equal(await waitFor(async () => ((await squeue(job)) === 'COMPLETED' ? 'COMPLETED' : null), 15_000, 'the job to complete'), 'COMPLETED', 'the adopted job is the one that ran');
   });
 
   t.test('through slurmrestd on a unix socket: a Task runs', async (t) => {
