@@ -4,6 +4,7 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
+import { closedPort } from '../../harness/http-server.js';
 import { validateConfig } from '../../supervisor/common/config.js';
 import { tokenOf } from '../../supervisor/common/slurm-rest-config.js';
 import { errorsOf } from '../../supervisor/tasks/engines/slurm-rest-api.js';
@@ -133,4 +134,19 @@ t.test('a slurmrestd that speaks no version taskyard knows is refused, saying wh
   await t.rejects(transport.submit(job), new Error(refusal));
   await t.rejects(transport.states(['1']), new Error(refusal), 'the watch says the same');
   t.same(asked, ['GET /openapi/v3'], 'the version is asked once; no submit went out');
+});
+
+t.test('a slurmrestd that is not there: the submit is tried again until sbatch_timeout_s, then fails saying so (nothing was sent)', async (t) => {
+  const url = `http://127.0.0.1:${await closedPort()}`;
+  const transport = new SlurmRestTransport({ url }, { kind: 'slurm', sbatch_args: [], sbatch_timeout_s: 1 });
+  t.teardown(() => transport.close());
+  const job = { jobName: 'a@b', cwd: '/', logFile: '/dev/null', script: '#!/bin/sh\n', env: {}, resources: {}, runId: 'b' };
+  const t0 = Date.now();
+  const err = (await transport.submit(job).then(
+    () => new Error('the submit succeeded'),
+    (e: unknown) => e,
+  )) as Error;
+  t.equal(err.constructor, Error, 'a plain failure, not an uncertain one: no lookup by name follows');
+  t.match(err.message, new RegExp(`^no Slurm controller took the job within 1 s: slurmrestd at ${url.replaceAll('.', '\\.')} did not answer GET /openapi/v3 \\(ECONNREFUSED\\)$`));
+  t.ok(Date.now() - t0 >= 1000, 'it kept trying for the whole bound');
 });

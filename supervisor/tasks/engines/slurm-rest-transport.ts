@@ -55,39 +55,51 @@ export class SlurmRestTransport implements SlurmTransport {
   }
 
   /**
-   * POSTs the job. While the controller (or slurmrestd) is certainly not reached, nothing was
+   * POSTs the job. While slurmrestd or the controller is certainly not reached, nothing was
    * queued: the submit is sent again, as sbatch retries, until `executor.sbatch_timeout_s` passed.
    */
   async submit(job: SubmitJob): Promise<string> {
-    const api = await this.api();
     const timeoutMs = (this.#config.sbatch_timeout_s ?? SUBMIT_TIMEOUT_S) * 1000;
     const deadline = Date.now() + timeoutMs;
     for (let tries = 0; ; tries++) {
-      let answer: RestAnswer;
-      try {
-        answer = await this.#requests.run(() => this.#client.request('POST', api.submitPath, Math.max(deadline - Date.now(), 1000), api.submitBody(job, this.#config)));
-      } catch (err) {
-        if (!(err instanceof RestNoAnswer)) throw err;
-        if (err.sent) throw new SubmitUncertain(err.message);
-        if (Date.now() >= deadline) throw err;
-        await delay(Math.min(RETRY_MS * 2 ** tries, MAX_RETRY_MS));
-        continue;
-      }
-      const jobId = api.jobIdOf(answer.body);
-      const errors = errorsOf(answer.body);
-      // A job id means the job is queued, even beside an error: a controller just restarted queues
-      // jobs with "Required node not available" (the pending reason), as sbatch does.
-      if (jobId) return jobId;
-      const said = describe(answer, errors);
-      if (errors.length > 0 && errors.every((e) => NOT_SENT_ERRORS.has(e.number))) {
-        if (Date.now() >= deadline) throw new Error(`${this.#client.where} could not submit within ${timeoutMs / 1000} s: ${said}`);
-        await delay(Math.min(RETRY_MS * 2 ** tries, MAX_RETRY_MS));
-        continue;
-      }
-      // A lost or garbled answer from the controller may follow a job it queued all the same.
-      if (errors.length === 0 || errors.some(isCommunication)) throw new SubmitUncertain(`${this.#client.where} answered a submit with ${said}`);
-      throw new Error(`${this.#client.where} refused the job: ${said}`);
+      const outcome = await this.#submitOnce(job, deadline);
+      if (typeof outcome === 'string') return outcome;
+      if (Date.now() >= deadline) throw new Error(`no Slurm controller took the job within ${timeoutMs / 1000} s: ${outcome.notSent}`);
+      await delay(Math.min(RETRY_MS * 2 ** tries, MAX_RETRY_MS));
     }
+  }
+
+  /**
+   * One try: the job id; `notSent` (why) where the request certainly reached no controller; rejects
+   * with SubmitUncertain where the job may be queued, or with Slurm's refusal.
+   */
+  async #submitOnce(job: SubmitJob, deadline: number): Promise<string | { notSent: string }> {
+    let api: SlurmRestApi;
+    try {
+      api = await this.api();
+    } catch (err) {
+      // The version check (a GET) submits nothing, whatever became of it.
+      if (err instanceof RestNoAnswer) return { notSent: err.message };
+      throw err;
+    }
+    let answer: RestAnswer;
+    try {
+      answer = await this.#requests.run(() => this.#client.request('POST', api.submitPath, Math.max(deadline - Date.now(), 1000), api.submitBody(job, this.#config)));
+    } catch (err) {
+      if (!(err instanceof RestNoAnswer)) throw err;
+      if (err.sent) throw new SubmitUncertain(err.message);
+      return { notSent: err.message };
+    }
+    const jobId = api.jobIdOf(answer.body);
+    // A job id means the job is queued, even beside an error: a controller just restarted queues
+    // jobs with "Required node not available" (the pending reason), as sbatch does.
+    if (jobId) return jobId;
+    const errors = errorsOf(answer.body);
+    const said = `${this.#client.where} answered a submit with ${describe(answer, errors)}`;
+    if (errors.length > 0 && errors.every((e) => NOT_SENT_ERRORS.has(e.number))) return { notSent: said };
+    // A lost or garbled answer from the controller may follow a job it queued all the same.
+    if (errors.length === 0 || errors.some(isCommunication)) throw new SubmitUncertain(said);
+    throw new Error(`${this.#client.where} refused the job: ${describe(answer, errors)}`);
   }
 
   async states(jobIds: readonly string[]): Promise<Map<string, JobState>> {
