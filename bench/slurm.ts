@@ -5,8 +5,11 @@
  * - sustained Tasks/s: 40 `demo` Tasks submitted at once, until all are terminal;
  * - where the time goes on Slurm: `sbatch` and `squeue` alone, and a batch job that does nothing
  *   (scheduler + node) measured from sbatch to its end.
+ * - at cluster scale (issue 30, bench/slurm-scale.ts): the watch's CPU with 0 and 1,000 foreign
+ *   jobs, submit p50 and rate slurmrestd vs sbatch, and 500 Tasks at once until all are queued.
  * Slurm is a one-node cluster brought up by scripts/slurm-up.sh (scheduler tuned:
- * batch_sched_delay=0, sched_min_interval=0), with 2 declared CPUs.
+ * batch_sched_delay=0, sched_min_interval=0), with 2 declared CPUs, and slurmrestd (JWT over TCP)
+ * where it is installed.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -18,6 +21,7 @@ import { percentile } from './lib/load.js';
 import { BENCH_TOKEN, startServiceProcess, type ServiceProcess } from './lib/service-process.js';
 import { isMain, printTable } from './lib/table.js';
 import { closedPort } from '../harness/http-server.js';
+import { burst, partition, submitRates, watchCost, type Cluster } from './slurm-scale.js';
 
 const exec = promisify(execFile);
 const SEQUENTIAL = 10;
@@ -104,7 +108,10 @@ export async function run(): Promise<void> {
   const scratch = await mkdtemp(join(tmpdir(), 'taskyard-bench-cluster-'));
   const scripts = join(PACKAGE_ROOT, 'scripts');
   try {
-    const up = await exec(join(scripts, 'slurm-up.sh'), [scratch, '2'], { env: { ...process.env, SLURMCTLD_PORT: String(await closedPort()), SLURMD_PORT: String(await closedPort()) } }).catch((err: Error) => err);
+    const rest = await exec('sh', ['-c', 'command -v slurmrestd']).then(() => true, () => false);
+    const restPort = await closedPort();
+    const ports = { SLURMCTLD_PORT: String(await closedPort()), SLURMD_PORT: String(await closedPort()), SLURMRESTD_PORT: String(restPort) };
+    const up = await exec(join(scripts, 'slurm-up.sh'), [scratch, '2'], { env: { ...process.env, ...ports, SLURM_REST: rest ? '1' : '0' } }).catch((err: Error) => err);
     if (up instanceof Error) {
       console.log(`bench/slurm: skipped, the cluster did not come up: ${up.message.split('\n').slice(0, 2).join(' ')}`);
       return;
@@ -116,6 +123,16 @@ export async function run(): Promise<void> {
     ];
     printTable(`Tasks through each executor (${SEQUENTIAL} sequential demo runs, then ${BURST} at once)`, ['executor', 'submit → running p50', 'p90', 'Tasks/s (burst)'], rows);
     printTable('Where the time goes on Slurm', ['step', 'median'], await breakdown(conf, scratch));
+    if (!rest) {
+      console.log('bench/slurm: the cluster-scale part is skipped: slurmrestd is not installed (apt-get install slurmrestd slurm-wlm-jwt-plugin)');
+      return;
+    }
+    const cluster: Cluster = { conf, scratch, rest: { url: `http://127.0.0.1:${restPort}`, token_file: join(scratch, 'rest.token') } };
+    await partition(cluster, 'DOWN');
+    printTable('The watch\'s CPU: the service following 20 pending jobs, over 10 s (target: flat in foreign jobs)', ['transport', 'foreign jobs', 'service CPU', 'its children (squeue)'], await watchCost(cluster));
+    printTable('Submits through each transport (100 one at a time, then 200 at once; target: slurmrestd p50 ≤ 10 ms)', ['transport', 'submit p50', 'p90', 'rate'], await submitRates(cluster));
+    printTable('500 Tasks submitted at once over HTTP (target: all queued in ≤ 5 s)', ['transport', 'all submits answered', 'all queued in Slurm', 'rate'], await burst(cluster));
+    await partition(cluster, 'UP');
   } finally {
     await exec(join(scripts, 'slurm-down.sh'), [scratch]).catch(() => undefined);
     await rm(scratch, { recursive: true, force: true });

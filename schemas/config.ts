@@ -112,6 +112,24 @@ export type AgentSection = Static<typeof AgentSection>;
 // --- end of the agent section ---
 // ---- Executors and Task resources (issue 14) ----
 
+/**
+ * Slurm only: talk to slurmrestd instead of running sbatch/squeue/scancel. Exactly one of `url`
+ * (http://host:port) and `socket` (a unix socket path); the token (JWT, `scontrol token`) inline
+ * or in a file only its owner may read; `user`: the Slurm user the requests act as (default: the
+ * service's own). Checked beyond the schema in supervisor/common/slurm-rest-config.ts.
+ */
+export const SlurmRestSection = Type.Object(
+  {
+    url: Type.Optional(Type.String({ minLength: 1 })),
+    socket: Type.Optional(Type.String({ minLength: 1 })),
+    token: Type.Optional(Type.String({ minLength: 1 })),
+    token_file: Type.Optional(Type.String({ minLength: 1 })),
+    user: Type.Optional(Type.String({ minLength: 1, pattern: '^[A-Za-z0-9_.][A-Za-z0-9_.-]*$' })),
+  },
+  { additionalProperties: false },
+);
+export type SlurmRestSection = Static<typeof SlurmRestSection>;
+
 /** Where Task runs execute: this machine (`local`), or one Slurm batch job per run (`slurm`). */
 export const ExecutorSection = Type.Object(
   {
@@ -124,6 +142,8 @@ export const ExecutorSection = Type.Object(
     sbatch_args: Type.Array(Type.String(), { default: [] }),
     /** Slurm only: seconds an `sbatch` may take before it is killed and its job cancelled by name (default 20). */
     sbatch_timeout_s: Type.Optional(Type.Integer({ minimum: 1, maximum: 3600 })),
+    /** Slurm only: submit, watch and cancel through slurmrestd (absent: the client commands). */
+    rest: Type.Optional(SlurmRestSection),
   },
   { additionalProperties: false, default: {} },
 );

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Stops what slurm-up.sh <scratch-dir> started, by the pids it recorded, and waits until they are gone.
 dir=$1
-for name in slurmd slurmctld munged; do
+for name in slurmrestd slurmd slurmctld munged; do
   pid=$(cat "$dir/$name.pid" 2>/dev/null) || continue
   kill "$pid" 2>/dev/null || continue
   i=0

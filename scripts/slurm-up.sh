@@ -4,11 +4,20 @@
 # Everything lives in <scratch-dir>: slurm.conf, state, spool, logs, the munge socket and the
 # daemons' pid files (munged.pid, slurmctld.pid, slurmd.pid). Clients find the cluster through
 # SLURM_CONF=<scratch-dir>/slurm.conf. Stop it with slurm-down.sh <scratch-dir> (by those pids).
+# Ports: SLURMCTLD_PORT, SLURMD_PORT (defaults 6817, 6818).
+# SLURM_REST=1 also starts slurmrestd (apt-get install slurmrestd slurm-wlm-jwt-plugin) on
+# 127.0.0.1:${SLURMRESTD_PORT:-6820}, with JWT: a key in <scratch-dir>/jwt.key, the controller told
+# AuthAltTypes=auth/jwt, slurmrestd run as nobody with SLURM_JWT=daemon, and a token for root
+# (lifespan SLURM_TOKEN_LIFESPAN, default 1 day) in <scratch-dir>/rest.token (mode 0600); its pid
+# in slurmrestd.pid. It prints SLURM_REST_URL and SLURM_REST_TOKEN_FILE too.
 set -eu
 dir=$1
 cpus=${2:-$(nproc)}
-for tool in munged slurmctld slurmd sbatch; do
-  command -v "$tool" >/dev/null 2>&1 || { echo "slurm-up: $tool is missing (apt-get install slurmctld slurmd slurm-client munge)" >&2; exit 3; }
+rest=${SLURM_REST:-0}
+tools="munged slurmctld slurmd sbatch"
+[ "$rest" = 1 ] && tools="$tools slurmrestd"
+for tool in $tools; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "slurm-up: $tool is missing (apt-get install slurmctld slurmd slurm-client munge, and slurmrestd slurm-wlm-jwt-plugin for SLURM_REST=1)" >&2; exit 3; }
 done
 [ "$(id -u)" = 0 ] || { echo "slurm-up: must run as root (the daemons run as root here)" >&2; exit 3; }
 mkdir -p "$dir/munge" "$dir/state" "$dir/spool" "$dir/log"
@@ -54,6 +63,10 @@ GresTypes=gpu
 NodeName=localhost NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=4096 State=UNKNOWN
 PartitionName=main Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
+if [ "$rest" = 1 ]; then
+  [ -f "$dir/jwt.key" ] || { dd if=/dev/urandom of="$dir/jwt.key" bs=32 count=1 2>/dev/null; chmod 0600 "$dir/jwt.key"; }
+  printf 'AuthAltTypes=auth/jwt\nAuthAltParameters=jwt_key=%s\n' "$dir/jwt.key" >> "$dir/slurm.conf"
+fi
 export SLURM_CONF="$dir/slurm.conf"
 /usr/sbin/slurmctld -f "$SLURM_CONF"
 /usr/sbin/slurmd -f "$SLURM_CONF" -N localhost
@@ -65,3 +78,21 @@ until sinfo -h -o '%T' 2>/dev/null | grep -q idle; do
   sleep 0.2
 done
 echo "SLURM_CONF=$SLURM_CONF"
+if [ "$rest" = 1 ]; then
+  port=${SLURMRESTD_PORT:-6820}
+  (umask 077 && scontrol token username=root lifespan="${SLURM_TOKEN_LIFESPAN:-86400}" | sed -n 's/^SLURM_JWT=//p' > "$dir/rest.token")
+  [ -s "$dir/rest.token" ] || { echo "slurm-up: scontrol token gave no token (see $dir/log)" >&2; exit 4; }
+  # slurmrestd refuses to run as root; with JWT it acts as each request's user.
+  SLURM_JWT=daemon setsid /usr/sbin/slurmrestd -f "$SLURM_CONF" -u nobody -g nogroup -a rest_auth/jwt -s openapi/v0.0.38 "127.0.0.1:$port" \
+    >"$dir/log/slurmrestd.log" 2>&1 </dev/null &
+  echo $! > "$dir/slurmrestd.pid"
+  i=0
+  # Any HTTP answer (401 without a token) means it listens.
+  until [ "$(curl -s -o /dev/null -w "%{http_code}" "http://127.0.0.1:$port/openapi/v3" 2>/dev/null)" != 000 ]; do
+    i=$((i + 1))
+    [ $i -lt 100 ] || { echo "slurm-up: slurmrestd did not answer within 20 s (see $dir/log/slurmrestd.log)" >&2; exit 4; }
+    sleep 0.2
+  done
+  echo "SLURM_REST_URL=http://127.0.0.1:$port"
+  echo "SLURM_REST_TOKEN_FILE=$dir/rest.token"
+fi

@@ -6,6 +6,7 @@ import { check } from '../../schemas/validator.js';
 import { configIssueLines } from './config-messages.js';
 import { webhookUrlProblems } from './host-check.js';
 import { machineHistoryProblems } from '../../schemas/machine-history.js';
+import { slurmRestProblems } from './slurm-rest-config.js';
 
 /** Resolved configuration: the file's sections with defaults filled and paths made absolute. */
 export interface Config extends ConfigFile {
@@ -47,7 +48,12 @@ export function validateConfig(raw: unknown, source: string): Config {
     const lines = configIssueLines(result.issues, ConfigFile, withService);
     throw new ConfigError(`${source}: invalid configuration:\n  ${lines.join('\n  ')}`);
   }
-  const problems = [...webhookUrlProblems(result.value.webhooks, result.value.webhook_hosts), ...machineHistoryProblems(result.value.machine.history)];
+  // What the schema cannot say: cross-field rules, with a message naming the fix.
+  const problems = [
+    ...webhookUrlProblems(result.value.webhooks, result.value.webhook_hosts),
+    ...machineHistoryProblems(result.value.machine.history),
+    ...slurmRestProblems(result.value.executor),
+  ];
   if (problems.length) throw new ConfigError(`${source}: invalid configuration:\n  ${problems.join('\n  ')}`);
   return { ...result.value, source };
 }

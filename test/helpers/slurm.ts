@@ -23,6 +23,15 @@ export interface SlurmCluster {
   stopController(): Promise<void>;
   /** Starts slurmctld again, and waits until it answers. */
   startController(): Promise<void>;
+  /** slurmrestd (JWT over TCP) where startSlurm was asked for it: `executor.rest` for the service. */
+  readonly rest: { readonly url: string; readonly token_file: string } | null;
+}
+
+/** Why slurmrestd cannot run here (on top of slurmUnavailable), or null when it can. */
+export function slurmRestUnavailable(): string | null {
+  const jwt = '/usr/lib/x86_64-linux-gnu/slurm-wlm/auth_jwt.so';
+  if (spawnSync('sh', ['-c', `command -v slurmrestd && test -e ${jwt}`]).status !== 0) return 'slurmrestd or its JWT plugin is not installed (apt-get install slurmrestd slurm-wlm-jwt-plugin)';
+  return slurmUnavailable();
 }
 
 /** Why the Slurm tests cannot run here, or null when they can. */
@@ -51,15 +60,16 @@ function alive(pid: number): boolean {
  * Brings a cluster up for the test file (on free ports, with `cpus` declared CPUs) and stops its
  * daemons by pid and removes the scratch directory at the end.
  */
-export async function startSlurm(t: Test, cpus = 2): Promise<SlurmCluster> {
+export async function startSlurm(t: Test, cpus = 2, opts: { rest?: boolean } = {}): Promise<SlurmCluster> {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-slurm-'));
   t.teardown(async () => {
     // The daemons left this process's tree: their CPU (and the jobs slurmd ran) is read before they stop.
-    for (const name of ['slurmd', 'slurmctld', 'munged']) countCpu(await pidOf(dir, name).catch(() => 0));
+    for (const name of ['slurmrestd', 'slurmd', 'slurmctld', 'munged']) countCpu(await pidOf(dir, name).catch(() => 0));
     await exec(join(SCRIPTS, 'slurm-down.sh'), [dir]).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   });
-  const env = { ...process.env, SLURMCTLD_PORT: String(await closedPort()), SLURMD_PORT: String(await closedPort()) };
+  const restPort = String(await closedPort());
+  const env = { ...process.env, SLURMCTLD_PORT: String(await closedPort()), SLURMD_PORT: String(await closedPort()), SLURMRESTD_PORT: restPort, SLURM_REST: opts.rest ? '1' : '0' };
   await exec(join(SCRIPTS, 'slurm-up.sh'), [dir, String(cpus)], { env });
   const conf = join(dir, 'slurm.conf');
   const run = async (command: string, args: string[]) => (await exec(command, args, { env: { ...process.env, SLURM_CONF: conf } })).stdout;
@@ -67,6 +77,7 @@ export async function startSlurm(t: Test, cpus = 2): Promise<SlurmCluster> {
     conf,
     dir,
     run,
+    rest: opts.rest ? { url: `http://127.0.0.1:${restPort}`, token_file: join(dir, 'rest.token') } : null,
     async stopController() {
       const pid = await pidOf(dir, 'slurmctld');
       countCpu(pid);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { waitFor } from '../helpers/wait-for.js';
 import { SlurmJobPoller } from '../../supervisor/tasks/engines/slurm-job-poller.js';
+import { SlurmCliTransport } from '../../supervisor/tasks/engines/slurm-cli-transport.js';
 import { WatchedJob } from '../../supervisor/tasks/engines/slurm-watched-job.js';
 import type { RunnerEnd } from '../../supervisor/tasks/engines/executor.js';
 
@@ -33,7 +34,7 @@ t.test('adopted runs wait for a controller that does not answer, then are settle
   const log = console.error;
   console.error = (...args: unknown[]) => void logged.push(args.map(String).join(' '));
   t.teardown(() => void (console.error = log));
-  const poller = new SlurmJobPoller(slurm.env, 1000);
+  const poller = new SlurmJobPoller(new SlurmCliTransport({ config: { kind: 'slurm', sbatch_args: [] }, env: slurm.env, scratch: '/nonexistent' }), 1000);
   t.teardown(() => poller.close());
   const adopted = new WatchedJob('7', '/nonexistent', 'r7', Date.now());
   const submitted = new WatchedJob('8', '/nonexistent', 'r8', null);

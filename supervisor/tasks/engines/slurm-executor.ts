@@ -1,4 +1,3 @@
-import { rm, writeFile, mkdir } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { within } from '../../../workers/within.js';
@@ -8,7 +7,10 @@ import { RUNNER } from '../../../runner/runner-file.js';
 import { RUN_FLAG } from '../../../runner/spawner-messages.js';
 import { writeJsonAtomic } from '../../../core/task-record/record-files.js';
 import type { Executor, LeftRun, StartSpec, Runner } from './executor.js';
-import { hasEnded, jobNameOf, parseJobId, parseSqueue, sbatchArgs, slurm, SlurmCommandError, SQUEUE_FORMAT, type BatchFiles } from './slurm-commands.js';
+import { hasEnded, jobNameOf } from './slurm-commands.js';
+import { SlurmCliTransport } from './slurm-cli-transport.js';
+import { SlurmRestTransport } from './slurm-rest-transport.js';
+import { SubmitUncertain, type SlurmTransport } from './slurm-transport.js';
 import { POLL_MS, SlurmJobPoller } from './slurm-job-poller.js';
 import { WatchedJob } from './slurm-watched-job.js';
 
@@ -17,93 +19,77 @@ export const SLURM_JOB_FILE = 'slurm_job.json';
 /** After scancel, how long to wait for the job to end (the cluster's KillWait is usually 30 s or less). */
 const STOP_WITHIN_MS = 120_000;
 
-/** How long an sbatch may take when `executor.sbatch_timeout_s` does not say (sbatch retries a silent controller for long). */
-const SBATCH_TIMEOUT_S = 20;
+/** Variables of the service's environment a job never gets: a Slurm token acts as its user on the whole cluster. */
+const NOT_FOR_JOBS = new Set(['SLURM_JWT']);
 
 /** Single-quotes a value for /bin/sh. */
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`;
 
 /**
  * Runs each Task as one Slurm batch job whose script `exec`s the task runner, so `scancel`'s
- * SIGTERM (and SIGKILL after KillWait) reaches the runner itself. The job's environment comes from
- * a NUL-separated file, its output goes to `task.log`, its working directory is the Task directory;
+ * SIGTERM (and SIGKILL after KillWait) reaches the runner itself. It talks to the cluster through
+ * one transport (slurm-transport.ts): slurmrestd where `executor.rest` says, else the commands.
+ * Its output goes to `task.log`, its working directory is the Task directory;
  * the job id is kept in `slurm_job.json` beside the record. One poller reads every watched job's
- * state with squeue; a job Slurm ended without a terminal record ends its run with Slurm's reason.
+ * state through the transport; a job Slurm ended without a terminal record ends its run with Slurm's reason.
  * A job is taken for gone only on evidence (see slurm-watched-job.ts), and one the service gives up
  * on is cancelled, so no run the service settled goes on writing into its Task directory.
  */
 export class SlurmExecutor implements Executor {
   readonly kind = 'slurm';
   readonly queuesRuns = true;
-  readonly #config: ExecutorSection;
   readonly #baseEnv: NodeJS.ProcessEnv;
-  readonly #scratch: string;
+  readonly #slurm: SlurmTransport;
   readonly #poller: SlurmJobPoller;
 
   /** `scratch` holds job scripts and environment files for the moment of a submit (private: they hold the environment). */
   constructor(opts: { config: ExecutorSection; env: NodeJS.ProcessEnv; scratch: string }) {
-    this.#config = opts.config;
     this.#baseEnv = opts.env;
-    this.#scratch = opts.scratch;
-    this.#poller = new SlurmJobPoller(opts.env);
+    const rest = opts.config.rest;
+    this.#slurm = rest ? new SlurmRestTransport(rest, opts.config) : new SlurmCliTransport(opts);
+    this.#poller = new SlurmJobPoller(this.#slurm);
+    // An unsupported slurmrestd is said at start, not only at the first submit.
+    if (this.#slurm instanceof SlurmRestTransport) this.#slurm.api().catch((err: unknown) => console.error(`taskyard: executor.rest: ${(err as Error).message}`));
   }
 
   async start(spec: StartSpec): Promise<Runner> {
-    await mkdir(this.#scratch, { recursive: true, mode: 0o700 });
-    const script = join(this.#scratch, `${spec.runId}.sh`);
-    const envFile = join(this.#scratch, `${spec.runId}.env`);
     const env: Record<string, string> = {};
-    for (const [name, value] of Object.entries({ ...this.#baseEnv, ...spec.env, TASKYARD_TASK_DIR: spec.cwd })) if (value !== undefined) env[name] = value;
-    try {
-      await writeFile(envFile, Object.entries(env).map(([k, v]) => `${k}=${v}\0`).join(''), { mode: 0o600 });
-      await writeFile(script, jobScript(spec.runId), { mode: 0o700 });
-      const files = { jobName: jobNameOf(spec.taskId, spec.runId), cwd: spec.cwd, logFile: spec.logFile, envFile, script };
-      // sbatch reads both files before it returns: they are not needed afterwards.
-      const jobId = await this.#submit(files, spec);
-      // Without its job file no service could follow the job (a full disk): it must not run unfollowed.
-      await writeJsonAtomic(join(spec.cwd, SLURM_JOB_FILE), { job_id: jobId, run_id: spec.runId }).catch(async (err: unknown) => {
-        throw new Error(`writing ${SLURM_JOB_FILE} failed (${(err as Error).message}); ${await this.#cancelNamed(files.jobName)}`);
-      });
-      return this.#watch(new WatchedJob(jobId, spec.cwd, spec.runId, null));
-    } finally {
-      await Promise.all([rm(script, { force: true }), rm(envFile, { force: true })]);
-    }
-  }
-
-  /**
-   * sbatch, answering the job id. Where sbatch may have queued a job without telling its id (killed
-   * for not answering, or printing none), the job is cancelled by its unique name before the
-   * submit fails, so nothing runs for a run that is settled as not started.
-   */
-  async #submit(files: BatchFiles, spec: StartSpec): Promise<string> {
-    let stdout: string;
-    try {
-      stdout = await slurm('sbatch', sbatchArgs(files, spec.resources, this.#config), this.#baseEnv, (this.#config.sbatch_timeout_s ?? SBATCH_TIMEOUT_S) * 1000);
-    } catch (err) {
-      if (err instanceof SlurmCommandError && err.timedOut) throw new Error(`${err.message}; ${await this.#cancelNamed(files.jobName)}`);
+    for (const [name, value] of Object.entries({ ...this.#baseEnv, ...spec.env, TASKYARD_TASK_DIR: spec.cwd })) if (value !== undefined && !NOT_FOR_JOBS.has(name)) env[name] = value;
+    const jobName = jobNameOf(spec.taskId, spec.runId);
+    const script = jobScript(spec.runId);
+    const jobId = await this.#slurm.submit({ jobName, cwd: spec.cwd, logFile: spec.logFile, script, env, resources: spec.resources, runId: spec.runId }).catch(async (err: unknown) => {
+      // The job may be queued all the same: nothing may run for a run settled as not started.
+      if (err instanceof SubmitUncertain) throw new Error(`${err.message}; ${await this.#cancelNamed(jobName)}`);
       throw err;
-    }
-    const jobId = parseJobId(stdout);
-    if (jobId) return jobId;
-    throw new Error(`sbatch printed no job id: ${JSON.stringify(stdout.trim().slice(0, 200))}; ${await this.#cancelNamed(files.jobName)}`);
+    });
+    // Without its job file no service could follow the job (a full disk): it must not run unfollowed.
+    await writeJsonAtomic(join(spec.cwd, SLURM_JOB_FILE), { job_id: jobId, run_id: spec.runId }).catch(async (err: unknown) => {
+      throw new Error(`writing ${SLURM_JOB_FILE} failed (${(err as Error).message}); ${await this.#cancelNamed(jobName)}`);
+    });
+    return this.#watch(new WatchedJob(jobId, spec.cwd, spec.runId, null));
   }
 
   /**
    * Cancels any job of this (unique) name and waits until Slurm shows it ended: a runner the job
-   * started meanwhile must be gone before the service writes the run's record. Says what came of it.
+   * started meanwhile must be gone before the service writes the run's record. A controller that
+   * does not answer is asked again (a brief outage must not leave an orphan job behind), up to
+   * STOP_WITHIN_MS. Says what came of it.
    */
   async #cancelNamed(jobName: string): Promise<string> {
-    const named = async () => [...parseSqueue(await slurm('squeue', ['-h', '-t', 'all', '--me', `--name=${jobName}`, '-o', SQUEUE_FORMAT], this.#baseEnv)).values()];
-    try {
-      await slurm('scancel', [`--name=${jobName}`], this.#baseEnv);
-      const deadline = Date.now() + STOP_WITHIN_MS;
-      while (!(await named()).every(hasEnded)) {
-        if (Date.now() > deadline) return `the job named ${jobName} was cancelled but had not ended ${STOP_WITHIN_MS / 1000} s later`;
-        await delay(POLL_MS);
+    const deadline = Date.now() + STOP_WITHIN_MS;
+    let failures = 0;
+    for (;;) {
+      try {
+        const live = [...(await this.#slurm.named(jobName)).entries()].filter(([, job]) => !hasEnded(job)).map(([id]) => id);
+        if (live.length === 0) return `any job named ${jobName} was cancelled`;
+        await this.#slurm.cancel(live);
+        failures = 0;
+      } catch (err) {
+        if (Date.now() > deadline) return `cancelling the jobs named ${jobName} failed too (${(err as Error).message})`;
+        failures++;
       }
-      return `any job named ${jobName} was cancelled`;
-    } catch (err) {
-      return `cancelling the jobs named ${jobName} failed too (${(err as Error).message})`;
+      if (Date.now() > deadline) return `the job named ${jobName} was cancelled but had not ended ${STOP_WITHIN_MS / 1000} s later`;
+      await delay(Math.min(POLL_MS * 2 ** failures, 5_000));
     }
   }
 
@@ -136,7 +122,7 @@ export class SlurmExecutor implements Executor {
     // A run's directory is named by its Task ID (`<workspace>/<type>/<task_id>`).
     const jobName = jobNameOf(basename(run.dir), run.runId);
     try {
-      const ids = [...parseSqueue(await slurm('squeue', ['-h', '-t', 'all', '--me', `--name=${jobName}`, '-o', SQUEUE_FORMAT], this.#baseEnv)).keys()];
+      const ids = [...(await this.#slurm.named(jobName)).keys()];
       if (ids.length !== 1) return null;
       await writeJsonAtomic(join(run.dir, SLURM_JOB_FILE), { job_id: ids[0], run_id: run.runId });
       return ids[0]!;
@@ -149,13 +135,14 @@ export class SlurmExecutor implements Executor {
   async stop(runner: Runner): Promise<void> {
     if (!(runner instanceof WatchedJob)) return;
     runner.cancelled = true;
-    await slurm('scancel', [runner.jobId], this.#baseEnv);
+    await this.#slurm.cancel([runner.jobId]);
     await within(runner.ended, STOP_WITHIN_MS);
   }
 
   /** Stops watching: the jobs run on, their runs end here as "lost" (the service is stopping, so their records stay as they are). */
   close(): void {
     this.#poller.close();
+    this.#slurm.close();
   }
 
   #watch(job: WatchedJob): Runner {

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { RunnerEnd } from './executor.js';
-import { endOfJob, parseSqueue, requeuedEnd, showJob, slurm, SQUEUE_FORMAT, type JobState } from './slurm-commands.js';
+import { endOfJob, requeuedEnd, type JobState } from './slurm-commands.js';
+import type { SlurmTransport } from './slurm-transport.js';
 import { ADOPT_WAIT_MS, type WatchedJob } from './slurm-watched-job.js';
 
 /** How often the jobs of live runs are looked up (one squeue for all of them). */
@@ -9,7 +10,8 @@ export const POLL_MS = 500;
 const MAX_BACKOFF_MS = 10_000;
 
 /**
- * Follows every watched job with one loop: a squeue per round for all of them, ended jobs resolved
+ * Follows every watched job with one loop: one read of their states per round (the transport's:
+ * squeue, or slurmrestd), ended jobs resolved
  * and dropped. A job missing from squeue ends only on evidence (WatchedJob); one the service gives
  * up on (gone on evidence, requeued by Slurm after it ran, or adopted and the controller silent
  * past ADOPT_WAIT_MS) is scancelled,
@@ -17,7 +19,7 @@ const MAX_BACKOFF_MS = 10_000;
  * controller does not answer, the pause between rounds doubles up to MAX_BACKOFF_MS.
  */
 export class SlurmJobPoller {
-  readonly #env: NodeJS.ProcessEnv;
+  readonly #slurm: SlurmTransport;
   readonly #adoptWaitMs: number;
   readonly #watched = new Map<string, WatchedJob>();
   #polling = false;
@@ -27,8 +29,8 @@ export class SlurmJobPoller {
   #failures = 0;
 
   /** `adoptWaitMs`: ADOPT_WAIT_MS, shorter only where a test must see it pass. */
-  constructor(env: NodeJS.ProcessEnv, adoptWaitMs = ADOPT_WAIT_MS) {
-    this.#env = env;
+  constructor(slurm: SlurmTransport, adoptWaitMs = ADOPT_WAIT_MS) {
+    this.#slurm = slurm;
     this.#adoptWaitMs = adoptWaitMs;
   }
 
@@ -64,7 +66,7 @@ export class SlurmJobPoller {
   }
 
   async #round(): Promise<void> {
-    const states = await this.#squeue();
+    const states = await this.#states();
     // Stopped meanwhile: the runs ended as "lost" and their jobs run on for the next service.
     if (this.#closed.signal.aborted) return;
     const now = Date.now();
@@ -97,7 +99,7 @@ export class SlurmJobPoller {
   async #judgeMissing(job: WatchedJob, now: number): Promise<RunnerEnd | 'gone' | null> {
     if (await job.recordedEnd()) return { kind: 'exited', code: 0, signal: null };
     if (!job.missed(now)) return null;
-    const shown = await showJob(job.jobId, this.#env);
+    const shown = await this.#slurm.show(job.jobId);
     if (shown === 'unknown') return 'gone';
     // scontrol knows it (squeue lied): that is its state; or scontrol did not answer: ask again later.
     if (shown) job.seen();
@@ -108,7 +110,7 @@ export class SlurmJobPoller {
   async #giveUp(ends: ReadonlyArray<[WatchedJob, RunnerEnd]>): Promise<void> {
     if (ends.length === 0) return;
     const ids = ends.map(([job]) => job.jobId);
-    await slurm('scancel', ids, this.#env).catch((err: unknown) => console.error(`taskyard: cancelling Slurm jobs ${ids.join(' ')} of settled runs failed (${(err as Error).message})`));
+    await this.#slurm.cancel(ids).catch((err: unknown) => console.error(`taskyard: cancelling Slurm jobs ${ids.join(' ')} of settled runs failed (${(err as Error).message})`));
     for (const [job, end] of ends) this.#finish(job, end);
   }
 
@@ -117,14 +119,16 @@ export class SlurmJobPoller {
     job.end(end);
   }
 
-  /** Every job of this user; null while the controller does not answer (the runs stay as they are). */
-  async #squeue(): Promise<Map<string, JobState> | null> {
+  /** The watched jobs' states; null while the controller does not answer (the runs stay as they are). */
+  async #states(): Promise<Map<string, JobState> | null> {
     try {
-      const states = parseSqueue(await slurm('squeue', ['-h', '-t', 'all', '--me', '-o', SQUEUE_FORMAT], this.#env));
+      const states = await this.#slurm.states([...this.#watched.keys()]);
       if (this.#failures > 0) console.error('taskyard: the Slurm controller answers again');
       this.#failures = 0;
       return states;
     } catch (err) {
+      // Stopped meanwhile (the transport's connections closed under the read): nothing to say.
+      if (this.#closed.signal.aborted) return null;
       if (this.#failures++ === 0) console.error(`taskyard: ${this.#waitingFor()} (reading Slurm job states failed: ${(err as Error).message}); asking again every ${MAX_BACKOFF_MS / 1000} s at most`);
       return null;
     }
