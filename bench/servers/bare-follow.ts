@@ -10,6 +10,7 @@ import { readSync, openSync, fstatSync, watch } from 'node:fs';
 import type { HttpResponse } from '@trufflesuite/uws-js-unofficial';
 import { loadNativeUws } from '../../protocol/uws-native.js';
 import { isUtf8Continuation, utf8SafeLength } from '../../core/utf8-cut.js';
+import { CORK_PIECE } from '../../protocol/uws-chunks.js';
 
 const WINDOW = 65536;
 const KEPT = 4;
@@ -66,7 +67,12 @@ function follow(res: HttpResponse, state: { offset: number; gone: boolean }): vo
   const { bytes, next } = frameAt(state.offset);
   state.offset = next;
   let taken = true;
-  res.cork(() => (taken = res.write(bytes)));
+  // One cork per CORK_PIECE, as the service writes: a write that overflows uWS's cork buffer can
+  // lose its data in this build when the socket fills (protocol/uws-chunks.ts).
+  for (let at = 0; at < bytes.byteLength; at += CORK_PIECE) {
+    const piece = bytes.subarray(at, at + CORK_PIECE);
+    res.cork(() => (taken = res.write(piece) && taken));
+  }
   if (taken) return void setImmediate(() => follow(res, state));
   // As the service's front end does (protocol/uws-socket.ts): an empty cork sends what uWS
   // buffered, and a write after a short wait stands in for an onWritable this build can miss.

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import type { GpuDevice } from '../../schemas/machine.js';
 import type { MachineSection } from '../../schemas/machine-history.js';
@@ -24,6 +26,7 @@ const PROBE_TIMEOUT_MS = 5_000;
 
 /** Runs a detection command; a missing command, a failure or a timeout all mean "no devices". */
 async function query(command: string, args: string[], parse: (text: string) => GpuDevice[], signal?: AbortSignal): Promise<GpuDevice[]> {
+  if (command === '') return []; // not on this machine (presentGpuCommands)
   try {
     const { stdout } = await run(command, args, { timeout: PROBE_TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024, ...(signal ? { signal } : {}) });
     return parse(stdout);
@@ -34,6 +37,7 @@ async function query(command: string, args: string[], parse: (text: string) => G
 
 /** GPU memory by process from nvidia-smi; null where it did not answer (no NVIDIA GPU, no driver, no tool). */
 export async function probeGpuProcessMemory(nvidiaSmi: string, signal?: AbortSignal): Promise<Map<number, number> | null> {
+  if (nvidiaSmi === '') return null;
   try {
     const { stdout } = await run(nvidiaSmi, ['--query-compute-apps=pid,used_memory', '--format=csv,noheader,nounits'], { timeout: PROBE_TIMEOUT_MS, maxBuffer: 4 * 1024 * 1024, ...(signal ? { signal } : {}) });
     return parseComputeApps(stdout);
@@ -62,5 +66,36 @@ export function sharedGpuProbe(commands: GpuCommands = DEFAULT_GPU_COMMANDS): ()
       pending = undefined;
     });
     return pending;
+  };
+}
+
+/** Whether `command` names an executable file: a path as it is, a bare name on PATH. */
+export function commandFound(command: string, path = process.env['PATH'] ?? ''): boolean {
+  const candidates = command.includes('/') ? [command] : path.split(delimiter).filter(Boolean).map((dir) => join(dir, command));
+  return candidates.some((file) => {
+    try {
+      accessSync(file, constants.X_OK);
+      return statSync(file).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * `commands` with those that cannot be found blanked (probes skip a blank command), looked up
+ * again at most every `recheckMs`. For the machine history, which probes every few seconds: on a
+ * machine without GPU tools each probe started two processes only to fail, and each start held
+ * the event loop while the service forked (an idle `/health` max of 5 ms became 27 ms).
+ */
+export function presentGpuCommands(commands: GpuCommands, recheckMs = 60_000): () => GpuCommands {
+  let checkedAt = -Infinity;
+  let present: GpuCommands = commands;
+  return () => {
+    if (Date.now() - checkedAt >= recheckMs) {
+      checkedAt = Date.now();
+      present = { nvidiaSmi: commandFound(commands.nvidiaSmi) ? commands.nvidiaSmi : '', rocmSmi: commandFound(commands.rocmSmi) ? commands.rocmSmi : '' };
+    }
+    return present;
   };
 }

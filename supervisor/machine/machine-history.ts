@@ -2,7 +2,7 @@ import { ValueError } from '../../core/errors.js';
 import type { GpuDevice } from '../../schemas/machine.js';
 import type { MachineHistory, MachineHistorySection } from '../../schemas/machine-history.js';
 import { readCpuTimes, usageBetween, type CpuTimes } from './cpu-usage.js';
-import { probeGpuProcessMemory, probeGpus, type GpuCommands } from './gpu-probe.js';
+import { presentGpuCommands, probeGpuProcessMemory, probeGpus, type GpuCommands } from './gpu-probe.js';
 import { historySeries, SampleRing, type MachineSample, type TaskSample } from './history-ring.js';
 import { readMemory } from './memory-info.js';
 import { ProcessScanner, readProcUnits, TreeUsageMeter } from './process-usage.js';
@@ -46,9 +46,10 @@ export async function startMachineHistory(settings: MachineHistorySection, gpuCo
   const meter = new TreeUsageMeter(await readProcUnits());
   const scanner = new ProcessScanner();
   let cpuBefore: CpuTimes = await readCpuTimes();
+  const present = presentGpuCommands(gpuCommands);
 
   const sample = async (signal: AbortSignal): Promise<MachineSample> => {
-    const [cpu, memory, gpus] = await Promise.all([readCpuTimes(), readMemory(), probeGpus(gpuCommands, signal)]);
+    const [cpu, memory, gpus] = await Promise.all([readCpuTimes(), readMemory(), probeGpus(present(), signal)]);
     const cpuPercent = usageBetween(cpuBefore, cpu);
     cpuBefore = cpu;
     const at = Math.max(Date.now(), ring.latest + 1);
@@ -63,7 +64,7 @@ export async function startMachineHistory(settings: MachineHistorySection, gpuCo
       scanner.forget();
       return [];
     }
-    const [processes, gpuMemory] = await Promise.all([scanner.scan(running.map((r) => r.pid)), gpus.some((g) => g.vendor === 'nvidia') ? probeGpuProcessMemory(gpuCommands.nvidiaSmi, signal) : null]);
+    const [processes, gpuMemory] = await Promise.all([scanner.scan(running.map((r) => r.pid)), gpus.some((g) => g.vendor === 'nvidia') ? probeGpuProcessMemory(present().nvidiaSmi, signal) : null]);
     const trees = meter.measure(processes, new Map(running.map((r) => [r.runId, r.pid])), at);
     scanner.keep([...trees.values()].flatMap((tree) => tree.pids));
     const found: TaskSample[] = [];
