@@ -17,13 +17,21 @@ async function signalEntry(entry: ProcessEntry, signal: NodeJS.Signals): Promise
   }
 }
 
+/**
+ * Signals the group, then each entry outside it. A member of the group is not signalled twice: a
+ * second SIGTERM landing in a cancelled Python script's `finally` (taskyard_task raises Cancelled
+ * on each) cut its clean-up short.
+ */
 async function signalAll(groupLeader: number, entries: readonly ProcessEntry[], signal: NodeJS.Signals): Promise<void> {
+  let groupSignalled = false;
   try {
     process.kill(-groupLeader, signal);
+    groupSignalled = true;
   } catch {
     // The group is already empty; descendants outside it are signalled one by one below.
   }
-  await Promise.all(entries.map((e) => signalEntry(e, signal)));
+  const outside = groupSignalled ? entries.filter((e) => e.pgid !== groupLeader) : entries;
+  await Promise.all(outside.map((e) => signalEntry(e, signal)));
 }
 
 async function aliveOf(entries: readonly ProcessEntry[]): Promise<ProcessEntry[]> {
