@@ -127,6 +127,14 @@ t.test('Agent page: streamed blocks, folded thinking, tool calls with their Job 
   await page.waitForSelector('.transcript .block-text >> text=There are no');
   t.match(await page.textContent('.transcript'), /There are no/, 'what was said before Stop is kept');
 
+  // The turn's end redraws the session from the store; that read is held here until a rename is
+  // being typed, so the redraw comes after the typing, which it must keep.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route('**/jobs/get_agent_session', async (route) => {
+    await held;
+    await route.continue();
+  });
   model.reply({ items: [{ text: 'Second answer.' }] });
   await page.fill('textarea[name=message]', 'And now?');
   await page.press('textarea[name=message]', 'Control+Enter');
@@ -134,6 +142,11 @@ t.test('Agent page: streamed blocks, folded thinking, tool calls with their Job 
   await page.waitForSelector('.composer button.danger:disabled');
 
   await page.fill('input[name=title]', 'Task check');
+  await page.evaluate("document.querySelector('input[name=title]').setAttribute('data-typed', '')");
+  release();
+  await page.waitForSelector('.session-actions input[name=title]:not([data-typed])');
+  t.equal(await page.inputValue('input[name=title]'), 'Task check', 'the redraw at the turn\'s end kept the rename being typed');
+  await page.unroute('**/jobs/get_agent_session');
   await page.click('.session-actions >> text=Rename');
   await page.waitForSelector(`.session-list a[data-session="${sessionId}"] >> text=Task check`);
   await page.fill('input[name=tag]', 'ops');

@@ -68,7 +68,9 @@ export function renderAgent(container: HTMLElement, ctx: PageContext): void {
       const detail = await api.answer<Detail>('get_agent_session', { session_id: id, limit: 1000 }, { signal: ctx.signal });
       // A turn sent while this was read streams into the view; its end reads the session again.
       if (load !== loads) return;
-      head.replaceChildren(h('h2', {}, detail.title), sessionActions(api, detail, { changed: () => void open(id), open: (next) => void open(next), failed: fail }));
+      const actions = sessionActions(api, detail, { changed: () => void open(id), open: (next) => void open(next), failed: fail });
+      if (redraw) keepTyped(head, actions);
+      head.replaceChildren(h('h2', {}, detail.title), actions);
       blocks.clear();
       blocks.show(detail.blocks);
     } catch (err) {
@@ -123,4 +125,16 @@ export function renderAgent(container: HTMLElement, ctx: PageContext): void {
     api.answer<boolean>('cancel_agent_turn', { session_id: sessionId }).catch((err: unknown) => fail(errorText(err)));
   });
   void open(sessionId);
+}
+
+/**
+ * What the reader typed into the title and tag boxes of `from` and has not applied yet, put into
+ * the same boxes of `into`: a redraw at a turn's end must not wipe a rename being typed.
+ */
+function keepTyped(from: Element, into: Element): void {
+  for (const typed of from.querySelectorAll<HTMLInputElement>('.session-actions input')) {
+    if (typed.value === typed.defaultValue) continue;
+    const box = into.querySelector<HTMLInputElement>(`input[name="${typed.name}"]`);
+    if (box) box.value = typed.value;
+  }
 }
