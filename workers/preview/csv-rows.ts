@@ -2,8 +2,7 @@ import { basename } from 'node:path';
 import type { CsvRowCount } from '../../schemas/csv-rows.js';
 import { scanRecords } from './csv-scan.js';
 import { openInside } from './open-file.js';
-import type { PreviewOutcome } from './preview.js';
-import { PreviewFailure } from './preview-failure.js';
+import { outcomeOf, PreviewFailure, type PoolOutcome } from './preview-failure.js';
 import { csvDelimiterOf, previewKindOf } from './preview-kind.js';
 
 /** What the supervisor sends to a pool thread to count rows: a path it already resolved inside `root`. */
@@ -19,7 +18,7 @@ export interface CsvRowsRequest {
 }
 
 /** A count or a business failure as data (error classes do not survive the thread boundary). */
-export type CsvRowsOutcome = Exclude<PreviewOutcome, { ok: true }> | { ok: true; answer: CsvRowCount };
+export type CsvRowsOutcome = PoolOutcome<CsvRowCount>;
 
 async function countRows(req: CsvRowsRequest, signal: AbortSignal): Promise<CsvRowCount> {
   const name = basename(req.path);
@@ -35,11 +34,6 @@ async function countRows(req: CsvRowsRequest, signal: AbortSignal): Promise<CsvR
 }
 
 /** Pool handler of `csv-rows`: never throws for business failures. */
-export async function runCsvRows(req: CsvRowsRequest, signal: AbortSignal): Promise<CsvRowsOutcome> {
-  try {
-    return { ok: true, answer: await countRows(req, signal) };
-  } catch (err) {
-    if (err instanceof PreviewFailure) return { ok: false, type: err.type, message: err.message };
-    throw err;
-  }
+export function runCsvRows(req: CsvRowsRequest, signal: AbortSignal): Promise<CsvRowsOutcome> {
+  return outcomeOf(countRows(req, signal));
 }

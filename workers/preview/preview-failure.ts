@@ -11,3 +11,16 @@ export class PreviewFailure extends Error {
     super(message);
   }
 }
+
+/** An answer or a business failure as data: error classes do not survive the thread boundary. */
+export type PoolOutcome<A> = { ok: true; answer: A } | { ok: false; type: string; message: string };
+
+/** Runs a pool handler's work: its answer, or its PreviewFailure as data; anything else is thrown. */
+export async function outcomeOf<A>(work: Promise<A>): Promise<PoolOutcome<A>> {
+  try {
+    return { ok: true, answer: await work };
+  } catch (err) {
+    if (err instanceof PreviewFailure) return { ok: false, type: err.type, message: err.message };
+    throw err;
+  }
+}

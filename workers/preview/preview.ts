@@ -4,7 +4,7 @@ import { previewCsv } from './csv.js';
 import { previewMarkdown } from './markdown.js';
 import { openInside } from './open-file.js';
 import { previewParquet } from './parquet.js';
-import { PreviewFailure } from './preview-failure.js';
+import { outcomeOf, type PoolOutcome } from './preview-failure.js';
 import { csvDelimiterOf, previewKindOf } from './preview-kind.js';
 import { previewStructured } from './structured.js';
 import { previewText } from './text.js';
@@ -22,7 +22,7 @@ export interface PreviewRequest {
 }
 
 /** A preview or a business failure as data: error classes do not survive the thread boundary. */
-export type PreviewOutcome = { ok: true; answer: PreviewAnswer } | { ok: false; type: string; message: string };
+export type PreviewOutcome = PoolOutcome<PreviewAnswer>;
 
 async function preview(req: PreviewRequest, signal: AbortSignal): Promise<PreviewAnswer> {
   const name = basename(req.path);
@@ -51,11 +51,6 @@ async function preview(req: PreviewRequest, signal: AbortSignal): Promise<Previe
 }
 
 /** Pool handler of `preview`: never throws for business failures. */
-export async function runPreview(req: PreviewRequest, signal: AbortSignal): Promise<PreviewOutcome> {
-  try {
-    return { ok: true, answer: await preview(req, signal) };
-  } catch (err) {
-    if (err instanceof PreviewFailure) return { ok: false, type: err.type, message: err.message };
-    throw err;
-  }
+export function runPreview(req: PreviewRequest, signal: AbortSignal): Promise<PreviewOutcome> {
+  return outcomeOf(preview(req, signal));
 }
