@@ -9,8 +9,10 @@
  *    loop; a single one alone first. Shown: its answer and time, /health p99 beside the idle one,
  *    and the same with a body of one 16 MiB string: what receiving that many bytes costs anyway.
  *
- * /health is timed by one client, one request at a time with 5 ms between (a stall shows as one
- * slow answer). The followers and senders are raw sockets that count bytes, not parse them.
+ * /health is timed by one client in a process of its own (bench/lib/health-probe.ts), one request
+ * at a time with 5 ms between (a stall shows as one slow answer); BENCH_PROBE=inline times it from
+ * this process instead, as the bench first did, where the followers' reading delays each answer too.
+ * The followers and senders are raw sockets that count bytes, not parse them.
  * Part 1's floor, in the same run: a bare uWS server doing only a follower's work (read windows,
  * frame them as the service's `log` events, write with backpressure; bench/servers/bare-follow.ts)
  * for as many followers of the same log, written the same way; BENCH_FLOOR=0 leaves it out.
@@ -39,6 +41,12 @@ const IDLE_MS = 5000;
 const SENDERS = 4;
 /** Node options for the service process of part 1 (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it). */
 const SERVICE_NODE_ARGS = (process.env['BENCH_SERVICE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+/** Where /health is timed from: a process of its own (default), or `inline` in this one, as before. */
+const PROBE = process.env['BENCH_PROBE'] ?? 'process';
+const READY = Buffer.from('ready');
+const RESULT = Buffer.from('"kind":"result"');
+/** Bytes kept from a chunk's end to find a marker cut in two. */
+const SEAM = 64;
 const auth = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
 
 const PLUGIN = `import { existsSync } from 'node:fs';
@@ -81,17 +89,29 @@ interface Window {
   rssPeak: number;
 }
 
-/** Times /health one request at a time and samples RSS until `done` settles (or for `ms`). */
-async function watch(svc: ChildServer, done: Promise<unknown> | number): Promise<Window> {
-  const conn = await RawConnection.open(svc.port);
+/** The /health timings of one window: from a prober process of its own (bench/lib/health-probe.ts), or this one's. */
+async function probeHealth(port: number, end: Promise<unknown>): Promise<number[]> {
+  if (PROBE === 'inline') return probeInline(port, end);
+  const script = fileURLToPath(new URL('./lib/health-probe.js', import.meta.url));
+  const probe = spawn(process.execPath, [script, String(port), BENCH_TOKEN], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  probe.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const exited = once(probe, 'exit');
+  while (!out.includes('PROBING\n')) await Promise.race([once(probe.stdout, 'data'), exited]);
+  await end.catch(() => {});
+  probe.stdin.end();
+  const [code] = (await exited) as [number | null];
+  if (code !== 0) throw new Error(`the /health prober exited with ${code}: ${out}`);
+  return JSON.parse(out.slice(out.indexOf('PROBING\n') + 8)) as number[];
+}
+
+/** The prober in this process, as before the prober had its own (BENCH_PROBE=inline, for comparing). */
+async function probeInline(port: number, end: Promise<unknown>): Promise<number[]> {
+  const conn = await RawConnection.open(port);
   const health = rawRequest('GET', '/health', auth);
   const latencies: number[] = [];
-  let rssPeak = 0;
   let over = false;
-  const end = typeof done === 'number' ? new Promise((r) => setTimeout(r, done)) : done;
-  // A failure (a follower cut off) is awaited below: the caller stops the service and reports it.
   end.finally(() => (over = true)).catch(() => {});
-  const sampler = setInterval(() => void rssMb(svc.child.pid!).then((mb) => (rssPeak = Math.max(rssPeak, mb))), 100);
   try {
     while (!over) {
       const start = performance.now();
@@ -99,10 +119,24 @@ async function watch(svc: ChildServer, done: Promise<unknown> | number): Promise
       latencies.push(performance.now() - start);
       await new Promise((r) => setTimeout(r, 5));
     }
+  } finally {
+    conn.close();
+  }
+  return latencies;
+}
+
+/** Times /health one request at a time and samples RSS until `done` settles (or for `ms`). */
+async function watch(svc: ChildServer, done: Promise<unknown> | number): Promise<Window> {
+  let rssPeak = 0;
+  const end = typeof done === 'number' ? new Promise((r) => setTimeout(r, done)) : done;
+  const sampler = setInterval(() => void rssMb(svc.child.pid!).then((mb) => (rssPeak = Math.max(rssPeak, mb))), 100);
+  let latencies: number[];
+  try {
+    latencies = await probeHealth(svc.port, end);
+    // A failure (a follower cut off) is thrown here: the caller stops the service and reports it.
     await end;
   } finally {
     clearInterval(sampler);
-    conn.close();
   }
   rssPeak = Math.max(rssPeak, await rssMb(svc.child.pid!));
   latencies.sort((a, b) => a - b);
@@ -117,30 +151,37 @@ function follower(port: number, taskId: string) {
   const socket = connect(port, '127.0.0.1');
   socket.write(rawRequest('POST', '/jobs/stream_task/events', auth, JSON.stringify({ arguments: { task_id: taskId } })));
   let bytes = 0;
-  let tail = '';
+  let seen = false;
+  /** The last bytes before this chunk: a marker may straddle two chunks. */
+  let carry = Buffer.alloc(0);
   let onReady = () => {};
   let failed = (_err: Error) => {};
   const ready = new Promise<void>((resolve, reject) => {
     onReady = resolve;
     failed = reject;
   });
+  // Searched in the bytes, not in a string made of each chunk: at hundreds of MiB/s that decoding
+  // was a CPU's worth of work in this process, taken from the service it measures on 2 cores.
+  const has = (chunk: Buffer, marker: Buffer) => chunk.includes(marker) || Buffer.concat([carry, chunk.subarray(0, SEAM)]).includes(marker);
   const done = new Promise<number>((resolve, reject) => {
     socket.on('data', (chunk: Buffer) => {
       bytes += chunk.length;
-      const text = tail + chunk.toString('latin1');
-      tail = text.slice(-256);
-      if (text.includes('ready')) onReady();
-      if (text.includes('"kind":"result"')) {
+      if (!seen && has(chunk, READY)) {
+        seen = true;
+        onReady();
+      }
+      if (has(chunk, RESULT)) {
         socket.destroy();
         resolve(bytes);
       }
+      carry = Buffer.from(chunk.subarray(-SEAM));
     });
     const fail = (err: Error) => {
       failed(err);
       reject(err);
     };
     socket.on('error', fail);
-    socket.on('close', () => fail(new Error(`follower closed after ${bytes} bytes: ${tail}`)));
+    socket.on('close', () => fail(new Error(`follower closed after ${bytes} bytes: ${carry.toString('latin1')}`)));
   });
   // Awaited together later: one follower failing must not end the bench before the service stops.
   done.catch(() => {});
