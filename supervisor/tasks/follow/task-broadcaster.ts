@@ -27,9 +27,19 @@ const logEvents = new WeakMap<TaskLogChunk, LogEvent>();
 
 /** The log event of a window read at `offset`, or null when the window brings nothing. */
 export function logEventOf(chunk: TaskLogChunk, offset: number): LogEvent | null {
-  if (chunk.next_offset === offset || (chunk.content === '' && !chunk.reset)) return null;
+  if (chunk.next_offset === offset || (chunk.next_offset === chunk.start_offset && !chunk.reset)) return null;
   let event = logEvents.get(chunk);
-  if (!event) logEvents.set(chunk, (event = { kind: 'log', ...chunk, channel: 'task' }));
+  if (!event) logEvents.set(chunk, (event = eventOf(chunk)));
+  return event;
+}
+
+/**
+ * `{kind: 'log', ...chunk, channel: 'task'}`, but copying the chunk's properties as they are: a
+ * spread would read a live window's text (log-reader.ts) into a string the event then kept.
+ */
+function eventOf(chunk: TaskLogChunk): LogEvent {
+  const event = Object.defineProperties({ kind: 'log' }, Object.getOwnPropertyDescriptors(chunk)) as LogEvent;
+  event.channel = 'task';
   return event;
 }
 
