@@ -36,3 +36,23 @@ t.test("a live Task's log windows are shared across the log's growth; one that e
   t.not(after, whole, 'a log that shrank is read afresh');
   t.equal(after.content, `${'a'.repeat(10)}${'c'.repeat(10)}`, 'with what it holds now');
 });
+
+t.test('a window read at an odd offset ends on the next window boundary, so followers that drifted apart meet again', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-live-log-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const log = join(dir, 'task.log');
+  // Two-byte characters, one of them straddling the first boundary: the window before it stops short.
+  await writeFile(log, `${'a'.repeat(FOLLOW_WINDOW_BYTES - 1)}é${'b'.repeat(3 * FOLLOW_WINDOW_BYTES)}`);
+  const live = new LiveTask(new TaskIndex(dir), { id: 'fixture#base#a', parts: { type: 'fixture', registration: 'base', name: 'a' }, dir, runId: 'r1' }, () => {});
+  t.teardown(() => live.close());
+  await live.refresh();
+
+  const odd = await live.readLog(1000);
+  t.equal(odd.next_offset, FOLLOW_WINDOW_BYTES - 1, 'read from an odd offset, the window ends at the boundary (less the character that straddles it)');
+  const straddling = await live.readLog(odd.next_offset);
+  t.equal(straddling.start_offset, FOLLOW_WINDOW_BYTES - 1);
+  t.equal(straddling.next_offset, 2 * FOLLOW_WINDOW_BYTES, 'a remainder too small for a character runs on to the boundary after, never an empty window');
+  const next = await live.readLog(straddling.next_offset);
+  t.equal(next.next_offset, 3 * FOLLOW_WINDOW_BYTES, 'the window after it is a whole one, on the boundaries');
+  t.equal(await live.readLog(0).then((w) => w.next_offset), FOLLOW_WINDOW_BYTES - 1, 'a follower from the start ends its first window where the drifted one did');
+});

@@ -27,6 +27,20 @@ export const FOLLOW_WINDOW_BYTES = 65536;
  * follower grew the heap by 254 MiB.
  */
 const LOG_READS_KEPT = 64;
+
+/**
+ * How much a window read at `offset` takes: up to the next multiple of FOLLOW_WINDOW_BYTES. A
+ * window that ends where the log ended (at the live edge) leaves its follower at an odd offset;
+ * cut this way, the follower's next windows fall on the same boundaries as everyone else's, so
+ * followers trailing the same stretch of log read, serialize and frame each window once, not once
+ * each. A remainder too small to hold a character (the window before stopped short of one that
+ * straddles the boundary) runs on to the boundary after, so no read comes back empty and the next
+ * window is aligned again (such a window is at most 3 bytes longer than the others).
+ */
+export function alignedLimit(offset: number): number {
+  const rest = FOLLOW_WINDOW_BYTES - (offset % FOLLOW_WINDOW_BYTES);
+  return rest < 4 ? rest + FOLLOW_WINDOW_BYTES : rest;
+}
 /**
  * Most bytes of `events.jsonl` read at a time (the rest is read a turn later): a runner writes
  * lines of a few hundred bytes, and a Task that wrote a huge file, or one long line (skipped),
@@ -141,7 +155,7 @@ export class LiveTask {
     if (kept) return kept.read;
     let chunk: TaskLogChunk;
     try {
-      chunk = readLogWindowSync(join(this.#run.dir, TASK_FILES.log), offset, FOLLOW_WINDOW_BYTES);
+      chunk = readLogWindowSync(join(this.#run.dir, TASK_FILES.log), offset, alignedLimit(offset));
     } catch (err) {
       return Promise.reject(err as Error); // a failed read is not shared: the next follower tries again
     }
