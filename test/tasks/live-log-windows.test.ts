@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import t from 'tap';
 import { FOLLOW_WINDOW_BYTES, LiveTask } from '../../supervisor/tasks/follow/live-task.js';
 import { TaskIndex } from '../../supervisor/tasks/records/task-index.js';
+import { logEventOf } from '../../supervisor/tasks/follow/task-broadcaster.js';
 
 t.test("a live Task's log windows are shared across the log's growth; one that ended at the end is read again", async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'taskyard-live-log-'));
@@ -55,4 +56,25 @@ t.test('a window read at an odd offset ends on the next window boundary, so foll
   const next = await live.readLog(straddling.next_offset);
   t.equal(next.next_offset, 3 * FOLLOW_WINDOW_BYTES, 'the window after it is a whole one, on the boundaries');
   t.equal(await live.readLog(0).then((w) => w.next_offset), FOLLOW_WINDOW_BYTES - 1, 'a follower from the start ends its first window where the drifted one did');
+});
+
+t.test("a live window keeps its text as bytes: decoded on each read, the same in its event's JSON, never a string the window holds", async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'taskyard-live-log-'));
+  t.teardown(() => rm(dir, { recursive: true, force: true }));
+  const text = 'line "one"\tü 😀\\\nline two\n';
+  await writeFile(join(dir, 'task.log'), text);
+  const live = new LiveTask(new TaskIndex(dir), { id: 'fixture#base#a', parts: { type: 'fixture', registration: 'base', name: 'a' }, dir, runId: 'r1' }, () => {});
+  t.teardown(() => live.close());
+  await live.refresh();
+  const window = await live.readLog(0);
+  // Kept as a string, 64 windows of text per followed Task were copied by every young-generation
+  // collection (bench/memory.ts): the text lives off the heap, in bytes.
+  t.type(Object.getOwnPropertyDescriptor(window, 'content')?.get, 'function', 'the text is read from bytes, not held');
+  t.equal(window.content, text, 'decoded whole, characters of every width included');
+  const plain = { content: text, start_offset: 0, next_offset: Buffer.byteLength(text), file_size: Buffer.byteLength(text), has_more_before: false, has_more_after: false, reset: false };
+  t.equal(JSON.stringify(window), JSON.stringify(plain), 'its JSON is that of a plain window, fields in order');
+  const event = logEventOf(window, 0)!;
+  t.type(Object.getOwnPropertyDescriptor(event, 'content')?.get, 'function', 'its event does not read the text into a string either');
+  t.equal(JSON.stringify(event), JSON.stringify({ kind: 'log', ...plain, channel: 'task' }), "the event's JSON is the log event's");
+  t.same({ ...event }, { kind: 'log', ...plain, channel: 'task' }, 'and a copy of it is a plain event');
 });
