@@ -16,7 +16,8 @@
  * Part 1's floor, in the same run: a bare uWS server doing only a follower's work (read windows,
  * frame them as the service's `log` events, write with backpressure; bench/servers/bare-follow.ts)
  * for as many followers of the same log, written the same way; BENCH_FLOOR=0 leaves it out.
- * BENCH_LOG_MIB (default 1024) and BENCH_FOLLOWERS (default 20) size part 1, BENCH_SERVICE_NODE_ARGS
+ * BENCH_LOG_MIB (default 1024) and BENCH_FOLLOWERS (default 20) size part 1, BENCH_ROUNDS (default 1)
+ * repeats it, every other round in the reverse order, BENCH_SERVICE_NODE_ARGS
  * are node options for its service (a profile: `--cpu-prof --cpu-prof-dir=DIR`); BENCH_BODY_S (default
  * 10) is part 2's window; BENCH_PARTS=followers or bodies runs one part; BENCH_BASELINE_ROOT another build's package root (e.g. the previous
  * commit's) to run too, beside this one. Alone: `node dist/bench/run-all.js memory`.
@@ -38,6 +39,8 @@ const LOG_MIB = Number(process.env['BENCH_LOG_MIB'] ?? 1024);
 const FOLLOWERS = Number(process.env['BENCH_FOLLOWERS'] ?? 20);
 const BODY_MS = Number(process.env['BENCH_BODY_S'] ?? 10) * 1000;
 const IDLE_MS = 5000;
+/** Rounds of part 1, each in the other order (BENCH_ROUNDS, default 1). */
+const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? 1);
 const SENDERS = 4;
 /** Node options for the service process of part 1 (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it). */
 const SERVICE_NODE_ARGS = (process.env['BENCH_SERVICE_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
@@ -313,8 +316,13 @@ export async function run(): Promise<void> {
   const parts = (process.env['BENCH_PARTS'] ?? 'followers,bodies').split(',');
   if (parts.includes('followers')) {
     const follow: Array<Array<string | number>> = [];
-    for (const root of roots) follow.push(...(await followBigLog(root)));
-    if (process.env['BENCH_FLOOR'] !== '0') follow.push(...(await followBigLogFloor()));
+    // Rounds alternate who goes first: on this VM the first run of a bench process measured up to
+    // twice slower than the same build run second, so one order alone says little.
+    for (let round = 0; round < ROUNDS; round++) {
+      const runs = [...roots.map((root) => () => followBigLog(root)), ...(process.env['BENCH_FLOOR'] !== '0' ? [followBigLogFloor] : [])];
+      if (round % 2 === 1) runs.reverse();
+      for (const run of runs) follow.push(...(await run()));
+    }
     printTable(`${FOLLOWERS} stream_task followers trailing a ${LOG_MIB} MiB log (target: growth < 100 MB, /health p99 < 20 ms)`, header, follow);
   }
   if (parts.includes('bodies')) {

@@ -70,12 +70,11 @@ export async function readLogWindow(file: string, offset: number, limit: number)
   }
 }
 
-let scratch = Buffer.allocUnsafe(0);
-
 /**
- * `readLogWindow`, synchronous, with its text kept as bytes (see textOnRead): for a live Task's log, whose new bytes are in the page cache (its
- * runner just wrote them), a window costs a few microseconds this way, against four thread-pool
- * round trips, each waiting for a core, on the way from a change to every follower.
+ * `readLogWindow`, synchronous, with its text kept as bytes (see textOnRead): for a live Task's
+ * log, whose new bytes are in the page cache (its runner just wrote them), a window costs a few
+ * microseconds this way, against four thread-pool round trips, each waiting for a core, on the way
+ * from a change to every follower.
  */
 export function readLogWindowSync(file: string, offset: number, limit: number): TaskLogChunk {
   const opened = openTaskFileSync(file);
@@ -83,14 +82,11 @@ export function readLogWindowSync(file: string, offset: number, limit: number): 
   const { fd, stat: { size } } = opened;
   try {
     const plan = planRead(offset, size, limit);
-    // One buffer for every synchronous read: the window is copied into its text at once, and a
-    // buffer per window added 64 KiB of garbage per window for every follower of a big log.
-    if (scratch.length < plan.want) scratch = Buffer.allocUnsafe(plan.want);
-    const buf = scratch;
+    // Read into the window's own buffer, off the heap, where collections do not move it.
+    const buf = Buffer.allocUnsafe(plan.want);
     const bytesRead = plan.want > 0 ? readSync(fd, buf, 0, plan.want, plan.start) : 0;
     const { bytes, fields } = cutWindow(buf.subarray(0, bytesRead), plan, size, limit);
-    // Copied out of the shared buffer; off the heap, where collections do not move it.
-    return textOnRead(Buffer.from(bytes), fields);
+    return textOnRead(bytes, fields);
   } finally {
     closeSync(fd);
   }
