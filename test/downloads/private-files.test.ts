@@ -18,8 +18,12 @@ async function unixSocket(t: Test, path: string): Promise<void> {
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
 }
 
+// One service for the first two tests (names of their own: data/sock, d); the race swaps names of
+// the workspace root for a minute at most, so it has a service of its own.
+const shared = await startTestService(t);
+
 t.test('a Unix socket in the workspace is refused like a FIFO, without an absolute path', async (t) => {
-  const svc = await startTestService(t);
+  const svc = shared;
   await mkdir(join(svc.workspace, 'data'));
   await unixSocket(t, join(svc.workspace, 'data/sock'));
 
@@ -33,7 +37,7 @@ t.test('a Unix socket in the workspace is refused like a FIFO, without an absolu
 });
 
 t.test('the opener refuses a file reached through a component swapped for a link into .taskyard/', async (t) => {
-  const svc = await startTestService(t);
+  const svc = shared;
   // Resolved while `d` was a directory; `d` is a link into the private directory when opened.
   await symlink('.taskyard', join(svc.workspace, 'd'));
   const opening = openInside(svc.workspace, join(svc.workspace, 'd', 'service.lock'), 'd/service.lock');

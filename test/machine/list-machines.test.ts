@@ -27,8 +27,11 @@ async function deadAddress(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
+// A service without targets: the first test lists its machines, the second lists it as a live target.
+const live = await startTestService(t, { token: 'live-token' });
+
 t.test('no targets: an empty list over JSON, SSE and MCP', async (t) => {
-  const svc = await startTestService(t);
+  const svc = live;
   t.same((await svc.call('list_machines')).body, { answer: [], success: true, metadata: {} });
   t.same((await svc.events('list_machines')).events, [{ kind: 'result', answer: [], success: true, metadata: {} }]);
   const mcp = await connectMcp(t, svc.url, svc.token);
@@ -37,7 +40,6 @@ t.test('no targets: an empty list over JSON, SSE and MCP', async (t) => {
 });
 
 t.test('targets: live, dead, wrong token, broken and silent services', async (t) => {
-  const live = await startTestService(t, { token: 'live-token' });
   const guarded = await startTestService(t, { token: 'guarded-token' });
   const dead = await deadAddress();
   const broken = await listen(t, (_req, res) => res.writeHead(503, { 'content-type': 'text/plain' }).end('down for maintenance'));

@@ -157,10 +157,18 @@ async function processesWith(text: string): Promise<number[]> {
 
 t.test('a sample in progress ends with the service: a hung GPU tool is not left running', async (t) => {
   const hung = join(dir, 'hung-smi');
-  await writeFile(hung, '#!/bin/sh\nexec sleep 3600.4242\n');
+  // Each start of the tool notes its pid: the wait reads those, not the whole of /proc on every poll.
+  const pids = join(dir, 'hung-smi.pids');
+  await writeFile(hung, `#!/bin/sh\necho $$ >> ${pids}\nexec sleep 3600.4242\n`);
   await chmod(hung, 0o755);
   const svc = await startTestService(t, { config: { machine: { history: { interval_ms: 100, window_s: 10 }, gpu_commands: { nvidia_smi: hung, rocm_smi: hung } } } });
-  await waitFor(async () => (await processesWith('3600.4242')).length > 0, 10_000, 'the hung GPU tool to run');
+  const running = async () => {
+    for (const pid of (await readFile(pids, 'utf8').catch(() => '')).split('\n').filter(Boolean)) {
+      if ((await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '')).includes('3600.4242')) return true;
+    }
+    return false;
+  };
+  await waitFor(running, 10_000, 'the hung GPU tool to run');
   await svc.close();
   t.same(await processesWith('3600.4242'), [], 'stopping the sampler killed it');
 });

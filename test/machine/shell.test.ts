@@ -209,7 +209,9 @@ t.test('a service started with TASKYARD_TOKEN set: its shell commands do not see
     else process.env['TASKYARD_TOKEN'] = before;
   };
   t.teardown(restore);
-  const service = await startService({ config: validateConfig({ service: { workspace, port: 0 } }, 'test'), token: 'stop-token' });
+  // No Task runs here: no runner kept warm, no GPU probe, no history sampler (each a process or a timer for nothing).
+  const config = validateConfig({ service: { workspace, port: 0, runner_pool_size: 0, gpus: 0 }, machine: { history: { enabled: false } } }, 'test');
+  const service = await startService({ config, token: 'stop-token' });
   const call = (args: Record<string, unknown>) =>
     fetch(`${service.url}/jobs/shell`, {
       method: 'POST',

@@ -20,8 +20,12 @@ function sample(families: Map<string, ParsedFamily>, name: string, labels: Recor
   return Number(found?.value ?? found?.count ?? 0);
 }
 
+// One service for the first two tests: the first reads no Task counts but zeros (the second runs
+// no Task), the second reads only how its own calls moved the counters.
+const shared = await startTestService(t);
+
 t.test('GET /metrics: Prometheus text under the bearer rule, with the process metrics', async (t) => {
-  const svc = await startTestService(t);
+  const svc = shared;
   t.equal((await fetch(`${svc.url}/metrics`)).status, 401, 'no token, no metrics');
   const res = await svc.fetch('/metrics');
   t.equal(res.status, 200);
@@ -34,7 +38,7 @@ t.test('GET /metrics: Prometheus text under the bearer rule, with the process me
 });
 
 t.test('GET /metrics: Job calls move by name, transport and outcome; latency is observed', async (t) => {
-  const svc = await startTestService(t);
+  const svc = shared;
   const before = await scrape(svc);
   await svc.call('version');
   await svc.call('version');

@@ -59,8 +59,10 @@ interface ObjectSchema {
   additionalProperties?: unknown;
 }
 
+// One service for every test: they read the published schemas, and one runs a Task of its own.
+const svc = await startTestService(t);
+
 t.test("every Job's published schema has the spec's required list, defaults and bounds (GET /jobs and tools/list)", async (t) => {
-  const svc = await startTestService(t);
   const catalog = ((await (await svc.fetch('/jobs')).json()) as { answer: JobCatalog }).answer;
   const { tools } = await (await connectMcp(t, svc.url, svc.token)).listTools();
   const published = new Map<string, { jobs: ObjectSchema; mcp: ObjectSchema }>();
@@ -84,7 +86,6 @@ t.test("every Job's published schema has the spec's required list, defaults and 
 });
 
 t.test('optional parameters get their defaults: wait_task and read_task_log without them', async (t) => {
-  const svc = await startTestService(t);
   const submitted = await svc.call('submit', { task: 'sleep', seconds: 0 });
   const { task_id, run_id } = submitted.body.answer;
   const waited = await svc.call('wait_task', { task_id, run_id });
@@ -95,7 +96,6 @@ t.test('optional parameters get their defaults: wait_task and read_task_log with
 });
 
 t.test('MCP explains itself: instructions, annotations, MCP-worded descriptions and errors', async (t) => {
-  const svc = await startTestService(t);
   const mcp = await connectMcp(t, svc.url, svc.token);
   const instructions = mcp.getInstructions() ?? '';
   for (const word of ['list_installed_task_definitions', 'get_task_definition', 'submit', 'wait_task', 'stream_task', 'read_task_log', 'progress']) {

@@ -15,8 +15,10 @@ const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/j
 /** `{"arguments":{"text":"hi","items":[{},{},…]}}` with `n` objects, as bytes. */
 const manyObjects = (n: number) => Buffer.from(`{"arguments":{"text":"hi","items":[${'{},'.repeat(n - 1)}{}]}}`);
 
+// One service for the tests that call it: each sends its own bodies and none reads shared state.
+const svc = await startTestService(t, { capabilities });
+
 t.test('a body of millions of values is refused at once with 422; a body of large strings is read', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const post = (path: string, body: Buffer | string, headers: Record<string, string> = { 'content-type': 'application/json' }) => svc.fetch(path, { method: 'POST', headers, body });
 
   // 15.9 MiB, 5.6 million empty objects: parsed, it held the event loop for seconds.
@@ -70,7 +72,6 @@ t.test('the counter gives the same count however the bytes are cut into chunks',
 });
 
 t.test('a large body is parsed off the event loop, with the same answers as a small one', async (t) => {
-  const svc = await startTestService(t, { capabilities });
   const post = (body: Buffer | string) => svc.fetch('/jobs/echo', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
 
   // Above OFF_LOOP_BYTES: a string of every kind of character, escapes and multi-byte ones included.

@@ -131,7 +131,10 @@ t.test('an MCP task handle survives a restart of the service', async (t) => {
     t.teardown(() => client.close());
     return client;
   };
-  const first = await startServiceProcess(t, workspace);
+  // Like a test service: one runner kept warm, not the default two; no GPU probe; no history sampler.
+  const config = join(workspace, 'service.json');
+  await writeFile(config, JSON.stringify({ service: { runner_pool_size: 1, gpus: 0 }, machine: { history: { enabled: false } } }));
+  const first = await startServiceProcess(t, workspace, { config });
   const before = await connect(first.url);
   const created = (await before.request(
     { method: 'tools/call', params: { name: 'submit', arguments: { task: 'sleep', seconds: 120, steps: 120 }, task: { ttl: 60_000 } } },
@@ -146,7 +149,7 @@ t.test('an MCP task handle survives a restart of the service', async (t) => {
   first.child.kill('SIGKILL');
   await exited(first.child);
 
-  const second = await startServiceProcess(t, workspace);
+  const second = await startServiceProcess(t, workspace, { config });
   const after = await connect(second.url);
   const pending = await after.experimental.tasks.getTask(created.task.taskId);
   t.equal(pending.status, 'working', 'the new service knows the pending task');

@@ -51,9 +51,12 @@ function ambiguous(path: string, framing: string, hidden = ''): string {
   return `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: Bearer ${TEST_TOKEN}\r\ncontent-type: application/json\r\n${framing}\r\n{}${hidden}`;
 }
 
+// One upstream and one service for both tests: each asks that nothing ever reached the upstream,
+// which holds for the two together as for each alone.
+const upstream = await startPlainServer(t, (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('upstream'));
+const svc = await startTestService(t, { config: { proxy: { up: { url: upstream.url } } } });
+
 t.test('ambiguous body framing gets a 400 and a closed connection, on every route', async (t) => {
-  const upstream = await startPlainServer(t, (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('upstream'));
-  const svc = await startTestService(t, { config: { proxy: { up: { url: upstream.url } } } });
   for (const [what, framing] of Object.entries(FRAMINGS)) {
     for (const path of PATHS) {
       const { text, closedByService } = await converse(svc.url, ambiguous(path, framing));
@@ -71,8 +74,6 @@ t.test('ambiguous body framing gets a 400 and a closed connection, on every rout
 });
 
 t.test('a request hidden behind ambiguous framing is never answered', async (t) => {
-  const upstream = await startPlainServer(t, (_req, res) => void res.writeHead(200, { 'content-type': 'text/plain' }).end('upstream'));
-  const svc = await startTestService(t, { config: { proxy: { up: { url: upstream.url } } } });
   const hidden = 'GET /health HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n';
   for (const [what, framing] of Object.entries(FRAMINGS)) {
     for (const path of PATHS) {

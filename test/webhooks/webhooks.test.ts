@@ -222,7 +222,7 @@ t.test('a run a restart finds dead is announced too: its task.failed reaches the
   const workspace = await makeWorkspace(t);
   t.teardown(() => killTaskProcesses(workspace));
   const config = join(workspace, 'hooks.json');
-  await writeFile(config, JSON.stringify({ service: { runner_pool_size: 1, gpus: 0 }, ...webhookConfig(receiver.url) }));
+  await writeFile(config, JSON.stringify({ service: { runner_pool_size: 1, gpus: 0 }, machine: { history: { enabled: false } }, ...webhookConfig(receiver.url) }));
   const first = await startServiceProcess(t, workspace, { config });
   const handle = (await first.call('submit', { task: 'sleep', seconds: 600 })).answer;
   await waitFor(async () => (await first.call('status', { task_id: handle.task_id })).answer.state === 'running', 20_000, 'the Task to run');
