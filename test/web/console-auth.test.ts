@@ -21,7 +21,7 @@ t.test('the console URL carries the token once: kept for the session, removed fr
 });
 
 t.test('a wrong token is rejected with the service’s words, then a right one gets in', async (t) => {
-  const { svc, page, errors } = await startConsole(t, { service: shared, open: false });
+  const { svc, page, errors } = await startConsole(t, { service: shared, open: false, isolated: true });
   await page.goto(`${svc.url}/#token=not-the-token`);
   await page.waitForSelector('#login-error:not(:empty)');
   t.equal(await page.textContent('#login-error'), 'Invalid bearer token');
@@ -43,7 +43,7 @@ t.test('a wrong token is rejected with the service’s words, then a right one g
 });
 
 t.test('a console link pasted into the same tab after a wrong token is taken and cleared', async (t) => {
-  const { svc, page, errors } = await startConsole(t, { service: shared, open: false });
+  const { svc, page, errors } = await startConsole(t, { service: shared, open: false, isolated: true });
   await page.goto(`${svc.url}/#token=not-the-token`);
   await page.waitForSelector('#login-error:not(:empty)');
   // Same tab, same document: only the hash changes, as when a link is pasted into the address bar.
@@ -58,7 +58,7 @@ t.test('a console link pasted into the same tab after a wrong token is taken and
 });
 
 t.test('without any token the page asks for one, without an error', async (t) => {
-  const { svc, page } = await startConsole(t, { service: shared, open: false });
+  const { svc, page } = await startConsole(t, { service: shared, open: false, isolated: true });
   await page.goto(`${svc.url}/`);
   await page.waitForSelector('form.login');
   t.equal(await page.textContent('#login-error'), '');
@@ -75,7 +75,7 @@ const AGENT = 'agent-token-0123456789abcdef';
 const AGENT_JOBS = ['submit', 'status', 'get_task_context', 'read_task_log', 'stream_task', 'query_task_statuses', 'list_installed_task_definitions', 'get_task_definition'];
 
 t.test('the console shows what the signed-in token may do, hides the rest, and names who submitted a Task', async (t) => {
-  const { svc, page, errors } = await startConsole(t, { open: false, config: { service: { tokens: [{ name: 'agent', token: AGENT, jobs: AGENT_JOBS }] } } });
+  const { svc, page, errors } = await startConsole(t, { open: false, isolated: true, config: { service: { tokens: [{ name: 'agent', token: AGENT, jobs: AGENT_JOBS }] } } });
   const res = await fetch(`${svc.url}/jobs/submit`, { method: 'POST', headers: { authorization: `Bearer ${AGENT}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task: 'demo', x: 1, y: 2, task_name: 'by-agent' } }) });
   const taskId = ((await res.json()) as { answer: { task_id: string } }).answer.task_id;
 
