@@ -1,5 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { Ajv, addFormats, type ErrorObject, type ValidateFunction } from '../vendor/ajv.js';
+import { PRECOMPILED } from './precompiled.js';
 
 /** One validation problem, in the shape FastAPI-style clients expect from a 422. */
 export interface ValidationIssue {
@@ -16,8 +17,11 @@ export interface ValidationIssue {
  */
 const TYPEBOX_KIND = Symbol.for('TypeBox.Kind');
 
+/** The options of both instances; schemas/precompile.mjs generates its validators with the same. */
+export const ajvOptions = (useDefaults: boolean) => ({ allErrors: true, strict: false, useDefaults, coerceTypes: false, validateSchema: false }) as const;
+
 function makeAjv(useDefaults: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults, coerceTypes: false, validateSchema: false });
+  const ajv = new Ajv(ajvOptions(useDefaults));
   addFormats(ajv);
   return ajv;
 }
@@ -45,7 +49,15 @@ function compile(schema: AnySchema, defaults: boolean): ValidateFunction {
     entry = {};
     compiled.set(schema, entry);
   }
-  return defaults ? (entry.fill ??= filler.compile(schema)) : (entry.check ??= checker.compile(schema));
+  return defaults ? (entry.fill ??= precompiled(schema, true) ?? filler.compile(schema)) : (entry.check ??= precompiled(schema, false) ?? checker.compile(schema));
+}
+
+/** Build-time validators by the JSON of their schema and kind, looked up once per schema object. */
+const generated = new Map(PRECOMPILED.map((p) => [`${p.defaults}${p.schema}`, p.validate]));
+
+/** The validator the build generated from this very schema text, if any (schemas/precompiled.ts). */
+function precompiled(schema: AnySchema, defaults: boolean): ValidateFunction | undefined {
+  return generated.size === 0 ? undefined : generated.get(`${defaults}${JSON.stringify(schema)}`);
 }
 
 function toIssues(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
