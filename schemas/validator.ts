@@ -31,6 +31,8 @@ function makeAjv(useDefaults: boolean): Ajv {
 const checker = makeAjv(false);
 const filler = makeAjv(true);
 const compiled = new WeakMap<object, { check?: ValidateFunction; fill?: ValidateFunction }>();
+/** Validators the build generated (schemas/precompiled.ts), by kind and schema text: looked up once per schema object. */
+const generated = new Map(PRECOMPILED.map((p) => [`${p.defaults}${p.schema}`, p.validate]));
 
 /**
  * What `check` takes: a TypeBox schema, whose static type the checked value gets, or plain JSON
@@ -44,21 +46,21 @@ export type StaticOf<S> = S extends TSchema ? Static<S> : unknown;
 function compile(schema: AnySchema, defaults: boolean): ValidateFunction {
   let entry = compiled.get(schema);
   if (!entry) {
-    // Throws `schema is invalid: …`, as ajv's own check did, before anything is compiled.
-    if (!(TYPEBOX_KIND in schema)) checker.validateSchema(schema, true);
     entry = {};
+    const text = generated.size > 0 ? JSON.stringify(schema) : undefined;
+    const check = text === undefined ? undefined : generated.get(`false${text}`);
+    const fill = text === undefined ? undefined : generated.get(`true${text}`);
+    // Throws `schema is invalid: …`, as ajv's own check did, before anything is compiled; a
+    // schema the build generated a validator for was checked then (by compiling it).
+    if (!(TYPEBOX_KIND in schema) && !check && !fill) checker.validateSchema(schema, true);
+    if (check) entry.check = check;
+    if (fill) entry.fill = fill;
     compiled.set(schema, entry);
   }
-  return defaults ? (entry.fill ??= precompiled(schema, true) ?? filler.compile(schema)) : (entry.check ??= precompiled(schema, false) ?? checker.compile(schema));
+  return defaults ? (entry.fill ??= filler.compile(schema)) : (entry.check ??= checker.compile(schema));
 }
 
-/** Build-time validators by the JSON of their schema and kind, looked up once per schema object. */
-const generated = new Map(PRECOMPILED.map((p) => [`${p.defaults}${p.schema}`, p.validate]));
 
-/** The validator the build generated from this very schema text, if any (schemas/precompiled.ts). */
-function precompiled(schema: AnySchema, defaults: boolean): ValidateFunction | undefined {
-  return generated.size === 0 ? undefined : generated.get(`${defaults}${JSON.stringify(schema)}`);
-}
 
 function toIssues(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
   return (errors ?? []).map((e) => {

@@ -5,6 +5,7 @@ import { RequestEnvelope } from '../../schemas/job-response.js';
 import { TaskStatus } from '../../schemas/tasks.js';
 import { PRECOMPILED } from '../../schemas/precompiled.js';
 import { ajvOptions, check } from '../../schemas/validator.js';
+import { startTestService } from '../helpers/service.js';
 
 /**
  * The build generates validators for the schemas every start or first call compiles
@@ -67,3 +68,17 @@ for (const { name, schema, values } of cases) {
     }
   });
 }
+
+t.test("Jobs' and built-in Tasks' inputs: the build generated validators for those of today's service", async (t) => {
+  const svc = await startTestService(t);
+  const has = (schema: unknown) => PRECOMPILED.some((p) => p.defaults && p.schema === JSON.stringify(schema));
+  for (const name of ['version', 'submit', 'status', 'wait_task', 'shell']) t.ok(has(svc.registry.get(name)?.job.input), `${name}'s input`);
+  for (const task of ['demo', 'sleep']) {
+    const { body } = await svc.call('get_task_definition', { task });
+    t.ok(body.success && has(body.answer.input_schema), `the ${task} Task's input, as a submit checks it`);
+  }
+  // A submit answers through them as before.
+  const submitted = await svc.call('submit', { task: 'demo', x: 2, y: 'three' });
+  t.equal(submitted.body.success, false, 'a bad Task input is still refused');
+  t.match(submitted.body.answer, /y/, 'naming the field');
+});
