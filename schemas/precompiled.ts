@@ -11,7 +11,8 @@ export interface PrecompiledValidator {
 
 /**
  * The validators of the schemas every service start (the configuration) and nearly every first
- * call (the request envelope, a Task's status record) compile: ajv's first compile in a process
+ * call (the request envelope, a Task's status record, the inputs of the most called Jobs and of
+ * the built-in Tasks) compile: ajv's first compile in a process
  * costs ~90 ms of CPU and the configuration's ~130 ms more, paid by each `taskyard serve`, CLI
  * command that reads a config and test process. `schemas/precompile.mjs` (run by `npm run build`
  * after tsc) overwrites this module's compiled file with the generated code, ajv's runtime
