@@ -13,7 +13,6 @@ import { STATE_DIR } from '../supervisor/common/token-store.js';
 import { applySnapshot, type TaskGuard } from '../supervisor/snapshots/apply-snapshot.js';
 import { MAX_DELETIONS } from '../supervisor/snapshots/snapshot-rules.js';
 import { taskGuardOf } from '../supervisor/snapshots/task-guard.js';
-import { unpackSnapshot } from '../supervisor/snapshots/unpack-snapshot.js';
 import { SyncResult } from '../schemas/plugins.js';
 
 const SyncInput = Type.Object(
@@ -49,6 +48,8 @@ async function syncTasks(workspace: string, guard: TaskGuard, args: { path?: str
       await ctx.emit(phase('validate archive', 0));
       const archive = join(scratch, 'archive.tar.gz');
       await takeStagedFile(workspace, args.path, archive);
+      // tar (~85 KB of code, with node:assert) loads with the first snapshot, not at every start.
+      const { unpackSnapshot } = await import('../supervisor/snapshots/unpack-snapshot.js');
       snapshot = await unpackSnapshot(archive, join(scratch, 'unpacked'));
       const both = deletions.find((d) => snapshot!.tasks.has(d.taskId));
       if (both) throw new ValueError(`Task ${both.taskId} is both in the archive and in deletions`);

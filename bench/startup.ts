@@ -49,7 +49,7 @@ function startScript(root: string, starts: number): string {
     import { mkdtemp, rm } from 'node:fs/promises';
     import { tmpdir } from 'node:os';
     import { join } from 'node:path';
-    const { validateConfig } = await import(${url('supervisor/config.js')});
+    const { validateConfig } = await import(${url('supervisor/common/config.js')});
     const { startService } = await import(${url('app/service.js')});
     for (let i = 0; i < ${starts}; i++) {
       const workspace = await mkdtemp(join(tmpdir(), 'taskyard-bench-start-'));

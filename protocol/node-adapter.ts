@@ -1,8 +1,12 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BodyWriter, Handler, HeaderMap, HttpAdapter, IncomingRequest, ListeningServer, ResponseHeaders, ResponseSink } from './http.js';
 import { hookOf } from './abort-hook.js';
 import type { SharedBodyWriter } from './shared-body-writer.js';
+import { lazyBuiltin } from '../core/lazy-builtin.js';
+
+/** Loaded when this front end listens: a service on uWS never needs node:http. */
+const http = lazyBuiltin<typeof import('node:http')>('node:http');
 
 /** Fallback front end on node:http with the same seam as the uWS adapter. */
 class NodeResponse implements ResponseSink {
@@ -113,7 +117,7 @@ function toRequest(req: IncomingMessage, res: ServerResponse): IncomingRequest {
 export const nodeAdapter: HttpAdapter = {
   name: 'node',
   listen(host: string, port: number, handler: Handler): Promise<ListeningServer> {
-    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    const server = http().createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
       const sink = new NodeResponse(res);
       handler(toRequest(req, res), sink).catch((err: unknown) => {
         console.error('taskyard: unhandled error in request handler', err);

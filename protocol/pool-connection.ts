@@ -1,7 +1,10 @@
 // One pooled connection to an origin (its socket and how it reads) and the batched writes of
 // requests onto such connections.
 import { connect as connectTcp, type Socket } from 'node:net';
-import { connect as connectTls } from 'node:tls';
+import { lazyBuiltin } from '../core/lazy-builtin.js';
+
+/** Loaded with the first TLS origin: most forwarding is plain TCP on a private network. */
+const tls = lazyBuiltin<typeof import('node:tls')>('node:tls');
 
 /** The exchange a connection is carrying, as its socket events see it. */
 export interface Carried {
@@ -38,7 +41,7 @@ export class Connection {
   constructor(origin: { host: string; port: number; tls: boolean }) {
     const received = (chunk: Buffer) => (this.carried ? this.carried.data(chunk) : this.socket.destroy());
     if (origin.tls) {
-      this.socket = connectTls({ host: origin.host, port: origin.port, servername: origin.host, ALPNProtocols: ['http/1.1'] });
+      this.socket = tls().connect({ host: origin.host, port: origin.port, servername: origin.host, ALPNProtocols: ['http/1.1'] });
       this.socket.on('data', received);
     } else {
       let bulk = false;

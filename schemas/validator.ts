@@ -1,5 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import { Ajv, addFormats, type ErrorObject, type ValidateFunction } from '../vendor/ajv.js';
+import { PRECOMPILED } from './precompiled.js';
 
 /** One validation problem, in the shape FastAPI-style clients expect from a 422. */
 export interface ValidationIssue {
@@ -16,8 +17,11 @@ export interface ValidationIssue {
  */
 const TYPEBOX_KIND = Symbol.for('TypeBox.Kind');
 
+/** The options of both instances; schemas/precompile.mjs generates its validators with the same. */
+export const ajvOptions = (useDefaults: boolean) => ({ allErrors: true, strict: false, useDefaults, coerceTypes: false, validateSchema: false }) as const;
+
 function makeAjv(useDefaults: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults, coerceTypes: false, validateSchema: false });
+  const ajv = new Ajv(ajvOptions(useDefaults));
   addFormats(ajv);
   return ajv;
 }
@@ -27,6 +31,8 @@ function makeAjv(useDefaults: boolean): Ajv {
 const checker = makeAjv(false);
 const filler = makeAjv(true);
 const compiled = new WeakMap<object, { check?: ValidateFunction; fill?: ValidateFunction }>();
+/** Validators the build generated (schemas/precompiled.ts), by kind and schema text: looked up once per schema object. */
+const generated = new Map(PRECOMPILED.map((p) => [`${p.defaults}${p.schema}`, p.validate]));
 
 /**
  * What `check` takes: a TypeBox schema, whose static type the checked value gets, or plain JSON
@@ -40,13 +46,21 @@ export type StaticOf<S> = S extends TSchema ? Static<S> : unknown;
 function compile(schema: AnySchema, defaults: boolean): ValidateFunction {
   let entry = compiled.get(schema);
   if (!entry) {
-    // Throws `schema is invalid: …`, as ajv's own check did, before anything is compiled.
-    if (!(TYPEBOX_KIND in schema)) checker.validateSchema(schema, true);
     entry = {};
+    const text = generated.size > 0 ? JSON.stringify(schema) : undefined;
+    const check = text === undefined ? undefined : generated.get(`false${text}`);
+    const fill = text === undefined ? undefined : generated.get(`true${text}`);
+    // Throws `schema is invalid: …`, as ajv's own check did, before anything is compiled; a
+    // schema the build generated a validator for was checked then (by compiling it).
+    if (!(TYPEBOX_KIND in schema) && !check && !fill) checker.validateSchema(schema, true);
+    if (check) entry.check = check;
+    if (fill) entry.fill = fill;
     compiled.set(schema, entry);
   }
   return defaults ? (entry.fill ??= filler.compile(schema)) : (entry.check ??= checker.compile(schema));
 }
+
+
 
 function toIssues(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
   return (errors ?? []).map((e) => {

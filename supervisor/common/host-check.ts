@@ -1,5 +1,8 @@
-import { lookup } from 'node:dns';
+import { lazyBuiltin } from '../../core/lazy-builtin.js';
 import { isIP, type LookupFunction } from 'node:net';
+
+/** Only webhooks resolve names here: the module loads with the first lookup. */
+const dns = lazyBuiltin<typeof import('node:dns')>('node:dns');
 
 /**
  * Where webhooks may go (no SSRF through a configured URL): loopback hosts always; any other host
@@ -77,7 +80,7 @@ export function webhookUrlProblems(webhooks: ReadonlyArray<{ url: string }>, lis
  */
 export function checkedLookup(allowed: AddressClass): LookupFunction {
   return (hostname, options, callback) => {
-    lookup(hostname, { all: true, family: options.family ?? 0 }, (err, addresses) => {
+    dns().lookup(hostname, { all: true, family: options.family ?? 0 }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const ok = addresses.filter((a) => classOf(a.address) === allowed);
       if (!ok.length) {

@@ -1,7 +1,10 @@
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP, HEADER_TYPE, signatureOf } from './envelope.js';
 import { checkedLookup, type AddressClass } from '../common/host-check.js';
+import { lazyBuiltin } from '../../core/lazy-builtin.js';
+
+/** Loaded with the first delivery: most services send none. */
+const http = lazyBuiltin<typeof import('node:http')>('node:http');
+const https = lazyBuiltin<typeof import('node:https')>('node:https');
 
 /** Milliseconds one attempt may take, connect to the end of the answer. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -29,7 +32,7 @@ export function send(target: Target, eventId: string, type: string, body: string
     [HEADER_TIMESTAMP]: timestamp,
     [HEADER_SIGNATURE]: signatureOf(target.secret, timestamp, body),
   };
-  const request = target.url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const { request } = target.url.protocol === 'https:' ? https() : http();
   return new Promise((resolve) => {
     // A hard bound on the whole attempt (a socket timeout alone would let a trickling answer run on).
     const deadline = AbortSignal.timeout(ATTEMPT_TIMEOUT_MS);

@@ -68,4 +68,15 @@ t.test('git info: repository top level only, detached HEAD has no branch', async
   t.same(await readGitInfo(join(dir, 'nested')), { git_commit: null, git_branch: null }, "a package inside someone else's repository");
   git('checkout', '-q', '--detach');
   t.same(await readGitInfo(dir), { git_commit: commit, git_branch: null });
+  // Read from the git files, not by running git: packed refs, a branch with a slash, a worktree.
+  git('checkout', '-q', '-b', 'topic/x');
+  git('pack-refs', '--all');
+  t.same(await readGitInfo(dir), { git_commit: commit, git_branch: 'topic/x' }, 'a packed ref');
+  git('commit', '-q', '--allow-empty', '-m', 'second');
+  const second = git('rev-parse', 'HEAD');
+  t.same(await readGitInfo(dir), { git_commit: second, git_branch: 'topic/x' }, 'a loose ref over a packed one');
+  const tree = `${dir}-tree`;
+  t.teardown(() => rm(tree, { recursive: true, force: true }));
+  git('worktree', 'add', '-q', '-b', 'side', tree, commit);
+  t.same(await readGitInfo(tree), { git_commit: commit, git_branch: 'side' }, 'a worktree (its .git is a file)');
 });
