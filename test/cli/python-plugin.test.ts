@@ -90,7 +90,11 @@ async function writeManifestPlugins(workspace: string, plugins: Record<string, {
     await writeFile(join(dir, 'taskyard.yaml'), manifest);
     for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
   }
-  await writeFile(join(prefix, 'package.json'), JSON.stringify({ private: true, dependencies: Object.fromEntries(Object.keys(plugins).map((n) => [n, '1.0.0'])) }));
+  const dependencies = Object.fromEntries(Object.keys(plugins).map((n) => [n, '1.0.0']));
+  await writeFile(join(prefix, 'package.json'), JSON.stringify({ private: true, dependencies }));
+  // The lockfile as npm writes it: a flat tree, so later installs into this prefix need no npm run.
+  const packages = Object.fromEntries(Object.keys(plugins).map((n) => [`node_modules/${n}`, { version: '1.0.0' }]));
+  await writeFile(join(prefix, 'package-lock.json'), JSON.stringify({ name: 'plugins', lockfileVersion: 3, requires: true, packages: { '': { dependencies }, ...packages } }));
 }
 
 /** Records that it started (a file named after its Task in the workspace), then reports `final_loss` as told. */
