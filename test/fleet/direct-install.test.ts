@@ -7,6 +7,7 @@ import t from 'tap';
 import { create as createTar } from 'tar';
 import { installDirectly, uninstallDirectly } from '../../supervisor/plugins/direct-install.js';
 import { runNpm } from '../../supervisor/plugins/run-npm.js';
+import { craftTarGz } from './craft-tar.js';
 
 /*
  * install_plugin and uninstall_plugin do npm's work in process for a package npm would only
@@ -146,4 +147,33 @@ t.test('a prefix whose tree is not flat, or has no lockfile for its plugins, is 
   const rel2 = await stage(await pack('p-fine', '1.0.0'), [unlocked], 'fine');
   t.equal(await installDirectly(unlocked, rel2), false, 'install beside plugins no lockfile describes');
   t.equal(await uninstallDirectly(unlocked, 'placed'), false, 'uninstall of one');
+});
+
+t.test('a crafted tarball unpacks its files only, and nothing outside the package folder', async (t) => {
+  const p = await prefix('crafted');
+  const manifest = JSON.stringify({ name: 'p-crafted', version: '1.0.0', taskyard: { tasks: './tasks.js' } });
+  await writeFile(join(p, 'tarballs', 'x.tgz'), craftTarGz([
+    { path: 'package/package.json', body: manifest },
+    { path: 'package/tasks.js', body: 'export default [];\n' },
+    { path: 'package/../../escaped.txt', body: 'out' },
+    { path: '/tmp/absolute-escape.txt', body: 'out' },
+    { path: 'package/link', type: 'SymbolicLink', linkpath: '/etc/passwd' },
+    { path: 'package/hard', type: 'Link', linkpath: 'package/tasks.js' },
+    { path: 'package/fifo', type: 'FIFO' },
+  ]));
+  t.equal(await installDirectly(p, 'tarballs/x.tgz'), false, 'a member outside package/ leaves it to npm');
+
+  await writeFile(join(p, 'tarballs', 'y.tgz'), craftTarGz([
+    { path: 'package/package.json', body: manifest },
+    { path: 'package/tasks.js', body: 'export default [];\n' },
+    { path: 'package/../../escaped.txt', body: 'out' },
+    { path: 'package/link', type: 'SymbolicLink', linkpath: '/etc/passwd' },
+    { path: 'package/hard', type: 'Link', linkpath: 'package/tasks.js' },
+    { path: 'package/fifo', type: 'FIFO' },
+  ]));
+  t.equal(await installDirectly(p, 'tarballs/y.tgz'), true);
+  t.same((await readdir(join(p, 'node_modules', 'p-crafted'))).sort(), ['package.json', 'tasks.js'], 'links, FIFOs and .. names are not unpacked');
+  t.same((await readdir(join(p, 'node_modules'))).sort(), ['.package-lock.json', 'p-crafted']);
+  t.same((await readdir(p)).sort(), ['node_modules', 'package-lock.json', 'package.json', 'tarballs'], 'nothing beside the prefix files');
+  t.same((await readdir(join(p, '..'))).sort(), ['plugins'], 'nor above them');
 });
