@@ -23,6 +23,8 @@ const NEEDS_NPM = ['dependencies', 'optionalDependencies', 'peerDependencies', '
 /** Manifest fields npm copies into a lockfile entry (beside version, resolved, integrity). */
 const LOCKED_FIELDS = ['license', 'engines', 'funding'];
 const NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
+/** Names npm refuses although they match NAME. */
+const RESERVED_NAMES = new Set(['node_modules', 'favicon.ico']);
 const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?$/;
 const INSTALL_SCRIPTS = ['preinstall', 'install', 'postinstall'];
 
@@ -103,7 +105,7 @@ export async function installDirectly(prefix: string, tarball: string): Promise<
   const manifest = await readPackedManifest(bytes);
   const name = manifest?.['name'];
   const version = manifest?.['version'];
-  if (!manifest || typeof name !== 'string' || !NAME.test(name) || name.length > 214 || typeof version !== 'string' || !VERSION.test(version)) return false;
+  if (!manifest || typeof name !== 'string' || !NAME.test(name) || RESERVED_NAMES.has(name) || name.length > 214 || typeof version !== 'string' || !VERSION.test(version)) return false;
   if (NEEDS_NPM.some((field) => !isEmpty(manifest[field])) || (isObject(manifest['directories']) && manifest['directories']['bin'] !== undefined)) return false;
   const state = await readFlatPrefix(prefix);
   if (!state) return false;

@@ -95,6 +95,7 @@ t.test('what npm does more than unpack is left to npm, with nothing changed', as
     ['a bin directory', () => pack('p-bindir', '1.0.0', { directories: { bin: './bin-less' } })],
     ['a platform constraint', () => pack('p-os', '1.0.0', { os: ['darwin'] })],
     ['a name npm refuses', () => pack('Not-Lower', '1.0.0')],
+    ['a name npm reserves', () => pack('node_modules', '1.0.0')],
     ['a version npm refuses', () => pack('p-version', 'one')],
     ['not a tarball', async () => {
       const file = join(root, 'junk.tgz');
