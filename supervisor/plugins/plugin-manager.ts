@@ -9,6 +9,7 @@ import { pluginsDirOf, readDependencies } from '../tasks/installed-plugins.js';
 import { STATE_DIR } from '../common/token-store.js';
 import { copyPrefix, pruneTarballs, readManifest, swapPrefix, TARBALLS } from './plugin-prefix.js';
 import { runNpm } from './run-npm.js';
+import { installDirectly, uninstallDirectly } from './direct-install.js';
 import { isManifestFile } from '../../runner/command-tasks.js';
 import { SerialQueue } from '../../core/serial-queue.js';
 import type { PluginInfo } from '../../schemas/plugins.js';
@@ -43,7 +44,8 @@ export interface PluginHost {
 
 /**
  * Installs and removes plugins without a restart. Every change is made on a copy of the live npm
- * prefix, checked there (npm's install, then a child process describing every Task), and only
+ * prefix, checked there (npm's install, done in process for a package without dependencies, then a
+ * child process describing every Task), and only
  * then swapped in; a broken plugin therefore leaves the installed set exactly as it was.
  * Changes are serialised: one at a time per service.
  */
@@ -91,7 +93,7 @@ export class PluginManager {
         if (taken.sha256 !== sha256.toLowerCase()) throw new ValueError(`sha256 mismatch: the staged file has ${taken.sha256}, not ${sha256}`);
         const tarball = `${TARBALLS}/${taken.sha256}.tgz`;
         await rename(upload, join(prefix, tarball));
-        await runNpm(['install', `./${tarball}`], prefix, signal);
+        if (!(await installDirectly(prefix, tarball))) await runNpm(['install', `./${tarball}`], prefix, signal);
         const name = [...(await readDependencies(prefix))].find(([, spec]) => spec === `file:${tarball}`)?.[0];
         if (!name) throw new ValueError(`npm installed ${taken.name} but did not record it as a dependency`);
         return this.#checkInstalled(root, prefix, name);
@@ -149,7 +151,7 @@ export class PluginManager {
       const running = tasks.find((t) => this.#rt.isRegistrationActive(t));
       if (running) throw new RuntimeError(`plugin ${name} cannot be removed while its Task ${running} is queued or running; cancel it or wait for it to finish`);
       const version = (await readManifest(this.#live, name))?.version ?? '';
-      await this.#change(async (_root, prefix) => ({ result: await runNpm(['uninstall', name], prefix, signal) }));
+      await this.#change(async (_root, prefix) => ({ result: (await uninstallDirectly(prefix, name)) || (await runNpm(['uninstall', name], prefix, signal)) }));
       return { name, version, tasks };
     });
   }

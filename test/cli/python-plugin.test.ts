@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { create as createTar } from 'tar';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { runCli } from '../helpers/run-cli.js';
 import type { TaskStatus } from '../../schemas/tasks.js';
@@ -90,7 +91,11 @@ async function writeManifestPlugins(workspace: string, plugins: Record<string, {
     await writeFile(join(dir, 'taskyard.yaml'), manifest);
     for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
   }
-  await writeFile(join(prefix, 'package.json'), JSON.stringify({ private: true, dependencies: Object.fromEntries(Object.keys(plugins).map((n) => [n, '1.0.0'])) }));
+  const dependencies = Object.fromEntries(Object.keys(plugins).map((n) => [n, '1.0.0']));
+  await writeFile(join(prefix, 'package.json'), JSON.stringify({ private: true, dependencies }));
+  // The lockfile as npm writes it: a flat tree, so later installs into this prefix need no npm run.
+  const packages = Object.fromEntries(Object.keys(plugins).map((n) => [`node_modules/${n}`, { version: '1.0.0' }]));
+  await writeFile(join(prefix, 'package-lock.json'), JSON.stringify({ name: 'plugins', lockfileVersion: 3, requires: true, packages: { '': { dependencies }, ...packages } }));
 }
 
 /** Records that it started (a file named after its Task in the workspace), then reports `final_loss` as told. */
@@ -164,8 +169,8 @@ t.test('manifest errors name the plugin and the problem; the service keeps runni
     'new-plugin': [task('new'), /"name": "new-plugin"/],
   } as const;
   for (const [name, [manifest, outcome]] of Object.entries(cases)) {
-    const dir = join(root, name);
-    await mkdir(dir);
+    const dir = join(root, name, 'package');
+    await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', taskyard: { tasks: './taskyard.yaml' } }));
     await writeFile(join(dir, 'taskyard.yaml'), manifest);
     if (name === 'bad-placeholder') {
@@ -173,7 +178,11 @@ t.test('manifest errors name the plugin and the problem; the service keeps runni
       t.equal(local.code, 2, 'task run refuses it too');
       t.match(local.stderr, /^taskyard task: Task 'placeholder': command\[1\]: unknown placeholder \{plugin_root\}/);
     }
-    const install = await cli(['plugin', 'install', dir]);
+    // Installed as the tarball npm pack makes of that directory (package/...), packed in process:
+    // the refusals are the service's; a directory packed by the CLI is the first test's case.
+    const tarball = join(root, name, `${name}-1.0.0.tgz`);
+    await createTar({ gzip: true, portable: true, cwd: join(root, name), file: tarball }, ['package']);
+    const install = await cli(['plugin', 'install', tarball]);
     t.equal(install.code, name === 'new-plugin' ? 0 : 1, `${name}: ${install.stdout}${install.stderr}`);
     t.match(install.stdout, outcome, `${name}: says why`);
     t.notMatch(install.stdout, /broken-plugin/, `${name}: the broken neighbour is not its problem`);

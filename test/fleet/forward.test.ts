@@ -82,18 +82,21 @@ async function fakeTarget(req: IncomingMessage, res: ServerResponse): Promise<vo
  * the fake target above with a stored secret. Each service has its own token.
  */
 const probeB = newProbeState();
-const b = await startTestService(t, { token: 'token-of-b', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(probeB)] });
-const c = await startTestService(t, { token: 'token-of-c', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(newProbeState())] });
+/** No Task runs in this file: no service starts a Task runner ahead of need (a Node start each). */
+const service = { runner_pool_size: 0 };
+const b = await startTestService(t, { token: 'token-of-b', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(probeB)], config: { service } });
+const c = await startTestService(t, { token: 'token-of-c', capabilities: [...DEFAULT_CAPABILITIES, probeCapability(newProbeState())], config: { service } });
 const a = await startTestService(t, {
   token: 'token-of-a',
   capabilities: [...DEFAULT_CAPABILITIES, probeCapability(newProbeState())],
-  config: { targets: [{ address: `${b.url}/`, token: b.token }, { address: c.url, token: c.token }] },
+  config: { service, targets: [{ address: `${b.url}/`, token: b.token }, { address: c.url, token: c.token }] },
 });
 const down = `http://127.0.0.1:${await closedPort()}`;
 const fake = await startPlainServer(t, fakeTarget);
 const cAsLocalhost = `${c.url}/`.replace('127.0.0.1', 'localhost');
 const d = await startTestService(t, {
   config: {
+    service,
     targets: [
       { address: down, token: 'x' },
       { address: b.url, token: 'not-the-token-of-b' },

@@ -73,7 +73,8 @@ async function startUpstream(t: Test) {
 async function setup(t: Test): Promise<{ svc: TestService; upstream: Awaited<ReturnType<typeof startUpstream>> }> {
   const upstream = await startUpstream(t);
   const down = await closedPort();
-  const svc = await startTestService(t, { config: { proxy: { up: { url: `${upstream.url}/base/` }, down: { url: `http://127.0.0.1:${down}` } } } });
+  // No Task runs here: no runner is started ahead of need.
+  const svc = await startTestService(t, { config: { service: { runner_pool_size: 0 }, proxy: { up: { url: `${upstream.url}/base/` }, down: { url: `http://127.0.0.1:${down}` } } } });
   return { svc, upstream };
 }
 

@@ -32,7 +32,8 @@ async function stageBytes(svc: TestService, bytes: Buffer, name = 'snapshot.tar.
 
 t.test('finished Tasks move to another service and are replaced and deleted there', async (t) => {
   const a = svc;
-  const b = await startTestService(t, { token: 'token-of-b' });
+  // B runs no Task (it only receives them): no runner is started ahead of need.
+  const b = await startTestService(t, { token: 'token-of-b', config: { service: { runner_pool_size: 0 } } });
   const good = await finishedDemo(a, 'good');
   const bad = await finishedDemo(a, 'bad', true);
   const archive = join(a.workspace, '..', `${process.pid}-moved.tar.gz`);
