@@ -158,7 +158,9 @@ t.test('a runner that dies after it got its run, without answering: the start fa
 
 t.test('the service stops right after handing a run over: the runner takes it, names it in /proc, and a new service adopts it', async (t) => {
   const { workspace, executor } = await readyPool(t, 1);
-  const run = await queuedRun(workspace, 'sleep', { seconds: 1 }, 1);
+  // Long enough to be still running when the new executor scans /proc for it on a loaded machine
+  // (a 1 s run in a workspace in memory, whose record writes cost no disk flush, ended first).
+  const run = await queuedRun(workspace, 'sleep', { seconds: 4 }, 1);
   const started = executor.start(run.spec);
   executor.close();
   const runner = await started;
@@ -167,7 +169,7 @@ t.test('the service stops right after handing a run over: the runner takes it, n
   t.teardown(() => again.close());
   const adopted = await again.adopt([{ runId: run.runId, dir: run.dir }]);
   t.equal(adopted.get(run.runId)?.pid, runner.pid, 'a restarted service finds the runner by its run');
-  await waitFor(async () => (await readStatus(run.dir)).state === 'succeeded', 10_000, 'the run to succeed');
+  await waitFor(async () => (await readStatus(run.dir)).state === 'succeeded', 20_000, 'the run to succeed');
   t.same(await adopted.get(run.runId)!.ended, { kind: 'lost', pid: runner.pid }, 'and sees its end in /proc');
 });
 
