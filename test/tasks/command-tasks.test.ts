@@ -58,10 +58,13 @@ async function runCommand(svc: TestService, argv: string[], extra: Record<string
   return { handle, status };
 }
 
+// One service for the command tests: each runs Tasks and scripts of its own (distinct names).
+const shared = startTaskService(t);
+
 t.test('a Python training-like Task reports steps, progress, metrics, two artifacts and its output', async (t) => {
-  const workspace = await makeWorkspace(t);
+  const svc = await shared;
+  const workspace = svc.workspace;
   const script = await writeScript(workspace, 'train.py', TRAIN);
-  const svc = await startTaskService(t, { workspace });
   const handle = await submitOk(t, svc, { task: 'command', argv: ['python3', script], task_name: 'train-1' });
   const stream = await svc.events('stream_task', { task_id: handle.task_id });
   const { status } = await waitTask(svc, handle);
@@ -106,8 +109,7 @@ t.test('a Python training-like Task reports steps, progress, metrics, two artifa
 });
 
 t.test('lineage: a command Task derives from another through source_tasks and reads its files', async (t) => {
-  const workspace = await makeWorkspace(t);
-  const svc = await startTaskService(t, { workspace });
+  const svc = await shared;
   const first = await runCommand(svc, ['sh', '-c', 'echo weights > model.txt; echo \'{"type":"artifact","name":"model","path":"model.txt"}\' >&3'], { task_name: 'make-model' });
   t.equal(first.status.state, 'succeeded', first.status.error);
   const read = 'import taskyard_task as tt; src = tt.inputs()["source_tasks"]; tt.output(model=open(tt.source_task_dir(src) + "/model.txt").read().strip())';
@@ -119,8 +121,8 @@ t.test('lineage: a command Task derives from another through source_tasks and re
 });
 
 t.test('a Python exception fails the Task with its type and message; the traceback is in task.log', async (t) => {
-  const workspace = await makeWorkspace(t);
-  const svc = await startTaskService(t, { workspace });
+  const svc = await shared;
+  const workspace = svc.workspace;
   const { handle, status } = await runCommand(svc, ['python3', await writeScript(workspace, 'raises.py', RAISES)]);
   t.equal(status.state, 'failed');
   t.equal(status.error, 'ValueError: lr must be positive');
@@ -131,8 +133,7 @@ t.test('a Python exception fails the Task with its type and message; the traceba
 });
 
 t.test('exit codes, a missing program, and the last stderr line', async (t) => {
-  const workspace = await makeWorkspace(t);
-  const svc = await startTaskService(t, { workspace });
+  const svc = await shared;
   const cases: Array<[string[], string, number]> = [
     [['sh', '-c', 'echo some output; echo "disk quota exceeded" >&2; exit 3'], 'CommandError: the command exited with code 3: disk quota exceeded', 3],
     [['no-such-program-xyz'], 'FileNotFoundError: command not found: no-such-program-xyz', 127],
@@ -149,7 +150,8 @@ t.test('exit codes, a missing program, and the last stderr line', async (t) => {
 });
 
 t.test('a shell script reports progress by writing protocol lines with echo; bad lines are logged, not fatal', async (t) => {
-  const workspace = await makeWorkspace(t);
+  const svc = await shared;
+  const workspace = svc.workspace;
   const script = await writeScript(workspace, 'steps.sh', [
     'echo \'{"type":"step_start","name":"fetch"}\' >&3',
     'for p in 25 50 100; do echo "{\\"type\\":\\"progress\\",\\"percentage\\":$p}" >&3; done',
@@ -160,7 +162,6 @@ t.test('a shell script reports progress by writing protocol lines with echo; bad
     'echo "inputs file: $(head -c 1 "$TASKYARD_INPUTS")"',
     '',
   ].join('\n'));
-  const svc = await startTaskService(t, { workspace });
   const run = await runCommand(svc, ['sh', script], { env: { ROWS: '7' } });
   t.equal(run.status.state, 'succeeded', run.status.error);
   t.same(run.status.steps.map((s) => [s.name, s.percentage, s.finished_at !== null]), [['fetch', 100, true]], 'the step and its last percentage');

@@ -8,6 +8,7 @@ import { listProcesses } from '../../workers/process-tree.js';
 import { exited, SERVICE_PROCESS_TOKEN, startServiceProcess, type ServiceProcess } from '../helpers/service-process.js';
 import { killTaskProcesses } from '../helpers/task-processes.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { MEMORY_ROOT } from '../helpers/memory-dir.js';
 
 const OPEN_FILES = 256;
 const FOLLOWERS = 400;
@@ -30,7 +31,7 @@ async function idleRunners(poolDir: string): Promise<number[]> {
 
 /** A service under `ulimit -n OPEN_FILES` with a pool of one runner, stopped (its Tasks too) at teardown. */
 async function startShortService(t: Test): Promise<{ svc: ServiceProcess; workspace: string }> {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-fds-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-fds-'));
   const configDir = await mkdtemp(join(tmpdir(), 'taskyard-fds-config-'));
   const config = join(configDir, 'taskyard.yaml');
   await writeFile(config, 'service:\n  runner_pool_size: 1\n  cancel_grace_ms: 500\n');

@@ -5,11 +5,12 @@ import { join } from 'node:path';
 import t from 'tap';
 import { connectMcp } from '../helpers/mcp-client.js';
 import { runCli } from '../helpers/run-cli.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import type { TestService } from '../helpers/service.js';
 import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
+import { startTaskService } from './task-helpers.js';
 
 /** `demo` is a cached Task here (config `tasks.demo.cache`); a hit says where it came from in status metadata. */
-const svc = await startTestService(t, { config: { tasks: { demo: { cache: true } } } });
+const svc = await startTaskService(t, { config: { tasks: { demo: { cache: true } } } });
 
 async function cachedFrom(s: TestService, handle: TaskHandle): Promise<string | undefined> {
   const res = await s.call('wait_task', { task_id: handle.task_id, run_id: handle.run_id });

@@ -1,8 +1,9 @@
 import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { tmpdir, userInfo } from 'node:os';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { startTestService, TEST_TOKEN } from '../helpers/service.js';
+import { MEMORY_ROOT } from '../helpers/memory-dir.js';
 import { submitOk, waitTask } from './task-helpers.js';
 
 /** An unprivileged user every Debian system has; the tests need root to become it. */
@@ -41,7 +42,7 @@ export default [
 
 /** A workspace as a root-run service has it: a generated token (0600) and the spy plugin installed. */
 async function workspaceWithSpy(): Promise<string> {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-run-as-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-run-as-'));
   // The Tasks' user must be able to reach the workspace (mkdtemp makes it 0700).
   await chmod(workspace, 0o755);
   await mkdir(join(workspace, '.taskyard'), { mode: 0o700 });

@@ -1,6 +1,5 @@
 import t from 'tap';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TaskStatus } from '../../schemas/tasks.js';
 import { TASK_FILES, writeJsonAtomic } from '../../core/task-record/record-files.js';
@@ -11,6 +10,7 @@ import { LeaseFile } from '../../supervisor/tasks/runs/lease-file.js';
 import { ResourcePool } from '../../supervisor/tasks/runs/resource-pool.js';
 import { RunTable } from '../../supervisor/tasks/runs/run-table.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { MEMORY_ROOT } from '../helpers/memory-dir.js';
 
 /**
  * An engine at the executor seam whose runners end when the test says (or when stopped): the run
@@ -47,7 +47,7 @@ class HeldRunners implements Executor {
 }
 
 t.test('a run cancelled while queued gives up its turn: the next one starts when the slot frees, even before the cancel settles', async (t) => {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-run-table-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-run-table-'));
   t.teardown(() => rm(workspace, { recursive: true, force: true }));
   const index = new TaskIndex(workspace);
   const executor = new HeldRunners();

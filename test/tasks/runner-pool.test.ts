@@ -1,5 +1,4 @@
 import { mkdir, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import t, { type Test } from 'tap';
@@ -11,6 +10,7 @@ import { createRunDir } from '../../supervisor/tasks/records/run-dir.js';
 import { identityVariables, taskEnvironment } from '../../supervisor/tasks/engines/task-environment.js';
 import { listProcesses } from '../../workers/process-tree.js';
 import { waitFor } from '../helpers/wait-for.js';
+import { MEMORY_ROOT } from '../helpers/memory-dir.js';
 
 /** Processes whose command line names `path` (the spawner and its runners name the pool directory). */
 async function processesNaming(path: string): Promise<number[]> {
@@ -60,7 +60,7 @@ function pooledExecutor(t: Test, poolDir: string, poolSize: number, growthHoldMs
 const readStatus = async (dir: string) => JSON.parse(await readFile(join(dir, 'status.json'), 'utf8')) as TaskStatus;
 
 t.test('a pooled runner writes running before it acknowledges the run; the start carries that started_at, and the run keeps no channel to the spawner', async (t) => {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-pool-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-pool-'));
   const poolDir = join(workspace, '.taskyard', 'runners');
   await mkdir(poolDir, { recursive: true });
   const executor = pooledExecutor(t, poolDir, 1);
@@ -86,7 +86,7 @@ t.test('a pooled runner writes running before it acknowledges the run; the start
 });
 
 t.test('idle pooled runners leave with their spawner and remove their slot logs', async (t) => {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-pool-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-pool-'));
   const poolDir = join(workspace, '.taskyard', 'runners');
   await mkdir(poolDir, { recursive: true });
   t.teardown(() => rm(workspace, { recursive: true, force: true }));
@@ -117,7 +117,7 @@ async function readyRunners(workspace: string): Promise<number[]> {
  * first run waited for a runner (the pool starts with it), so that is twice `size` of them.
  */
 async function readyPool(t: Test, size: number) {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-pool-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-pool-'));
   const poolDir = join(workspace, '.taskyard', 'runners');
   await mkdir(poolDir, { recursive: true });
   const executor = pooledExecutor(t, poolDir, size);
@@ -158,7 +158,9 @@ t.test('a runner that dies after it got its run, without answering: the start fa
 
 t.test('the service stops right after handing a run over: the runner takes it, names it in /proc, and a new service adopts it', async (t) => {
   const { workspace, executor } = await readyPool(t, 1);
-  const run = await queuedRun(workspace, 'sleep', { seconds: 1 }, 1);
+  // Long enough to be still running when the new executor scans /proc for it on a loaded machine
+  // (a 1 s run in a workspace in memory, whose record writes cost no disk flush, ended first).
+  const run = await queuedRun(workspace, 'sleep', { seconds: 4 }, 1);
   const started = executor.start(run.spec);
   executor.close();
   const runner = await started;
@@ -167,7 +169,7 @@ t.test('the service stops right after handing a run over: the runner takes it, n
   t.teardown(() => again.close());
   const adopted = await again.adopt([{ runId: run.runId, dir: run.dir }]);
   t.equal(adopted.get(run.runId)?.pid, runner.pid, 'a restarted service finds the runner by its run');
-  await waitFor(async () => (await readStatus(run.dir)).state === 'succeeded', 10_000, 'the run to succeed');
+  await waitFor(async () => (await readStatus(run.dir)).state === 'succeeded', 20_000, 'the run to succeed');
   t.same(await adopted.get(run.runId)!.ended, { kind: 'lost', pid: runner.pid }, 'and sees its end in /proc');
 });
 
@@ -183,7 +185,7 @@ t.test('a run that waits for a runner doubles the pool, and no more', async (t) 
 });
 
 t.test('once no run has waited for the hold time, the idle runners beyond the pool exit, and the pool still serves', async (t) => {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-pool-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-pool-'));
   const poolDir = join(workspace, '.taskyard', 'runners');
   await mkdir(poolDir, { recursive: true });
   const executor = pooledExecutor(t, poolDir, 1, 300);

@@ -1,5 +1,4 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import type { TaskStatus } from '../../schemas/tasks.js';
@@ -7,6 +6,7 @@ import { createRunDir } from '../../supervisor/tasks/records/run-dir.js';
 import { SpareRunDirs } from '../../supervisor/tasks/records/spare-run-dirs.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { makeWorkspace, startTaskService, submitOk, waitTask } from './task-helpers.js';
+import { MEMORY_ROOT } from '../helpers/memory-dir.js';
 
 /** A queued record of a demo run named `name`. */
 function queued(name: string): TaskStatus {
@@ -28,7 +28,7 @@ async function spareCount(dir: string): Promise<number> {
 
 /** Two spares made in a fresh workspace; answers the workspace, the spares and their directory. */
 async function withSpares(t: Test): Promise<{ workspace: string; spares: SpareRunDirs; spareDir: string }> {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-spares-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-spares-'));
   t.teardown(() => rm(workspace, { recursive: true, force: true }));
   const spareDir = join(workspace, '.taskyard', 'spare-runs');
   const spares = new SpareRunDirs(spareDir, 2);

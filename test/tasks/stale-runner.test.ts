@@ -5,17 +5,17 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
 import { RUNNER } from '../../runner/runner-file.js';
 import { RUN_FLAG } from '../../runner/spawner-messages.js';
+import { MEMORY_ROOT } from '../helpers/memory-dir.js';
 
 const TASK_ID = 'base#demo#late';
 
 /** A Task directory holding `record`, and a runner started for `runId` on it: its exit code, stderr and the record after. */
 async function runOn(record: Record<string, unknown>, runId: string): Promise<{ code: number | null; stderr: string; after: Record<string, unknown> }> {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-stale-runner-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-stale-runner-'));
   t.teardown(() => rm(workspace, { recursive: true, force: true }));
   const dir = join(workspace, 'base', TASK_ID);
   await mkdir(dir, { recursive: true });

@@ -1,25 +1,32 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { startTestService, waitFor, type TestService } from '../helpers/service.js';
+import { MEMORY_ROOT } from '../helpers/memory-dir.js';
+import { startTestService, waitFor, type TestService, type TestServiceOptions } from '../helpers/service.js';
 import type { TaskHandle, TaskStatus } from '../../schemas/tasks.js';
 export { groupGone, isRunning, killTaskProcesses } from '../helpers/task-processes.js';
 
 /** What submit answers. */
 export type Handle = TaskHandle;
 
-/** The real service; its teardown already kills any Task process a test left running. */
-export const startTaskService = startTestService;
+/**
+ * The real service; its teardown already kills any Task process a test left running. Its workspace,
+ * unless the test gives one, is a `makeWorkspace`: in memory, where the records every run writes
+ * (each fsynced) cost no disk flush. Nothing a Task test checks depends on the disk under it (the
+ * full-disk tests mount a tmpfs of their own).
+ */
+export async function startTaskService(t: Test, opts: TestServiceOptions = {}): Promise<TestService> {
+  return startTestService(t, { ...opts, workspace: opts.workspace ?? (await makeWorkspace(t)) });
+}
 
 /**
- * A temporary workspace removed at the end of the test (for tests that prepare files first);
+ * A temporary workspace in memory (test/helpers/memory-dir.ts) removed at the end of the test;
  * removed synchronously: some hold thousands of records, and one blocking call per entry costs
  * far less CPU than the promise and thread-pool round trips of the asynchronous removal.
  */
 export async function makeWorkspace(t: Test): Promise<string> {
-  const workspace = await mkdtemp(join(tmpdir(), 'taskyard-tasks-'));
+  const workspace = await mkdtemp(join(MEMORY_ROOT, 'taskyard-tasks-'));
   t.teardown(() => rmSync(workspace, { recursive: true, force: true }));
   return workspace;
 }

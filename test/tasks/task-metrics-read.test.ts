@@ -19,6 +19,9 @@ const TRAIN = [
   'tt.metric("diverged", float("nan"))',
 ].join('\n');
 
+// One service for every test: each reads the metrics of Tasks of its own.
+const shared = startTaskService(t);
+
 const metricsFile = (svc: TestService, handle: Handle) => join(svc.workspace, 'command', handle.task_id, 'metrics.jsonl');
 
 async function read(svc: TestService, taskId: string, args: Record<string, unknown> = {}): Promise<TaskMetricsChunk> {
@@ -47,7 +50,7 @@ async function pythonTask(t: Test, svc: TestService): Promise<Handle> {
 }
 
 t.test('read_task_metrics answers the series a Python command Task reported, over HTTP, SSE and MCP', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await pythonTask(t, svc);
 
   const first = await read(svc, handle.task_id);
@@ -103,7 +106,7 @@ const GATED = [
 ].join('\n');
 
 t.test('over /events with follow, read_task_metrics follows a running Task live, then ends once its last point was sent', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await submitOk(t, svc, { task: 'command', argv: ['python3', '-c', GATED] });
   const res = await fetch(`${svc.url}/jobs/read_task_metrics/events`, { method: 'POST', headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: { task_id: handle.task_id, follow: true, poll_interval: 0.1 } }) });
   t.equal(res.headers.get('content-type')?.split(';')[0], 'text/event-stream');
@@ -133,7 +136,7 @@ t.test('over /events with follow, read_task_metrics follows a running Task live,
 });
 
 t.test('over MCP with follow and a progress token, the latest values arrive as progress messages while the Task runs', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await submitOk(t, svc, { task: 'command', argv: ['python3', '-c', GATED] });
   const mcp = await connectMcp(t, svc.url, svc.token);
   const messages: string[] = [];
@@ -146,7 +149,7 @@ t.test('over MCP with follow and a progress token, the latest values arrive as p
 });
 
 t.test('a torn last line waits for its end, bad lines are skipped, a cursor inside a line moves on', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await pythonTask(t, svc);
   const file = metricsFile(svc, handle);
   const { cursor: end } = await read(svc, handle.task_id);
@@ -169,7 +172,7 @@ t.test('a torn last line waits for its end, bad lines are skipped, a cursor insi
 });
 
 t.test('a metrics.jsonl that is a link or a FIFO is refused, not followed', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await pythonTask(t, svc);
   const file = metricsFile(svc, handle);
   const outside = await mkdtemp(join(tmpdir(), 'taskyard-metrics-outside-'));
@@ -189,7 +192,7 @@ t.test('a metrics.jsonl that is a link or a FIFO is refused, not followed', asyn
 });
 
 t.test('a big metrics.jsonl is read in bounded windows, a line longer than a window skipped', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const handle = await pythonTask(t, svc);
   const file = metricsFile(svc, handle);
   const POINTS = 120_000;
@@ -211,7 +214,7 @@ t.test('a big metrics.jsonl is read in bounded windows, a line longer than a win
 });
 
 t.test('the runner does not append metric points through a link planted at metrics.jsonl', async (t) => {
-  const svc = await startTaskService(t);
+  const svc = await shared;
   const outside = await mkdtemp(join(tmpdir(), 'taskyard-metrics-outside-'));
   t.teardown(() => rm(outside, { recursive: true, force: true }));
   const target = join(outside, 'target.txt');

@@ -164,15 +164,15 @@ t.test('a run lost while the service was down is retried by the next service, wh
   const second = await loseAttempt(first.id, first.runId);
   t.pass('the next service retried the run lost while it was down');
 
-  const third = await startServiceProcess(t, workspace, { config });
-  const final = await third.call('wait_task', { task_id: first.id, run_id: first.runId, poll_interval: 0.2 });
+  // The last service is not killed: it runs in this process (the same configuration), sparing a
+  // service process's start.
+  const third = await startTaskService(t, { workspace, config: retriesConfig({ max: 1, on: ['lost'] }) });
+  const final = (await third.call('wait_task', { task_id: first.id, run_id: first.runId, poll_interval: 0.2 })).body;
   t.match(final.answer, { state: 'failed', run_id: second.runId }, 'max 1: the second lost attempt is not retried again');
-  const runs = (await third.call('get_task_runs', { task_id: first.id })).answer as TaskRuns;
+  const runs = (await third.call('get_task_runs', { task_id: first.id })).body.answer as TaskRuns;
   t.match(runs.runs, [{ run_id: first.runId, attempt: 1, state: 'failed', retry: { cause: 'lost', next_run_id: second.runId } }, { run_id: second.runId, attempt: 2, state: 'failed', retry: null }]);
   t.match(runs.runs[1]!.error, /worker lost/);
   t.same(await processesOfRun(first.runId), [], "the next service ended the first attempt's orphaned command before retrying");
-  third.child.kill('SIGTERM');
-  await exited(third.child);
 });
 
 /** A TypeScript Task whose definition asks for retries: its first attempt kills its own runner. */
