@@ -4,10 +4,11 @@
  * further one (node:http) as well. Task, CLI and console tests reach the same Jobs whatever the
  * sockets are, so running them twice would double the time and prove nothing more.
  *
- * All runs share one pool of `TASKYARD_TEST_JOBS` processes (default 2 per core), the longest files
+ * All runs share one pool of `TASKYARD_TEST_JOBS` processes (default 3 per core), the longest files
  * first, by the times the previous run measured (`.tap/suite-times.json`, else the checked-in
  * `test/suite/times.json`): most files wait on processes, sockets and browsers rather than the CPU,
- * and a long file started last would decide the wall time alone. Each file runs under the leak check
+ * and a long file started last would decide the wall time alone. At 2 per core a whole run kept the
+ * cores three quarters busy (932 CPU-seconds in 624 s on 2 cores). Each file runs under the leak check
  * (`test/helpers/leak-check.ts`).
  *
  * Each test process also reports the CPU it used with its reaped descendants (test/helpers/cpu-probe.ts):
@@ -31,7 +32,7 @@ import { sourcePositions } from './suite/source-positions.js';
 
 const adapters = (process.env['TASKYARD_TEST_ADAPTERS'] ?? 'uws,node').split(',').filter(Boolean);
 const named = process.argv.slice(2).map((f) => relative('.', f));
-const jobs = Number(process.env['TASKYARD_TEST_JOBS']) || availableParallelism() * 2;
+const jobs = Number(process.env['TASKYARD_TEST_JOBS']) || availableParallelism() * 3;
 const LEAK_CHECK = './dist/test/helpers/leak-check.js';
 /** Writes the CPU each test process used (test/helpers/cpu-probe.ts). */
 const CPU_PROBE = './dist/test/helpers/cpu-probe.js';
