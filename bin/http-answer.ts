@@ -27,12 +27,6 @@ export class HttpAnswer {
     this.body = message;
   }
 
-  /** A response header (lower-case name); several values joined with ", ". */
-  header(name: string): string | undefined {
-    const value = this.body.headers[name.toLowerCase()];
-    return Array.isArray(value) ? value.join(', ') : value;
-  }
-
   async text(): Promise<string> {
     const chunks: Buffer[] = [];
     for await (const chunk of this.body) chunks.push(chunk as Buffer);
@@ -61,8 +55,8 @@ export async function send(url: string, init: RequestInit = {}): Promise<HttpAns
   if (typeof init.body === 'string' && headers['content-length'] === undefined) headers['content-length'] = Buffer.byteLength(init.body);
   return new Promise<HttpAnswer>((resolve, reject) => {
     const req = transport(target, { method: init.method ?? 'GET', headers });
-    // After the answer came, a failure of the request side (the service answered before taking the
-    // whole upload) is the answer's business, not a second outcome.
+    // A request-side failure after the answer came (the service answered before taking the whole
+    // upload) settles nothing more: the promise is already resolved, and the listener keeps it from crashing.
     req.on('error', reject);
     req.on('response', (message) => resolve(new HttpAnswer(message)));
     const body = init.body;
