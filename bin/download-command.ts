@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { CallError, EXIT, UsageError } from './cli-errors.js';
 import { resolveConnection, type Connection } from './connection.js';
@@ -56,10 +56,9 @@ async function locateArtifact(conn: Connection, taskId: string, name: string): P
 }
 
 /** Streams the body to `output` (through a part file, so a broken download leaves nothing), hashing it. */
-async function save(body: ReadableStream<Uint8Array>, output: string): Promise<{ size: number; sha256: string }> {
+async function save(source: Readable, output: string): Promise<{ size: number; sha256: string }> {
   const hash = createHash('sha256');
   let size = 0;
-  const source = Readable.fromWeb(body as import('node:stream/web').ReadableStream<Uint8Array>);
   source.on('data', (chunk: Buffer) => {
     hash.update(chunk);
     size += chunk.length;
@@ -83,7 +82,7 @@ export function downloadCommand(argv: string[]): Promise<number> {
     const conn = await resolveConnection(options);
     const wanted = args.path !== undefined ? { path: args.path, sha256: undefined } : await locateArtifact(conn, args.task!, args.artifact!);
     const response = await request(conn, `/files?path=${encodeURIComponent(wanted.path)}`, { headers: headers(conn) });
-    if (response.status !== 200 || !response.body) {
+    if (response.status !== 200) {
       const detail = ((await response.json().catch(() => ({}))) as { detail?: unknown }).detail;
       throw new CallError(`HTTP ${response.status}: ${typeof detail === 'string' ? detail : JSON.stringify(detail ?? response.statusText)}`);
     }

@@ -6,6 +6,7 @@ import type { JobReply } from '../schemas/job-answers.js';
 import type { WithJsonSchemas } from '../schemas/json-schema.js';
 import type { StreamEvent } from '../schemas/events.js';
 import { readSseEvents } from '../protocol/sse-reader.js';
+import { send, type HttpAnswer, type RequestInit } from './http-answer.js';
 
 /** The descriptor fields (`GET /jobs`) the CLI reads; it also describes a Task's inputs with them. */
 export type JobInfo = Pick<WithJsonSchemas<JobDescriptor>, 'name' | 'description' | 'input_schema'>;
@@ -16,18 +17,17 @@ export function headers(conn: Connection, extra: Record<string, string> = {}): R
 }
 
 /** One request; a network failure becomes a CallError naming the address and the cause. */
-export async function request(conn: Connection, path: string, init: RequestInit): Promise<Response> {
-  let response: Response;
+export async function request(conn: Connection, path: string, init: RequestInit): Promise<HttpAnswer> {
+  let response: HttpAnswer;
   try {
-    response = await fetch(`${conn.url}${path}`, init);
+    response = await send(`${conn.url}${path}`, init);
   } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     const from = conn.addressHint ? ` (${conn.addressHint})` : '';
-    throw new CallError(`cannot reach ${conn.url}${from}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    throw new CallError(`cannot reach ${conn.url}${from}: ${(err as { code?: string }).code ?? (err as Error).message}`);
   }
   // A refused token is the commonest first-day failure: say where the token is looked for.
   if (response.status === 401) {
-    await response.body?.cancel().catch(() => undefined);
+    response.cancel();
     throw new CallError(`HTTP 401: Invalid bearer token\n${conn.tokenHint}`);
   }
   return response;
@@ -52,7 +52,7 @@ export function unknownJobLines(info: Partial<UnknownJobInfo> | undefined): stri
 }
 
 /** Throws a CallError with the status and detail unless the response is a 200. */
-async function expectOk(response: Response): Promise<void> {
+async function expectOk(response: HttpAnswer): Promise<void> {
   if (response.status === 200) return;
   const text = await response.text().catch(() => '');
   let detail: unknown = text.slice(0, 2000);
@@ -68,7 +68,7 @@ async function expectOk(response: Response): Promise<void> {
 }
 
 /** The JobResponse of a 200 answer; a CallError with the status and detail otherwise. */
-export async function readAnswer(response: Response): Promise<JobResponse> {
+export async function readAnswer(response: HttpAnswer): Promise<JobResponse> {
   await expectOk(response);
   const body = (await response.json().catch(() => undefined)) as JobResponse | undefined;
   if (typeof body?.success !== 'boolean') throw new CallError('the service answered without a JobResponse');
@@ -100,9 +100,8 @@ export async function* streamJob(conn: Connection, job: string, args: Record<str
   const init = { method: 'POST', headers: headers(conn, { 'content-type': 'application/json', accept: 'text/event-stream' }), body: JSON.stringify({ arguments: args }) };
   const response = await request(conn, `/jobs/${encodeURIComponent(job)}/events`, init);
   await expectOk(response);
-  if (!response.body) return;
   try {
-    yield* readSseEvents(response.body as unknown as AsyncIterable<Uint8Array>);
+    yield* readSseEvents(response.body);
   } catch (err) {
     throw new CallError(`the event stream broke: ${(err as Error).message}`);
   }

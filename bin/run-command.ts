@@ -97,7 +97,7 @@ function parseRun(argv: readonly string[]): RunRequest | 'help' {
 async function isOpen(conn: Connection): Promise<boolean> {
   try {
     const response = await request({ ...conn, token: undefined }, '/jobs', { headers: { accept: 'application/json' } });
-    await response.body?.cancel();
+    response.cancel();
     return response.status === 200;
   } catch {
     return false;

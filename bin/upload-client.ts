@@ -1,7 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { Readable } from 'node:stream';
 import { CallError, UsageError } from './cli-errors.js';
 import type { Connection } from './connection.js';
 import { headers, readAnswer, request } from './job-client.js';
@@ -20,9 +19,8 @@ export async function uploadFile(conn: Connection, file: string, name = basename
   const init = {
     method: 'POST',
     headers: headers(conn, { 'content-type': 'application/octet-stream', 'x-file-name': encodeURIComponent(name), 'content-length': String(info.size), ...directory }),
-    body: Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>,
-    duplex: 'half',
-  } as RequestInit;
+    body: createReadStream(file),
+  };
   const response = await readAnswer(await request(conn, '/files', init));
   if (!response.success) throw new CallError(`upload of ${file} failed: ${JSON.stringify(response.answer)}`);
   return response.answer as FileCopy;
