@@ -4,12 +4,12 @@
  * further one (node:http) as well. Task, CLI and console tests reach the same Jobs whatever the
  * sockets are, so running them twice would double the time and prove nothing more.
  *
- * All runs share one pool of `TASKYARD_TEST_JOBS` processes (default 3 per core), the longest files
+ * All runs share one pool of `TASKYARD_TEST_JOBS` processes (default 2 per core), the longest files
  * first, by the times the previous run measured (`.tap/suite-times.json`, else the checked-in
  * `test/suite/times.json`): most files wait on processes, sockets and browsers rather than the CPU,
- * and a long file started last would decide the wall time alone. At 2 per core a whole run kept the
- * cores three quarters busy (932 CPU-seconds in 624 s on 2 cores). Each file runs under the leak check
- * (`test/helpers/leak-check.ts`).
+ * and a long file started last would decide the wall time alone. 3 per core was tried: a whole run
+ * took longer (640 s against 624) and more CPU (997 s against 932, tests waiting longer on each
+ * other). Each file runs under the leak check (`test/helpers/leak-check.ts`).
  *
  * Each test process also reports the CPU it used with its reaped descendants (test/helpers/cpu-probe.ts):
  * on a shared machine that, not the wall time, says what a file costs.
@@ -32,7 +32,7 @@ import { sourcePositions } from './suite/source-positions.js';
 
 const adapters = (process.env['TASKYARD_TEST_ADAPTERS'] ?? 'uws,node').split(',').filter(Boolean);
 const named = process.argv.slice(2).map((f) => relative('.', f));
-const jobs = Number(process.env['TASKYARD_TEST_JOBS']) || availableParallelism() * 3;
+const jobs = Number(process.env['TASKYARD_TEST_JOBS']) || availableParallelism() * 2;
 const LEAK_CHECK = './dist/test/helpers/leak-check.js';
 /** Writes the CPU each test process used (test/helpers/cpu-probe.ts). */
 const CPU_PROBE = './dist/test/helpers/cpu-probe.js';
