@@ -47,9 +47,10 @@ function compile(schema: AnySchema, defaults: boolean): ValidateFunction {
   let entry = compiled.get(schema);
   if (!entry) {
     entry = {};
-    const text = generated.size > 0 ? JSON.stringify(schema) : undefined;
-    const check = text === undefined ? undefined : generated.get(`false${text}`);
-    const fill = text === undefined ? undefined : generated.get(`true${text}`);
+    // No generated validators (a build by tsc alone): no schema is serialized to look for one.
+    const text = generated.size > 0 ? JSON.stringify(schema) : '';
+    const check = generated.get(`false${text}`);
+    const fill = generated.get(`true${text}`);
     // Throws `schema is invalid: …`, as ajv's own check did, before anything is compiled; a
     // schema the build generated a validator for was checked then (by compiling it).
     if (!(TYPEBOX_KIND in schema) && !check && !fill) checker.validateSchema(schema, true);
@@ -59,8 +60,6 @@ function compile(schema: AnySchema, defaults: boolean): ValidateFunction {
   }
   return defaults ? (entry.fill ??= filler.compile(schema)) : (entry.check ??= checker.compile(schema));
 }
-
-
 
 function toIssues(errors: ErrorObject[] | null | undefined): ValidationIssue[] {
   return (errors ?? []).map((e) => {

@@ -44,9 +44,9 @@ export interface PluginHost {
 
 /**
  * Installs and removes plugins without a restart. Every change is made on a copy of the live npm
- * prefix, checked there (npm's install, done in process for a package without dependencies, then a
- * child process describing every Task), and only
- * then swapped in; a broken plugin therefore leaves the installed set exactly as it was.
+ * prefix, checked there (npm's install, done in process for a package without dependencies, then
+ * a child process describing every Task), and only then swapped in; a broken plugin therefore
+ * leaves the installed set exactly as it was.
  * Changes are serialised: one at a time per service.
  */
 export class PluginManager {
